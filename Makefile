@@ -1,0 +1,42 @@
+# Keel: `make run` serves the embedded default; `make test` runs the whole suite.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+PORT ?= 8000
+PG_TEST_URL ?= postgres://postgres@127.0.0.1:5432/keel
+REDIS_TEST_URL ?= redis://127.0.0.1:6379/13
+APPS := tenants payroll agents workflows timeline approvals
+
+.PHONY: run test test-unit test-integration test-browser venv clean
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt
+	touch $@
+
+run: venv
+	$(PY) manage.py migrate --noinput -v0
+	$(PY) manage.py seed_demo
+	$(PY) manage.py serve --port $(PORT)
+
+test: venv
+	bash scripts/services.sh
+	bash scripts/chromium.sh
+	$(MAKE) --no-print-directory test-unit test-integration test-browser
+
+# Fast unit tests on SQLite and in-memory layers.
+test-unit: venv
+	env -u DATABASE_URL -u REDIS_URL $(PY) -m pytest -q $(APPS)
+
+# PostgreSQL, Redis and real worker processes.
+test-integration: venv
+	DATABASE_URL=$(PG_TEST_URL) REDIS_URL=$(REDIS_TEST_URL) $(PY) -m pytest -q tests/integration
+
+# Chromium against the embedded server, as `make run` serves it.
+test-browser: venv
+	env -u DATABASE_URL -u REDIS_URL $(PY) -m pytest -q tests/browser
+
+clean:
+	rm -rf $(VENV) db.sqlite3* staticfiles tests/artifacts

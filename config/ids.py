@@ -1,0 +1,22 @@
+"""Opaque 64-bit business identifiers.
+
+They are random (not sequential) so a neighbour's id cannot be guessed, and the
+API serialises them as strings: a JavaScript number rounds above 2**53, which is
+exactly the one-digit ID corruption seed 000 warns about.
+"""
+import secrets
+
+from django.db import models
+
+
+def new_id() -> int:
+    # 63 bits keeps the value inside a signed BIGINT; never zero.
+    return secrets.randbits(63) or 1
+
+
+class BusinessIdField(models.BigIntegerField):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("primary_key", True)
+        kwargs.setdefault("default", new_id)
+        kwargs.setdefault("editable", False)
+        super().__init__(*args, **kwargs)

@@ -1,0 +1,37 @@
+"""Serve Keel over ASGI (HTTP and websockets).
+
+Embedded mode (no REDIS_URL): also runs a Celery worker and beat on threads
+and registers the event loop so worker threads can push to the in-memory
+channel layer. Production: serves only; workers are `celery -A config worker`.
+"""
+import asyncio
+
+import uvicorn
+from django.conf import settings
+from django.core.management.base import BaseCommand
+
+from timeline.push import server_loop_register
+
+
+class Command(BaseCommand):
+    help = "Serve Keel (ASGI). Without REDIS_URL, with an embedded Celery worker and beat."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--host", default="127.0.0.1")
+        parser.add_argument("--port", type=int, default=8000)
+
+    def handle(self, *args, host: str, port: int, **options):
+        if settings.EMBEDDED:
+            from config.embedded import embedded_celery_start
+
+            embedded_celery_start()
+        config = uvicorn.Config("config.asgi:application", host=host, port=port, lifespan="off",
+                                ws="websockets-sansio", log_level="warning", access_log=False)
+        server = uvicorn.Server(config)
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        server_loop_register(loop)
+        mode = "embedded (SQLite, in-memory broker and channel layer)" if settings.EMBEDDED else "production"
+        self.stdout.write(f"Keel serving on http://{host}:{port}/ — {mode}", ending="\n")
+        self.stdout.flush()
+        loop.run_until_complete(server.serve())

@@ -1,0 +1,19 @@
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView
+from rest_framework.authtoken.views import obtain_auth_token
+
+api_v1 = [
+    path("auth/token/", obtain_auth_token, name="api-token"),
+    path("", include("tenants.apis")),
+    path("", include("timeline.apis")),
+]
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("api/v1/", include(api_v1)),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("", include("tenants.urls")),
+]
+
+handler404 = "config.api.api_not_found"

@@ -1,0 +1,52 @@
+from django.urls import path
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from .selectors import member_get, members_for, membership_for_user
+
+
+class MemberOutputSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    username = serializers.CharField(source="user.username")
+    name = serializers.SerializerMethodField()
+    role = serializers.CharField()
+
+    def get_name(self, obj) -> str:
+        return obj.user.get_full_name() or obj.user.username
+
+
+class MeOutputSerializer(serializers.Serializer):
+    username = serializers.CharField(source="user.username")
+    role = serializers.CharField()
+    tenant = serializers.CharField(source="tenant.slug")
+    tenant_name = serializers.CharField(source="tenant.name")
+
+
+class MeApi(APIView):
+    @extend_schema(responses=MeOutputSerializer)
+    def get(self, request: Request) -> Response:
+        return Response(MeOutputSerializer(membership_for_user(request.user)).data)
+
+
+class MemberListApi(APIView):
+    @extend_schema(responses=MemberOutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        members = members_for(membership_for_user(request.user))
+        return Response({"results": MemberOutputSerializer(members, many=True).data})
+
+
+class MemberDetailApi(APIView):
+    @extend_schema(responses=MemberOutputSerializer)
+    def get(self, request: Request, member_id: int) -> Response:
+        member = member_get(membership_for_user(request.user), member_id)
+        return Response(MemberOutputSerializer(member).data)
+
+
+urlpatterns = [
+    path("me/", MeApi.as_view(), name="api-me"),
+    path("members/", MemberListApi.as_view(), name="api-members"),
+    path("members/<int:member_id>/", MemberDetailApi.as_view(), name="api-member"),
+]

@@ -1,0 +1,44 @@
+from django.conf import settings
+from django.db import models
+
+
+class Tenant(models.Model):
+    """A customer company. Nothing of one tenant is visible to another."""
+
+    slug = models.SlugField(unique=True)
+    name = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Role(models.TextChoices):
+    BUSINESS = "business", "Business user"
+    APPROVER = "approver", "Approver"
+    DEVELOPER = "developer", "Developer"
+    ADMIN = "admin", "Tenant admin"
+
+
+class Membership(models.Model):
+    """A user's place in one tenant. A user belongs to exactly one tenant."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="membership")
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=20, choices=Role.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["user__username"]
+
+    def __str__(self) -> str:
+        return f"{self.user} @ {self.tenant} ({self.role})"
+
+    # Capabilities, one place to read them (views, APIs and services all ask here).
+    @property
+    def can_approve(self) -> bool:
+        return self.role in {Role.APPROVER, Role.ADMIN}
+
+    @property
+    def can_see_payloads(self) -> bool:
+        return self.role in {Role.DEVELOPER, Role.ADMIN}

@@ -1,0 +1,197 @@
+"""Real processes for integration and browser tests: a Keel server (embedded or
+production), `celery worker` processes, a fresh PostgreSQL database, a Redis db.
+Plain functions; the fixtures in conftest.py call them."""
+from __future__ import annotations
+
+import http.cookiejar
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+PG_ADMIN_URL = os.environ.get("KEEL_TEST_PG_ADMIN", "postgres://postgres@127.0.0.1:5432/postgres")
+TEST_REDIS_URL = os.environ.get("KEEL_TEST_REDIS", "redis://127.0.0.1:6379/14")
+LOGS = ROOT / "tests" / "artifacts" / "logs"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def pg_database_create() -> str:
+    """A fresh, empty database; returns its URL."""
+    import psycopg
+
+    name = f"keel_it_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + name
+
+
+def pg_database_drop(url: str) -> None:
+    import psycopg
+
+    name = url.rsplit("/", 1)[1]
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def redis_flush(url: str) -> None:
+    import redis
+
+    redis.Redis.from_url(url).flushdb()
+
+
+@dataclass
+class Keel:
+    """A running Keel deployment: its URL, environment and processes."""
+
+    base_url: str
+    env: dict[str, str]
+    procs: list[subprocess.Popen] = field(default_factory=list)
+    workers: list[subprocess.Popen] = field(default_factory=list)
+
+    def manage(self, *args: str) -> str:
+        out = subprocess.run([PYTHON, "manage.py", *args], cwd=ROOT, env=self.env, check=True,
+                             capture_output=True, text=True, timeout=300)
+        return out.stdout
+
+    def worker_start(self, concurrency: int = 2, name: str | None = None) -> subprocess.Popen:
+        name = name or f"w{len(self.workers) + 1}-{uuid.uuid4().hex[:6]}"
+        proc = _spawn([PYTHON, "-m", "celery", "-A", "config", "worker", "-l", "warning", "-c", str(concurrency),
+                       "-n", f"{name}@%h", "--without-gossip", "--without-mingle"], self.env, f"worker-{name}")
+        self.workers.append(proc)
+        self.procs.append(proc)
+        _wait_for_worker(self.env, f"{name}@{socket.gethostname()}")
+        return proc
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            process_group_kill(proc)
+
+
+def _spawn(cmd: list[str], env: dict[str, str], log_name: str) -> subprocess.Popen:
+    LOGS.mkdir(parents=True, exist_ok=True)
+    log = open(LOGS / f"{log_name}.log", "w")
+    # A process group of its own, so a test can SIGKILL a worker with its children.
+    return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def process_group_kill(proc: subprocess.Popen, sig: int = signal.SIGKILL) -> None:
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            pass
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+def _wait_for_worker(env: dict[str, str], hostname: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        out = subprocess.run([PYTHON, "-m", "celery", "-A", "config", "inspect", "ping", "-d", hostname, "-t", "1"],
+                             cwd=ROOT, env=env, capture_output=True, text=True)
+        if "pong" in out.stdout:
+            return
+        time.sleep(0.3)
+    raise RuntimeError(f"celery worker {hostname} did not answer a ping within {timeout} s")
+
+
+def _wait_for_http(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the server exited with {proc.returncode}; see {LOGS}")
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            return
+        except urllib.error.HTTPError:
+            return  # it answered
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError(f"{url} did not answer within {timeout} s")
+
+
+def keel_start(mode: str, tmp_path: Path, extra_env: dict[str, str] | None = None) -> Keel:
+    """Migrate, seed and serve a fresh Keel. mode: 'embedded' or 'production'."""
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
+    env.update({"PYTHONUNBUFFERED": "1", "DJANGO_SETTINGS_MODULE": "config.settings",
+                "KEEL_CHANNEL_PREFIX": f"keel-test-{uuid.uuid4().hex[:8]}"})
+    if mode == "production":
+        env["DATABASE_URL"] = pg_database_create()
+        env["REDIS_URL"] = TEST_REDIS_URL
+        redis_flush(TEST_REDIS_URL)
+    elif mode == "embedded":
+        env["KEEL_SQLITE_PATH"] = str(tmp_path / "keel.sqlite3")
+    else:
+        raise ValueError(mode)
+    env.update(extra_env or {})
+    port = free_port()
+    keel = Keel(base_url=f"http://127.0.0.1:{port}", env=env)
+    keel.manage("migrate", "--noinput", "-v0")
+    keel.manage("seed_demo")
+    server = _spawn([PYTHON, "manage.py", "serve", "--port", str(port)], env, f"server-{mode}-{port}")
+    keel.procs.append(server)
+    try:
+        _wait_for_http(keel.base_url + "/login/", server)
+    except Exception:
+        keel.stop()
+        raise
+    return keel
+
+
+def keel_stop(keel: Keel) -> None:
+    keel.stop()
+    if "DATABASE_URL" in keel.env:
+        pg_database_drop(keel.env["DATABASE_URL"])
+
+
+class Session:
+    """A logged-in HTTP session against a running Keel (cookies + CSRF)."""
+
+    def __init__(self, base_url: str, username: str, password: str = "keel-demo"):
+        self.base_url = base_url
+        self.jar = http.cookiejar.CookieJar()
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
+        self.opener.open(base_url + "/login/").read()
+        body = urllib.parse.urlencode({"username": username, "password": password,
+                                       "csrfmiddlewaretoken": self.cookie("csrftoken")}).encode()
+        self.opener.open(urllib.request.Request(base_url + "/login/", data=body,
+                                                headers={"Referer": base_url + "/login/"})).read()
+        if not self.cookie("sessionid"):
+            raise RuntimeError(f"{username} could not log in")
+
+    def cookie(self, name: str) -> str:
+        return next((c.value for c in self.jar if c.name == name), "")
+
+    def cookie_header(self) -> str:
+        return "; ".join(f"{c.name}={c.value}" for c in self.jar)
+
+    def request(self, method: str, path: str, json_body: dict | None = None) -> tuple[int, dict]:
+        import json
+
+        data = json.dumps(json_body).encode() if json_body is not None else None
+        req = urllib.request.Request(self.base_url + path, data=data, method=method, headers={
+            "X-CSRFToken": self.cookie("csrftoken"), "Referer": self.base_url + "/",
+            "Content-Type": "application/json", "Accept": "application/json"})
+        try:
+            with self.opener.open(req, timeout=30) as resp:
+                return resp.status, json.loads(resp.read() or b"null")
+        except urllib.error.HTTPError as err:
+            return err.code, json.loads(err.read() or b"null")
