@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "workflows",
     "timeline",
     "approvals",
+    "policy",
 ]
 
 MIDDLEWARE = [

@@ -7,6 +7,11 @@ api_v1 = [
     path("auth/token/", obtain_auth_token, name="api-token"),
     path("", include("tenants.apis")),
     path("", include("timeline.apis")),
+    path("payroll/", include("payroll.apis")),
+    path("", include("workflows.apis")),
+    path("", include("approvals.apis")),
+    path("", include("agents.apis")),
+    path("", include("policy.apis")),
 ]
 
 urlpatterns = [

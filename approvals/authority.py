@@ -1,0 +1,25 @@
+"""What the system of record asks before an agent's write (DESIGN.md §4, seed 002):
+is there a decided, approved request, in this tenant, for this tool, whose
+resolved arguments are exactly the ones being written?"""
+from typing import Any
+
+from config.api import Forbidden
+
+
+def approval_covers(*, tenant_id: int, approval_id: int | None, tool: str, arguments: dict[str, Any]) -> None:
+    """Raise Forbidden unless approval `approval_id` authorises `tool` with `arguments`.
+
+    `arguments` holds the write's own parameters (ids as ints); each must equal
+    the value the approver saw in the approval's resolved arguments.
+    """
+    if approval_id is None:
+        raise Forbidden(f"The agent may not run {tool} without a decided approval.", code="approval_required")
+    from approvals.models import ApprovalRequest, ApprovalStatus
+
+    approval = ApprovalRequest.objects.filter(id=approval_id, tenant_id=tenant_id).first()
+    if approval is None or approval.status != ApprovalStatus.APPROVED or approval.tool != tool:
+        raise Forbidden(f"No approved request authorises this {tool}.", code="approval_required")
+    resolved = approval.arguments
+    for name, value in arguments.items():
+        if str(resolved.get(name)) != str(value):
+            raise Forbidden(f"The approval for {tool} was given for a different {name}.", code="approval_mismatch")
