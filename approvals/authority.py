@@ -17,7 +17,12 @@ def approval_covers(*, tenant_id: int, approval_id: int | None, tool: str, argum
     from approvals.models import ApprovalRequest, ApprovalStatus
 
     approval = ApprovalRequest.objects.filter(id=approval_id, tenant_id=tenant_id).first()
-    if approval is None or approval.status != ApprovalStatus.APPROVED or approval.tool != tool:
+    if approval is None or approval.status != ApprovalStatus.APPROVED:
+        raise Forbidden(f"No approved request authorises this {tool}.", code="approval_required")
+    # An approved import also authorises its declared compensation: restoring the
+    # very snapshot the approver saw named in the import's arguments.
+    covered = {approval.tool} | ({"restore_snapshot"} if approval.tool == "import_template" else set())
+    if tool not in covered:
         raise Forbidden(f"No approved request authorises this {tool}.", code="approval_required")
     resolved = approval.arguments
     for name, value in arguments.items():

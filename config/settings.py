@@ -139,7 +139,11 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
-CELERY_BEAT_SCHEDULE: dict = {}
+# The sweeper recovers expired leases and undispatched nodes and expires approvals.
+CELERY_BEAT_SCHEDULE = {
+    "sweep": {"task": "workflows.tasks.sweep", "schedule": float(os.environ.get("KEEL_SWEEP_SECONDS", "5"))},
+}
+KEEL_LEASE_SECONDS = float(os.environ.get("KEEL_LEASE_SECONDS", "30"))
 KEEL_EMBEDDED_WORKER_THREADS = int(os.environ.get("KEEL_WORKER_THREADS", "4"))
 
 # --- Auth, API -----------------------------------------------------------------------

@@ -18,6 +18,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("payroll/", include("payroll.urls")),
     path("", include("tenants.urls")),
 ]
 

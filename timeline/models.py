@@ -1,7 +1,118 @@
+"""The timeline: Conversation → Activity → Frame, and the append-only Event log.
+
+Frames carry what a business user may see (summary, status, timing); what only
+developers may see (prompts, arguments, receipts) lives apart in FramePayload.
+Columns follow OpenTelemetry's gen_ai.* names where one exists."""
 from django.conf import settings
 from django.db import models
 
 from config.ids import BusinessIdField
+
+
+class Conversation(models.Model):
+    id = BusinessIdField()
+    tenant = models.ForeignKey("tenants.Tenant", on_delete=models.CASCADE, related_name="conversations")
+    started_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    title = models.CharField(max_length=200, blank=True)
+    last_seq = models.BigIntegerField(default=0, help_text="sequence of the newest event; events are gapless")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.title or f"Conversation {self.id}"
+
+
+class Activity(models.Model):
+    """One turn of the conversation, or one step group of a run (a node's work)."""
+
+    class Kind(models.TextChoices):
+        MESSAGE = "message"
+        RUN = "run"
+        NODE = "node"
+
+    id = BusinessIdField()
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="activities")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    title = models.CharField(max_length=200)
+    summary = models.TextField(blank=True, help_text="safe for business users")
+    status = models.CharField(max_length=30, default="in_progress")
+    intent = models.CharField(max_length=20, blank=True)
+    route = models.CharField(max_length=40, blank=True)
+    run = models.ForeignKey("workflows.Run", null=True, blank=True, on_delete=models.CASCADE, related_name="activities")
+    node_key = models.CharField(max_length=60, blank=True)
+    started_at = models.DateTimeField(auto_now_add=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["started_at"]
+        verbose_name_plural = "activities"
+
+
+class Frame(models.Model):
+    class Kind(models.TextChoices):
+        INTENT = "intent"
+        ROUTE = "route"
+        MODEL_CALL = "model_call"
+        THOUGHT = "thought"
+        ACTION = "action"
+        OBSERVATION = "observation"
+        TOOL_CALL = "tool_call"
+        STATE_CHANGE = "state_change"
+        APPROVAL = "approval"
+        PROVENANCE = "provenance"
+        VALIDATION = "validation"
+        PLAN = "plan"
+        ERROR = "error"
+
+    id = BusinessIdField()
+    activity = models.ForeignKey(Activity, on_delete=models.CASCADE, related_name="frames")
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="children")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    name = models.CharField(max_length=120)
+    status = models.CharField(max_length=20, default="ok")
+    level = models.CharField(max_length=10, default="info")
+    summary = models.TextField(blank=True, help_text="safe for business users")
+    started_at = models.DateTimeField()
+    first_token_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    latency_ms = models.FloatField(default=0)
+    # OpenTelemetry gen_ai.* semantic conventions
+    gen_ai_operation_name = models.CharField(max_length=40, blank=True)
+    gen_ai_provider_name = models.CharField(max_length=40, blank=True)
+    gen_ai_request_model = models.CharField(max_length=120, blank=True)
+    gen_ai_usage_input_tokens = models.IntegerField(default=0)
+    gen_ai_usage_output_tokens = models.IntegerField(default=0)
+    gen_ai_tool_name = models.CharField(max_length=80, blank=True)
+    gen_ai_tool_call_id = models.CharField(max_length=40, blank=True)
+    cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+
+    class Meta:
+        ordering = ["started_at", "id"]
+        indexes = [models.Index(fields=["activity", "started_at"])]
+
+
+class FramePayload(models.Model):
+    """Prompts, model output, tool arguments and receipts: developers only."""
+
+    frame = models.OneToOneField(Frame, on_delete=models.CASCADE, primary_key=True, related_name="payload")
+    data = models.JSONField(default=dict)
+
+
+class Event(models.Model):
+    """Append-only; seq is gapless per conversation. Browsers resume by seq."""
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="events")
+    seq = models.BigIntegerField()
+    type = models.CharField(max_length=60)
+    run = models.ForeignKey("workflows.Run", null=True, blank=True, on_delete=models.CASCADE, related_name="events")
+    data = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["conversation", "seq"]
+        constraints = [models.UniqueConstraint(fields=["conversation", "seq"], name="event_seq_unique")]
 
 
 class WiringCheck(models.Model):

@@ -26,6 +26,14 @@ def tenant_group(tenant_id: int) -> str:
     return f"tenant.{tenant_id}"
 
 
+def conversation_group(conversation_id: int) -> str:
+    return f"conversation.{conversation_id}"
+
+
+def run_group(run_id: int) -> str:
+    return f"run.{run_id}"
+
+
 def group_send_now(group: str, message: dict[str, Any]) -> None:
     layer = get_channel_layer()
     if layer is None:

@@ -1,12 +1,76 @@
+"""The only writers of timeline records. Call them inside the transaction that
+makes the change they describe, so the timeline never lies."""
 import socket
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
 
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from tenants.models import Membership
 
-from .models import WiringCheck
-from .push import broadcast_on_commit, tenant_group
+from .models import Activity, Conversation, Event, Frame, FramePayload, WiringCheck
+from .push import broadcast_on_commit, conversation_group, tenant_group
+
+
+def conversation_create(*, tenant_id: int, user_id: int, title: str = "") -> Conversation:
+    return Conversation.objects.create(tenant_id=tenant_id, started_by_id=user_id, title=title[:200])
+
+
+def event_append(*, conversation_id: int, type: str, data: dict[str, Any], run_id: int | None = None) -> Event:
+    """Append an event with the next gapless sequence number, and push it after commit.
+
+    The UPDATE … SET last_seq = last_seq + 1 holds the conversation row's lock
+    until commit, so concurrent appenders queue instead of sharing a number."""
+    assert transaction.get_connection().in_atomic_block, "event_append must run inside the change's transaction"
+    Conversation.objects.filter(id=conversation_id).update(last_seq=F("last_seq") + 1)
+    seq = Conversation.objects.values_list("last_seq", flat=True).get(id=conversation_id)
+    event = Event.objects.create(conversation_id=conversation_id, seq=seq, type=type, data=data, run_id=run_id)
+    broadcast_on_commit(conversation_group(conversation_id), {"type": "timeline.event", "event": event_json(event)})
+    return event
+
+
+def event_json(event: Event) -> dict[str, Any]:
+    return {"seq": event.seq, "type": event.type, "run": str(event.run_id) if event.run_id else None,
+            "data": event.data, "at": event.created_at.isoformat()}
+
+
+def activity_open(*, conversation_id: int, kind: str, title: str, summary: str = "", run_id: int | None = None,
+                  node_key: str = "", intent: str = "", route: str = "") -> Activity:
+    return Activity.objects.create(conversation_id=conversation_id, kind=kind, title=title[:200], summary=summary,
+                                   run_id=run_id, node_key=node_key, intent=intent, route=route)
+
+
+def activity_close(*, activity_id: int, status: str, summary: str | None = None) -> None:
+    fields: dict[str, Any] = {"status": status, "ended_at": timezone.now()}
+    if summary is not None:
+        fields["summary"] = summary
+    Activity.objects.filter(id=activity_id).update(**fields)
+
+
+def frame_record(*, activity_id: int, kind: str, name: str, summary: str = "", status: str = "ok",
+                 level: str = "info", started_at: datetime | None = None, ended_at: datetime | None = None,
+                 first_token_at: datetime | None = None, parent_id: int | None = None,
+                 payload: dict[str, Any] | None = None, operation: str = "", provider: str = "", model: str = "",
+                 input_tokens: int = 0, output_tokens: int = 0, tool_name: str = "", tool_call_id: str = "",
+                 cost: Decimal | float = 0) -> Frame:
+    """Record one step. `summary` must be safe for business users; `payload` is not."""
+    now = timezone.now()
+    started_at = started_at or now
+    ended_at = ended_at or now
+    frame = Frame.objects.create(
+        activity_id=activity_id, parent_id=parent_id, kind=kind, name=name[:120], status=status, level=level,
+        summary=summary, started_at=started_at, ended_at=ended_at, first_token_at=first_token_at,
+        latency_ms=max((ended_at - started_at).total_seconds() * 1000, 0), gen_ai_operation_name=operation,
+        gen_ai_provider_name=provider, gen_ai_request_model=model, gen_ai_usage_input_tokens=input_tokens,
+        gen_ai_usage_output_tokens=output_tokens, gen_ai_tool_name=tool_name, gen_ai_tool_call_id=tool_call_id,
+        cost=Decimal(str(cost)),
+    )
+    if payload is not None:
+        FramePayload.objects.create(frame=frame, data=payload)
+    return frame
 
 
 @transaction.atomic

@@ -1,1 +1,109 @@
-urlpatterns: list = []
+from django.urls import path
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from agents.models import StateCoordinate
+from config.api import NotFound
+from tenants.selectors import membership_for_user
+from timeline.models import Conversation
+
+from .blueprints import BLUEPRINTS
+from .models import Node
+from .selectors import run_get_for
+from .services import node_input_answer, run_start
+
+
+class NodeOutputSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Node
+        fields = ["key", "goal", "tool", "status", "status_reason", "depends_on", "run_when", "attempts",
+                  "result_ref", "plan_version", "question", "started_at", "finished_at"]
+
+
+class CoordinateOutputSerializer(serializers.ModelSerializer):
+    call_id = serializers.CharField()
+
+    class Meta:
+        model = StateCoordinate
+        fields = ["key", "value", "producer", "call_id", "receipt_ref", "plan_version"]
+
+
+class RunOutputSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    conversation = serializers.CharField(source="conversation_id")
+    status = serializers.CharField()
+    status_reason = serializers.CharField()
+    control = serializers.CharField()
+    blueprint = serializers.CharField()
+    plan_version = serializers.IntegerField()
+    transition_count = serializers.IntegerField()
+    model_calls = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+    nodes = serializers.SerializerMethodField()
+    state = serializers.SerializerMethodField()
+    plans = serializers.SerializerMethodField()
+
+    def get_nodes(self, run) -> list[dict]:
+        return NodeOutputSerializer(run.nodes.filter(retired_in__isnull=True).order_by("id"), many=True).data
+
+    def get_state(self, run) -> list[dict]:
+        coordinates = run.coordinates.filter(call__node__retired_in__isnull=True)
+        return CoordinateOutputSerializer(coordinates, many=True).data
+
+    def get_plans(self, run) -> list[dict]:
+        return [{"version": p.version, "reason": p.reason, "graph": p.graph, "created_at": p.created_at}
+                for p in run.plans.all()]
+
+
+class RunCreateApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        blueprint = serializers.ChoiceField(choices=sorted(BLUEPRINTS))
+        params = serializers.JSONField()
+        conversation = serializers.CharField(required=False)
+
+    @extend_schema(request=InputSerializer, responses={201: RunOutputSerializer})
+    def post(self, request: Request) -> Response:
+        membership = membership_for_user(request.user)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        conversation_id = None
+        if data.validated_data.get("conversation"):
+            raw = data.validated_data["conversation"]
+            conversation_id = int(raw) if raw.isdigit() else None
+            if not Conversation.objects.filter(id=conversation_id, tenant_id=membership.tenant_id).exists():
+                raise NotFound("No such conversation.")
+        run = run_start(membership=membership, blueprint=data.validated_data["blueprint"],
+                        params=data.validated_data["params"], conversation_id=conversation_id)
+        return Response(RunOutputSerializer(run).data, status=201)
+
+
+class RunDetailApi(APIView):
+    @extend_schema(responses=RunOutputSerializer)
+    def get(self, request: Request, run_id: int) -> Response:
+        return Response(RunOutputSerializer(run_get_for(membership_for_user(request.user), run_id)).data)
+
+
+class RunInputApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        answer = serializers.CharField(max_length=2000)
+
+    @extend_schema(request=InputSerializer, responses={200: RunOutputSerializer, 409: OpenApiResponse(
+        description="the run is not waiting for input")})
+    def post(self, request: Request, run_id: int) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        run = node_input_answer(membership=membership_for_user(request.user), run_id=run_id,
+                                answer=data.validated_data["answer"])
+        run.refresh_from_db()
+        return Response(RunOutputSerializer(run).data)
+
+
+urlpatterns = [
+    path("runs/", RunCreateApi.as_view(), name="api-runs"),
+    path("runs/<int:run_id>/", RunDetailApi.as_view(), name="api-run"),
+    path("runs/<int:run_id>/input/", RunInputApi.as_view(), name="api-run-input"),
+]

@@ -1,1 +1,131 @@
-# Models arrive with this app's issue.
+"""Runs, plan versions, task nodes and every state transition they went through.
+
+A status is changed only by workflows.transitions (one function per state
+machine): never assign `status` directly."""
+from django.conf import settings
+from django.db import models
+
+from config.ids import BusinessIdField
+
+
+class RunStatus(models.TextChoices):
+    RUNNING = "running"
+    AWAITING_APPROVAL = "awaiting_approval"
+    AWAITING_INPUT = "awaiting_input"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    BLOCKED = "blocked"
+    ROLLED_BACK = "rolled_back"
+    STOPPED = "stopped"
+
+
+RUN_TERMINAL = {RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.BLOCKED, RunStatus.ROLLED_BACK, RunStatus.STOPPED}
+
+
+class Control(models.TextChoices):
+    """Who holds control of the run now (seed 001's checkpoint)."""
+
+    ORCHESTRATOR = "orchestrator"
+    EXECUTOR = "executor"
+    APPROVAL = "approval"
+    USER = "user"
+
+
+class NodeStatus(models.TextChoices):
+    PENDING = "pending"
+    READY = "ready"
+    IN_PROGRESS = "in_progress"
+    AWAITING_APPROVAL = "awaiting_approval"
+    AWAITING_INPUT = "awaiting_input"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    BLOCKED = "blocked"
+
+
+class Run(models.Model):
+    id = BusinessIdField()
+    tenant = models.ForeignKey("tenants.Tenant", on_delete=models.CASCADE, related_name="runs")
+    conversation = models.ForeignKey("timeline.Conversation", on_delete=models.CASCADE, related_name="runs")
+    activity = models.ForeignKey("timeline.Activity", null=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    blueprint = models.CharField(max_length=60)
+    params = models.JSONField(default=dict)
+    status = models.CharField(max_length=20, choices=RunStatus.choices, default=RunStatus.RUNNING)
+    status_reason = models.TextField(blank=True)
+    control = models.CharField(max_length=20, choices=Control.choices, default=Control.ORCHESTRATOR)
+    plan_version = models.IntegerField(default=1)
+    transition_count = models.IntegerField(default=0)
+    transition_cap = models.IntegerField(default=200)
+    model_calls = models.IntegerField(default=0)
+    model_call_cap = models.IntegerField(default=20)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.blueprint} run {self.id}"
+
+
+class Plan(models.Model):
+    """One version of a run's task graph. Every version stays on record."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="plans")
+    version = models.IntegerField()
+    reason = models.TextField(blank=True)
+    graph = models.JSONField(default=list, help_text="the nodes of this version: key, tool, depends_on")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "version"]
+        constraints = [models.UniqueConstraint(fields=["run", "version"], name="plan_version_unique")]
+
+
+class Node(models.Model):
+    id = BusinessIdField()
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="nodes")
+    plan_version = models.IntegerField(help_text="the plan version that introduced this node")
+    retired_in = models.IntegerField(null=True, blank=True, help_text="the plan version that replaced it")
+    key = models.CharField(max_length=60)
+    goal = models.CharField(max_length=200)
+    tool = models.CharField(max_length=60)
+    depends_on = models.JSONField(default=list)
+    run_when = models.CharField(max_length=20, default="completed",
+                                help_text="'completed': all dependencies completed; 'failed': any dependency failed (compensation)")
+    arguments = models.JSONField(default=dict, help_text="proposed arguments; consumed keys come from coordinates")
+    acceptance = models.JSONField(default=list)
+    status = models.CharField(max_length=20, choices=NodeStatus.choices, default=NodeStatus.PENDING)
+    status_reason = models.TextField(blank=True)
+    attempts = models.IntegerField(default=0)
+    result_ref = models.CharField(max_length=40, blank=True, help_text="id of the tool call whose receipt completed it")
+    question = models.JSONField(null=True, blank=True, help_text="what the user is asked while awaiting input")
+    lease_owner = models.CharField(max_length=120, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    dispatched_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    activity = models.ForeignKey("timeline.Activity", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        ordering = ["run", "plan_version", "id"]
+        constraints = [models.UniqueConstraint(fields=["run", "key", "plan_version"], name="node_key_unique")]
+        indexes = [models.Index(fields=["status", "lease_expires_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.key} ({self.status})"
+
+
+class Transition(models.Model):
+    """Every status change of a run or a node, written with its timeline event."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="transitions")
+    node = models.ForeignKey(Node, null=True, blank=True, on_delete=models.CASCADE, related_name="transitions")
+    from_status = models.CharField(max_length=20)
+    to_status = models.CharField(max_length=20)
+    reason = models.TextField(blank=True)
+    worker = models.CharField(max_length=120, blank=True)
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["at", "id"]

@@ -1,0 +1,299 @@
+"""The payroll tools: each a thin, contract-checked door to the system of record.
+Exact values (ids, versions) travel as coordinates; the model never sees them."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.db.models import F
+
+from agents.registry import Acceptance, NeedsInput, Tool, ToolContext, ToolError, tool_register
+
+ID = {"type": "string", "pattern": "^[0-9]{1,19}$"}
+
+# requirements_extract speaks region codes; the catalog speaks region names.
+REGION_CITY = {"CN-SH": "shanghai", "CN-BJ": "beijing", "CN-SZ": "shenzhen", "CN-GZ": "guangzhou",
+               "SG": "sg", "US": "us", "HK": "hk"}
+POPULATION_WORDS = {"sales": ["sales", "commission"], "executive": ["executive", "annual-bonus"],
+                    "intern": ["intern"], "shift": ["shift", "hourly"], "hourly": ["hourly", "shift"],
+                    "salaried": ["salaried"]}
+
+
+def _actor(ctx: ToolContext):
+    from payroll.services import Actor
+
+    return Actor(tenant_id=ctx.tenant_id, user_id=ctx.user_id, role=None, approval_id=ctx.approval_id)
+
+
+def _model_call_reserve(ctx: ToolContext) -> None:
+    from workflows.models import Run
+
+    if not Run.objects.filter(id=ctx.run_id, model_calls__lt=F("model_call_cap")).update(
+            model_calls=F("model_calls") + 1):
+        raise ToolError("the run's model-call cap is reached")
+
+
+# --- interpret_request --------------------------------------------------------------------
+
+def interpret_request(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    from agents.llm import model_call
+    from agents.requirements import requirements_extract
+
+    _model_call_reserve(ctx)
+    messages = [
+        {"role": "system", "content": "Extract payroll-group requirements as JSON with keys region, pay_frequency, "
+                                      "population, items_named, group_name, missing."},
+        {"role": "user", "content": arguments["request"]},
+    ]
+    from agents.frames import model_frame_record
+
+    result = model_call(messages, purpose="requirements")
+    model_frame_record(ctx, "requirements", messages, result)
+    try:
+        requirements = json.loads(result.text)
+        if not isinstance(requirements, dict):
+            raise ValueError("not an object")
+    except ValueError:
+        # The model's answer is a proposal; a malformed one falls back to the rules, recorded.
+        requirements = requirements_extract(arguments["request"])
+        requirements["fallback"] = "the model's answer was not valid JSON; rules were used"
+    return {"requirements": requirements, "receipt_ref": f"call/{ctx.call_id}"}
+
+
+def _interpret_summary(output: dict[str, Any]) -> str:
+    r = output["requirements"]
+    parts = [p for p in [r.get("region"), r.get("pay_frequency"), r.get("population")] if p]
+    items = ", ".join(r.get("items_named") or [])
+    return f"Understood the request: {' · '.join(parts) or 'no details yet'}" + (f"; items: {items}." if items else ".")
+
+
+tool_register(Tool(
+    name="interpret_request",
+    description="Turn the user's free-text request into structured payroll requirements.",
+    input_schema={"type": "object", "properties": {"request": {"type": "string", "minLength": 1}},
+                  "required": ["request"]},
+    output_schema={"type": "object", "properties": {"requirements": {"type": "object"}},
+                   "required": ["requirements"]},
+    fn=interpret_request, produces=["requirements"], summary=_interpret_summary,
+))
+
+
+# --- match_salary_template -----------------------------------------------------------------
+
+def _requirements(ctx: ToolContext) -> dict[str, Any]:
+    from agents.pipeline import coordinate_resolve
+    from workflows.models import Run
+
+    coordinate = coordinate_resolve(Run.objects.get(id=ctx.run_id), "requirements")
+    return dict(coordinate.value) if coordinate else {}
+
+
+def template_score(template, requirements: dict[str, Any]) -> tuple[int, list[str]]:
+    """How well a catalog template fits the requirements, with the reasons."""
+    score, why = 0, []
+    text = " ".join([template.code, template.name.lower(), (template.description or "").lower()])
+    region = requirements.get("region")
+    template_region = template.region.lower().replace("cn-", "")
+    if region:
+        city = REGION_CITY.get(region, region.lower())
+        if city == template_region:
+            score, why = score + 3, why + ["region"]
+        elif region.startswith("CN-") and template.region == "CN":
+            score, why = score + 1, why + ["nationwide template"]
+        else:
+            score -= 3
+    frequency = requirements.get("pay_frequency")
+    if frequency:
+        if frequency == template.pay_frequency:
+            score, why = score + 2, why + ["pay frequency"]
+        else:
+            score -= 1
+    population = requirements.get("population")
+    if population and any(w in text for w in POPULATION_WORDS.get(population, [population])):
+        score, why = score + 3, why + ["population"]
+    item_codes = [i.code for i in template.items.all()]
+    for named in requirements.get("items_named") or []:
+        if any(named in code for code in item_codes) or named.replace("_", " ") in text:
+            score, why = score + 1, why + [named]
+    if "legacy" in text and "legacy" not in json.dumps(requirements).lower():
+        score -= 1
+    return score, why
+
+
+def match_salary_template(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    from payroll.models import PayrollTemplate
+
+    requirements = _requirements(ctx)
+    excluded = {int(t) for t in arguments.get("exclude_template_ids") or [] if str(t).isdigit()}
+    templates = [t for t in PayrollTemplate.objects.prefetch_related("items").order_by("code", "-version")
+                 if t.id not in excluded]
+    answer = (arguments.get("answer") or "").strip()
+    code = arguments.get("template_code")
+    if code:
+        pinned = [t for t in templates if t.code == code]
+        if not pinned:
+            raise ToolError(f"No template with code {code!r} is available.")
+        chosen, score, why = pinned[0], 0, ["pinned by the caller"]
+    else:
+        ranked = sorted(((template_score(t, requirements), t) for t in templates),
+                        key=lambda pair: (-pair[0][0], pair[1].code))
+        if answer:
+            picked = [t for (_, t) in ranked if answer.lower() in (t.name.lower(), t.code, (t.name_zh or ""))]
+            if not picked and answer.isdigit() and 1 <= int(answer) <= 3:
+                picked = [ranked[int(answer) - 1][1]]
+            if not picked:
+                raise NeedsInput(f"“{answer}” is not one of the offered templates. Which one should I use?",
+                                 _options(ranked[:3]))
+            chosen = picked[0]
+            (score, why) = next(s for s, t in ranked if t is chosen)
+            why = why + ["chosen by the user"]
+        else:
+            if not ranked or ranked[0][0][0] <= 0:
+                raise NeedsInput("No template fits the request yet. Which region and pay frequency is the group for?")
+            (score, why), chosen = ranked[0]
+            if len(ranked) > 1 and ranked[1][0][0] == score:
+                tied = [pair for pair in ranked if pair[0][0] == score][:3]
+                raise NeedsInput("Several templates fit equally well. Which one should I use?", _options(tied))
+    return {"template_id": str(chosen.id), "template_version": chosen.version, "template_name": chosen.name,
+            "score": score, "reasons": why, "receipt_ref": f"catalog/{chosen.code}@v{chosen.version}"}
+
+
+def _options(ranked) -> list[dict[str, Any]]:
+    return [{"label": t.name, "label_zh": t.name_zh, "answer": t.name} for (_, t) in ranked]
+
+
+tool_register(Tool(
+    name="match_salary_template",
+    description="Search the template catalog for the template that best fits the interpreted requirements.",
+    input_schema={"type": "object", "properties": {
+        "template_code": {"type": "string"}, "exclude_template_ids": {"type": "array", "items": ID},
+        "answer": {"type": "string"}}},
+    output_schema={"type": "object", "properties": {"template_id": ID, "template_version": {"type": "integer"}},
+                   "required": ["template_id", "template_version"]},
+    fn=match_salary_template, produces=["template_id"],
+    summary=lambda output: f"Matched the template “{output['template_name']}”.",
+))
+
+
+# --- snapshot_payroll_groups ------------------------------------------------------------------
+
+def snapshot_payroll_groups(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    from payroll.services import snapshot_create
+
+    receipt = snapshot_create(actor=_actor(ctx), label=f"before run {ctx.run_id}", idempotency_key=ctx.idempotency_key)
+    return {"snapshot_id": receipt.body["snapshot_id"], "checksum": receipt.body["checksum"],
+            "receipt_ref": f"payroll/snapshots/{receipt.body['snapshot_id']}"}
+
+
+def _snapshot_accept(ctx, arguments, output) -> list[Acceptance]:
+    from payroll.models import Snapshot
+
+    snapshot = Snapshot.objects.filter(id=int(output["snapshot_id"]), tenant_id=ctx.tenant_id).first()
+    return [Acceptance("the snapshot exists in this tenant", snapshot is not None),
+            Acceptance("its checksum matches the receipt", bool(snapshot and snapshot.checksum == output["checksum"]))]
+
+
+tool_register(Tool(
+    name="snapshot_payroll_groups",
+    description="Snapshot the tenant's whole payroll configuration before changing it.",
+    input_schema={"type": "object"},
+    output_schema={"type": "object", "properties": {"snapshot_id": ID, "checksum": {"type": "string"}},
+                   "required": ["snapshot_id", "checksum"]},
+    fn=snapshot_payroll_groups, produces=["snapshot_id"], side_effects=True, accept=_snapshot_accept,
+    summary=lambda output: "Took a snapshot of the current payroll groups.",
+))
+
+
+# --- import_template --------------------------------------------------------------------------
+
+def import_template(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    from payroll.services import template_import
+
+    receipt = template_import(actor=_actor(ctx), template_id=int(arguments["template_id"]),
+                              group_name=arguments["group_name"], idempotency_key=ctx.idempotency_key)
+    body = receipt.body
+    return {"group_id": body["group_id"], "items_created": body["items_created"],
+            "template_id": body["template_id"], "template_version": body["template_version"],
+            "receipt_ref": f"payroll/groups/{body['group_id']}"}
+
+
+def _import_accept(ctx, arguments, output) -> list[Acceptance]:
+    from payroll.models import PayrollGroup, TemplateItem
+
+    group = PayrollGroup.objects.filter(id=int(output["group_id"]), tenant_id=ctx.tenant_id).first()
+    expected = TemplateItem.objects.filter(template_id=int(arguments["template_id"])).count()
+    actual = group.items.count() if group else 0
+    return [Acceptance("the group exists", group is not None),
+            Acceptance("it has the template's item count", actual == expected, f"{actual} of {expected} items"),
+            Acceptance("it was built from the approved template",
+                       bool(group and str(group.template_id) == str(arguments["template_id"])))]
+
+
+tool_register(Tool(
+    name="import_template",
+    description="Import the matched template into a new payroll group.",
+    input_schema={"type": "object", "properties": {"template_id": ID, "snapshot_id": ID,
+                                                   "group_name": {"type": "string", "minLength": 1}},
+                  "required": ["template_id", "snapshot_id", "group_name"]},
+    output_schema={"type": "object", "properties": {"group_id": ID, "items_created": {"type": "integer"}},
+                   "required": ["group_id", "items_created"]},
+    fn=import_template, produces=["group_id"], consumes=["template_id", "snapshot_id"], side_effects=True,
+    read_only=False, needs_approval=True, compensation="restore_snapshot", accept=_import_accept,
+    summary=lambda output: f"Imported the template: {output['items_created']} payroll items created.",
+))
+
+
+# --- verify_import ------------------------------------------------------------------------------
+
+def verify_import(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    from payroll.models import PayrollGroup
+
+    group = PayrollGroup.objects.filter(id=int(arguments["group_id"]), tenant_id=ctx.tenant_id).first()
+    if group is None:
+        raise ToolError("The imported group is missing.")
+    return {"group_name": group.name, "items": group.items.count(),
+            "template_items": group.template.items.count() if group.template_id else 0,
+            "receipt_ref": f"payroll/groups/{group.id}"}
+
+
+tool_register(Tool(
+    name="verify_import",
+    description="Check that the imported group is complete.",
+    input_schema={"type": "object", "properties": {"group_id": ID}, "required": ["group_id"]},
+    output_schema={"type": "object", "properties": {"items": {"type": "integer"}}, "required": ["items"]},
+    fn=verify_import, consumes=["group_id"],
+    accept=lambda ctx, arguments, output: [Acceptance("every template item is in the group",
+                                                      output["items"] == output["template_items"] > 0,
+                                                      f"{output['items']} of {output['template_items']}")],
+    summary=lambda output: f"Verified the group “{output['group_name']}”: {output['items']} items.",
+))
+
+
+# --- restore_snapshot ---------------------------------------------------------------------------
+
+def restore_snapshot(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    from payroll.services import snapshot_restore
+
+    receipt = snapshot_restore(actor=_actor(ctx), snapshot_id=int(arguments["snapshot_id"]),
+                               idempotency_key=ctx.idempotency_key)
+    return {"snapshot_id": receipt.body["snapshot_id"], "checksum": receipt.body["checksum"],
+            "receipt_ref": f"payroll/snapshots/{receipt.body['snapshot_id']}"}
+
+
+def _restore_accept(ctx, arguments, output) -> list[Acceptance]:
+    from payroll.models import Snapshot
+    from payroll.services import configuration_checksum
+
+    snapshot = Snapshot.objects.get(id=int(arguments["snapshot_id"]), tenant_id=ctx.tenant_id)
+    now = configuration_checksum(tenant_id=ctx.tenant_id)
+    return [Acceptance("the configuration checksum equals the snapshot's", now == snapshot.checksum)]
+
+
+tool_register(Tool(
+    name="restore_snapshot",
+    description="Restore the payroll configuration to the snapshot taken before the change.",
+    input_schema={"type": "object", "properties": {"snapshot_id": ID}, "required": ["snapshot_id"]},
+    output_schema={"type": "object", "properties": {"checksum": {"type": "string"}}, "required": ["checksum"]},
+    fn=restore_snapshot, consumes=["snapshot_id"], side_effects=True, read_only=False, accept=_restore_accept,
+    summary=lambda output: "Restored the payroll configuration from the snapshot.",
+))

@@ -1,0 +1,96 @@
+"""Declarative blueprints: a goal becomes a task graph with dependencies and
+acceptance criteria (the Planner of seed 001). Data, not code paths."""
+from __future__ import annotations
+
+from typing import Any
+
+from config.api import DomainError
+
+BLUEPRINTS: dict[str, dict[str, Any]] = {
+    "payroll_group_setup": {
+        "title": "Payroll group setup",
+        "params": {"request": {"type": "string", "minLength": 3, "maxLength": 4000},
+                   "group_name": {"type": "string", "minLength": 1, "maxLength": 120},
+                   "template_code": {"type": "string", "maxLength": 60}},
+        "required": ["request", "group_name"],
+        "nodes": [
+            {"key": "interpret", "tool": "interpret_request", "goal": "Understand the request",
+             "depends_on": [], "arguments": {"request": "$params.request"}},
+            {"key": "match", "tool": "match_salary_template", "goal": "Match a salary template",
+             "depends_on": ["interpret"],
+             "arguments": {"template_code": "$params.template_code", "exclude_template_ids": "$params.excluded_templates",
+                           "answer": "$params.answer"}},
+            {"key": "snapshot", "tool": "snapshot_payroll_groups", "goal": "Snapshot the current payroll groups",
+             "depends_on": ["interpret"], "arguments": {}},
+            {"key": "import", "tool": "import_template", "goal": "Import the template into a new group",
+             "depends_on": ["match", "snapshot"],
+             "arguments": {"group_name": "$params.group_name", "template_id": "$params.template_id"}},
+            {"key": "verify", "tool": "verify_import", "goal": "Verify the imported group", "depends_on": ["import"],
+             "arguments": {}},
+            {"key": "restore", "tool": "restore_snapshot", "goal": "Restore the snapshot after a failed import",
+             "depends_on": ["import"], "run_when": "failed", "arguments": {}},
+        ],
+        # What a rejection with replan replaces (interpret and snapshot keep their receipts).
+        "replan_on_reject": ["match", "import", "verify", "restore"],
+        # What a changed precondition at approval replaces: a fresh snapshot and a new approval.
+        "replan_on_stale": ["snapshot", "import", "verify", "restore"],
+    },
+    # Benchmarks: no-op nodes, to measure the engine's own cost per hop.
+    "noop_chain": {
+        "title": "No-op chain", "params": {"n": {"type": "integer", "minimum": 1, "maximum": 1000}},
+        "required": ["n"], "nodes": "chain",
+    },
+    "noop_fanout": {
+        "title": "No-op fan-out", "params": {"n": {"type": "integer", "minimum": 1, "maximum": 5000}},
+        "required": ["n"], "nodes": "fanout",
+    },
+}
+
+
+class BlueprintError(DomainError):
+    code = "invalid_blueprint"
+
+
+def blueprint_get(name: str) -> dict[str, Any]:
+    if name not in BLUEPRINTS:
+        raise BlueprintError(f"Unknown blueprint {name!r}; known: {', '.join(sorted(BLUEPRINTS))}.")
+    return BLUEPRINTS[name]
+
+
+def blueprint_nodes(name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    """The node specs of a blueprint for these params, arguments bound."""
+    spec = blueprint_get(name)["nodes"]
+    if spec == "chain":
+        n = params["n"]
+        return [{"key": f"n{i}", "tool": "noop", "goal": f"No-op {i}", "depends_on": [f"n{i - 1}"] if i else [],
+                 "arguments": {}} for i in range(n)]
+    if spec == "fanout":
+        return [{"key": f"n{i}", "tool": "noop", "goal": f"No-op {i}", "depends_on": [], "arguments": {}}
+                for i in range(params["n"])]
+    return [dict(node, arguments=_bind(node["arguments"], params)) for node in spec]
+
+
+def _bind(arguments: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    bound = {}
+    for name, value in arguments.items():
+        if isinstance(value, str) and value.startswith("$params."):
+            value = params.get(value.removeprefix("$params."))
+            if value is None:
+                continue
+        bound[name] = value
+    return bound
+
+
+def params_validate(name: str, params: Any) -> dict[str, Any]:
+    import jsonschema
+
+    spec = blueprint_get(name)
+    schema = {"type": "object", "properties": spec["params"], "required": spec["required"]}
+    if not isinstance(params, dict):
+        raise BlueprintError("params must be a JSON object.")
+    try:
+        jsonschema.validate(params, schema)
+    except jsonschema.ValidationError as err:
+        where = ".".join(str(p) for p in err.absolute_path) or "params"
+        raise BlueprintError(f"{where}: {err.message}") from err
+    return params

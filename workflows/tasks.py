@@ -1,0 +1,40 @@
+"""Celery tasks: thin — fetch by id, call the engine, return quietly if done."""
+from datetime import timedelta
+
+from celery import shared_task
+from django.db import transaction
+from django.utils import timezone
+
+from .executor import node_execute
+from .models import RUN_TERMINAL, Node, NodeStatus
+from .services import lease_seconds
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def node_run(node_id: int) -> None:
+    next_id = node_execute(node_id)
+    while next_id is not None:  # in place: one ready successor, no broker hop
+        next_id = node_execute(next_id)
+
+
+@shared_task
+def sweep() -> dict:
+    """Recovery that never waits for the broker's visibility timeout: re-dispatch
+    expired leases and ready nodes nobody picked up, expire overdue approvals."""
+    now = timezone.now()
+    stale = now - timedelta(seconds=lease_seconds())
+    expired_leases = list(Node.objects.filter(status=NodeStatus.IN_PROGRESS, lease_expires_at__lt=now,
+                                              retired_in__isnull=True)
+                          .exclude(run__status__in=RUN_TERMINAL).values_list("id", flat=True)[:500])
+    undispatched = []
+    for node_id in Node.objects.filter(status=NodeStatus.READY, dispatched_at__lt=stale, retired_in__isnull=True
+                                       ).exclude(run__status__in=RUN_TERMINAL).values_list("id", flat=True)[:500]:
+        # compare-and-set on dispatched_at so two sweepers do not both send it
+        if Node.objects.filter(id=node_id, status=NodeStatus.READY, dispatched_at__lt=stale).update(dispatched_at=now):
+            undispatched.append(node_id)
+    for node_id in expired_leases + undispatched:
+        node_run.delay(node_id)
+    from approvals.services import approvals_expire_overdue
+
+    expired = approvals_expire_overdue(now=now)
+    return {"leases": len(expired_leases), "undispatched": len(undispatched), "approvals_expired": expired}

@@ -1,0 +1,37 @@
+"""Drive a run without a broker: the unit tests' stand-in for the workers.
+Integration tests use real `celery worker` processes instead."""
+from unittest import mock
+
+from django.contrib.auth.models import User
+
+from tenants.models import Membership
+from workflows.executor import node_execute
+from workflows.models import Node, NodeStatus, Run
+
+
+def membership(username: str) -> Membership:
+    return User.objects.get(username=username).membership
+
+
+def drive(run: Run, max_steps: int = 100) -> Run:
+    """Execute ready nodes until none is left, as workers would."""
+    for _ in range(max_steps):
+        ready = list(Node.objects.filter(run=run, status=NodeStatus.READY, retired_in__isnull=True)
+                     .values_list("id", flat=True))
+        if not ready:
+            break
+        for node_id in ready:
+            next_id = node_execute(node_id)
+            while next_id:
+                next_id = node_execute(next_id)
+    run.refresh_from_db()
+    return run
+
+
+def no_broker():
+    """Patch the dispatch so nothing reaches a broker; `drive` runs the nodes."""
+    return mock.patch("workflows.tasks.node_run.delay")
+
+
+def statuses(run: Run) -> dict[str, str]:
+    return dict(Node.objects.filter(run=run, retired_in__isnull=True).values_list("key", "status"))

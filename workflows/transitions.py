@@ -1,0 +1,109 @@
+"""The two state machines of a run — nodes and the run itself — and the one
+function each that changes a status (DESIGN.md §4).
+
+Each transition checks the allowed-transition table, does a compare-and-set
+UPDATE (WHERE status = <from>), writes the Transition row and the timeline
+event in the same transaction, and counts against the run's transition cap.
+A lost race returns False and changes nothing: never a double execution."""
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from timeline.services import event_append
+
+from .models import RUN_TERMINAL, Node, NodeStatus, Run, RunStatus, Transition
+
+N, R = NodeStatus, RunStatus
+
+NODE_TRANSITIONS: dict[str, set[str]] = {
+    N.PENDING: {N.READY, N.BLOCKED},
+    N.READY: {N.IN_PROGRESS, N.AWAITING_APPROVAL, N.BLOCKED},
+    N.IN_PROGRESS: {N.COMPLETED, N.FAILED, N.AWAITING_INPUT, N.BLOCKED},
+    N.AWAITING_APPROVAL: {N.READY, N.BLOCKED},
+    N.AWAITING_INPUT: {N.READY, N.BLOCKED},
+    N.COMPLETED: set(),
+    N.FAILED: set(),
+    N.BLOCKED: set(),
+}
+
+RUN_TRANSITIONS: dict[str, set[str]] = {
+    R.RUNNING: {R.AWAITING_APPROVAL, R.AWAITING_INPUT, R.COMPLETED, R.FAILED, R.BLOCKED, R.ROLLED_BACK, R.STOPPED},
+    R.AWAITING_APPROVAL: {R.RUNNING, R.AWAITING_INPUT, R.BLOCKED, R.STOPPED, R.FAILED},
+    R.AWAITING_INPUT: {R.RUNNING, R.AWAITING_APPROVAL, R.BLOCKED, R.STOPPED, R.FAILED},
+    R.BLOCKED: {R.RUNNING},  # a local replan after a rejection takes the run up again
+    R.COMPLETED: set(),
+    R.FAILED: set(),
+    R.ROLLED_BACK: set(),
+    R.STOPPED: set(),
+}
+
+
+class TransitionNotAllowed(Exception):
+    pass
+
+
+def _assert_atomic() -> None:
+    assert transaction.get_connection().in_atomic_block, "transitions run inside the caller's transaction"
+
+
+def _count_against_cap(run_id: int) -> bool:
+    """One more transition for the run; False when the cap is reached."""
+    return bool(Run.objects.filter(id=run_id, transition_count__lt=F("transition_cap"))
+                .update(transition_count=F("transition_count") + 1))
+
+
+def node_transition(node: Node, to: str, *, expected: str | None = None, reason: str = "", worker: str = "",
+                    **fields: Any) -> bool:
+    """Move `node` from `expected` (default: its status as loaded) to `to`."""
+    _assert_atomic()
+    frm = expected or node.status
+    if to not in NODE_TRANSITIONS[frm]:
+        raise TransitionNotAllowed(f"node {node.key}: {frm} → {to} is not an allowed transition")
+    now = timezone.now()
+    if to == N.IN_PROGRESS:
+        fields.setdefault("started_at", now)
+    if to in (N.COMPLETED, N.FAILED, N.BLOCKED):
+        fields.setdefault("finished_at", now)
+    updated = Node.objects.filter(id=node.id, status=frm).update(status=to, status_reason=reason, **fields)
+    if not updated:
+        return False  # another worker or request got there first
+    node.status, node.status_reason = to, reason
+    for name, value in fields.items():
+        setattr(node, name, value)
+    run = Run.objects.only("id", "conversation_id", "status").get(id=node.run_id)
+    Transition.objects.create(run_id=node.run_id, node=node, from_status=frm, to_status=to, reason=reason,
+                              worker=worker)
+    event_append(conversation_id=run.conversation_id, run_id=run.id, type="node.status",
+                 data={"node": node.key, "plan_version": node.plan_version, "from": frm, "to": to,
+                       "reason": reason})
+    if not _count_against_cap(run.id) and run.status not in RUN_TERMINAL:
+        run_transition(run, R.STOPPED, reason="transition cap reached", counted=False)
+    return True
+
+
+def run_transition(run: Run, to: str, *, expected: str | None = None, reason: str = "", counted: bool = True,
+                   **fields: Any) -> bool:
+    _assert_atomic()
+    frm = expected or run.status
+    if frm == to:
+        return False
+    if to not in RUN_TRANSITIONS[frm]:
+        raise TransitionNotAllowed(f"run: {frm} → {to} is not an allowed transition")
+    if to in RUN_TERMINAL:
+        fields.setdefault("finished_at", timezone.now())
+    updated = Run.objects.filter(id=run.id, status=frm).update(status=to, status_reason=reason, **fields)
+    if not updated:
+        return False
+    run.status, run.status_reason = to, reason
+    for name, value in fields.items():
+        setattr(run, name, value)
+    Transition.objects.create(run=run, node=None, from_status=frm, to_status=to, reason=reason)
+    event_append(conversation_id=run.conversation_id, run_id=run.id, type="run.status",
+                 data={"from": frm, "to": to, "reason": reason, "control": fields.get("control", run.control)})
+    if counted and not _count_against_cap(run.id) and to not in RUN_TERMINAL:
+        run_transition(run, R.STOPPED, reason="transition cap reached", counted=False)
+    return True
