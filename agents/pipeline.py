@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from timeline.services import frame_record
 
+from .faults import fault_point
 from .models import CoordinateConsumption, ProvenanceBlock, StateCoordinate, ToolCall
 from .registry import ToolContext, ToolError, producers_of, tool_get
 
@@ -97,8 +98,10 @@ def tool_call_execute(*, node, run, arguments: dict[str, Any], consumed: list[St
     t0 = time.perf_counter()
     try:
         tool.input_validate(arguments)
+        fault_point(f"{tool.name}.before")
         output = tool.fn(ctx, arguments)
         tool.output_validate(output)
+        fault_point(f"{tool.name}.after")
     except Exception as err:
         latency = (time.perf_counter() - t0) * 1000
         ToolCall.objects.filter(id=call.id).update(status=ToolCall.Status.FAILED, error=str(err),

@@ -81,6 +81,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "tenants.context_processors.membership",
+                "approvals.context_processors.pending_approvals",
             ],
         },
     },
@@ -130,6 +131,7 @@ else:
         "default": {"BACKEND": "channels.layers.InMemoryChannelLayer",
                     "CONFIG": {"capacity": CHANNEL_CAPACITY}}
     }
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("KEEL_QUEUE", "keel")
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -173,6 +175,10 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
 }
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+
+# --- Mail (approval reminders) -------------------------------------------------------
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "keel@localhost")
 
 # --- I18N, static ----------------------------------------------------------------------
 LANGUAGE_CODE = "en-us"

@@ -1,1 +1,272 @@
-urlpatterns: list = []
+"""/api/v1/payroll/: the system of record over HTTP. Thin: parse, call a selector or
+a service, render. Writes answer the service's receipt (status and body) as is, so
+a replay is byte-identical to the first answer."""
+from typing import Any
+
+from django.urls import path
+from drf_spectacular.utils import OpenApiParameter, OpenApiTypes, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config.api import DomainError
+from tenants.models import Membership
+from tenants.selectors import membership_for_user
+
+from . import selectors, services
+
+# A payroll write is a few hundred bytes; anything near this is a mistake or an attack.
+MAX_WRITE_BODY_BYTES = 16 * 1024
+
+IDEMPOTENCY_HEADER = OpenApiParameter(
+    "Idempotency-Key", OpenApiTypes.STR, OpenApiParameter.HEADER, required=True,
+    description="Unique per write; send the same key to retry it. Same key with a different body answers 422; "
+                "while the first is still running, 409.")
+
+
+class PayloadTooLarge(DomainError):
+    status_code = 413
+    code = "payload_too_large"
+
+
+def _actor(membership: Membership) -> services.Actor:
+    return services.Actor(tenant_id=membership.tenant_id, user_id=membership.user_id, role=membership.role)
+
+
+def _input(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
+    """Size check, then parse (malformed JSON answers DRF's 400), then validate with one readable message."""
+    length = request.META.get("CONTENT_LENGTH") or "0"
+    if length.isdigit() and int(length) > MAX_WRITE_BODY_BYTES:
+        raise PayloadTooLarge(f"The request body is {int(length)} bytes; payroll writes accept at most "
+                              f"{MAX_WRITE_BODY_BYTES} bytes.")
+    serializer = serializer_class(data=request.data)
+    if not serializer.is_valid():
+        messages = []
+        for field, errors in serializer.errors.items():
+            text = " ".join(str(e) for e in (errors if isinstance(errors, list) else [errors]))
+            messages.append(text if field == "non_field_errors" else f"{field}: {text}")
+        raise DomainError("Invalid request. " + " ".join(messages), code="invalid", extra={"errors": serializer.errors})
+    return serializer.validated_data
+
+
+def _receipt_response(receipt: services.Receipt) -> Response:
+    headers = {"Idempotency-Replayed": "true"} if receipt.replayed else {}
+    return Response(receipt.body, status=receipt.status_code, headers=headers)
+
+
+def _key(request: Request) -> str:
+    return request.headers.get("Idempotency-Key", "")
+
+
+class BusinessIdField(serializers.CharField):
+    """A business id in a request: a string of digits or an int; anything else is a clear 400."""
+
+    def to_internal_value(self, data: Any) -> int:
+        if isinstance(data, bool) or not isinstance(data, (str, int)):
+            raise serializers.ValidationError("must be an id: a string of digits, e.g. \"4821…\".")
+        text = str(data).strip()
+        if not text.isdigit() or not 0 < int(text) < 2**63:
+            raise serializers.ValidationError(f"'{data}' is not an id: ids are strings of digits.")
+        return int(text)
+
+
+# --- Output ---------------------------------------------------------------------------------
+
+class ItemOutputSerializer(serializers.Serializer):
+    position = serializers.IntegerField()
+    code = serializers.CharField()
+    name = serializers.CharField()
+    kind = serializers.CharField()
+    rate = serializers.SerializerMethodField()
+    base = serializers.CharField()
+    formula = serializers.CharField()
+
+    def get_rate(self, obj) -> str | None:
+        return selectors.rate_text(obj.rate)
+
+
+class TemplateItemOutputSerializer(ItemOutputSerializer):
+    name_zh = serializers.CharField()
+
+
+class TemplateOutputSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    code = serializers.CharField()
+    version = serializers.IntegerField()
+    name = serializers.CharField()
+    name_zh = serializers.CharField()
+    description = serializers.CharField()
+    region = serializers.CharField()
+    pay_frequency = serializers.CharField()
+    currency = serializers.CharField()
+    variables = serializers.ListField(child=serializers.CharField())
+
+
+class TemplateDetailOutputSerializer(TemplateOutputSerializer):
+    items = TemplateItemOutputSerializer(many=True)
+
+
+class GroupOutputSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    name = serializers.CharField()
+    template_id = serializers.CharField(allow_null=True)
+    template_version = serializers.IntegerField(allow_null=True)
+    created_at = serializers.DateTimeField()
+    items = ItemOutputSerializer(many=True)
+    employee_count = serializers.SerializerMethodField()
+
+    def get_employee_count(self, obj) -> int:
+        return len(obj.employees.all())
+
+
+class EmployeeOutputSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    employee_no = serializers.CharField()
+    name = serializers.CharField()
+    department = serializers.CharField()
+    location = serializers.CharField()
+    base_salary = serializers.DecimalField(max_digits=12, decimal_places=2)
+    currency = serializers.CharField()
+    group_id = serializers.CharField(allow_null=True)
+
+
+class SnapshotOutputSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    label = serializers.CharField()
+    checksum = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+class SnapshotDetailOutputSerializer(SnapshotOutputSerializer):
+    configuration = serializers.JSONField()
+
+
+class ImportReceiptSerializer(serializers.Serializer):
+    group_id = serializers.CharField()
+    template_id = serializers.CharField()
+    template_version = serializers.IntegerField()
+    group_name = serializers.CharField()
+    items_created = serializers.IntegerField()
+
+
+class SnapshotReceiptSerializer(serializers.Serializer):
+    snapshot_id = serializers.CharField()
+    checksum = serializers.CharField()
+    label = serializers.CharField(required=False)
+
+
+# --- Views -------------------------------------------------------------------------------------------
+
+class TemplateListApi(APIView):
+    @extend_schema(responses=TemplateOutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        membership_for_user(request.user)
+        return Response({"results": TemplateOutputSerializer(selectors.templates_all(), many=True).data})
+
+
+class TemplateDetailApi(APIView):
+    @extend_schema(responses=TemplateDetailOutputSerializer)
+    def get(self, request: Request, template_id: int) -> Response:
+        membership_for_user(request.user)
+        return Response(TemplateDetailOutputSerializer(selectors.template_get(template_id)).data)
+
+
+class GroupListApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        template_id = BusinessIdField()
+        name = serializers.CharField(max_length=200)
+
+        class Meta:
+            ref_name = "PayrollGroupImportInput"
+
+    @extend_schema(responses=GroupOutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        membership = membership_for_user(request.user)
+        groups = selectors.groups_for(membership.tenant_id)
+        return Response({"results": GroupOutputSerializer(groups, many=True).data})
+
+    @extend_schema(request=InputSerializer, responses={201: ImportReceiptSerializer}, parameters=[IDEMPOTENCY_HEADER],
+                   summary="Import a template into a new payroll group (approver or admin)")
+    def post(self, request: Request) -> Response:
+        membership = membership_for_user(request.user)
+        data = _input(self.InputSerializer, request)
+        return _receipt_response(services.template_import(
+            actor=_actor(membership), template_id=data["template_id"], group_name=data["name"],
+            idempotency_key=_key(request)))
+
+
+class GroupDetailApi(APIView):
+    @extend_schema(responses=GroupOutputSerializer)
+    def get(self, request: Request, group_id: int) -> Response:
+        membership = membership_for_user(request.user)
+        return Response(GroupOutputSerializer(selectors.group_get(membership.tenant_id, group_id)).data)
+
+
+class EmployeeListApi(APIView):
+    @extend_schema(responses=EmployeeOutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        membership = membership_for_user(request.user)
+        return Response({"results": EmployeeOutputSerializer(selectors.employees_for(membership.tenant_id),
+                                                             many=True).data})
+
+
+class EmployeeDetailApi(APIView):
+    @extend_schema(responses=EmployeeOutputSerializer)
+    def get(self, request: Request, employee_id: int) -> Response:
+        membership = membership_for_user(request.user)
+        return Response(EmployeeOutputSerializer(selectors.employee_get(membership.tenant_id, employee_id)).data)
+
+
+class SnapshotListApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        label = serializers.CharField(max_length=200)
+
+        class Meta:
+            ref_name = "PayrollSnapshotCreateInput"
+
+    @extend_schema(responses=SnapshotOutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        membership = membership_for_user(request.user)
+        return Response({"results": SnapshotOutputSerializer(selectors.snapshots_for(membership.tenant_id),
+                                                             many=True).data})
+
+    @extend_schema(request=InputSerializer, responses={201: SnapshotReceiptSerializer},
+                   parameters=[IDEMPOTENCY_HEADER], summary="Snapshot the tenant's payroll configuration")
+    def post(self, request: Request) -> Response:
+        membership = membership_for_user(request.user)
+        data = _input(self.InputSerializer, request)
+        return _receipt_response(services.snapshot_create(actor=_actor(membership), label=data["label"],
+                                                          idempotency_key=_key(request)))
+
+
+class SnapshotDetailApi(APIView):
+    @extend_schema(responses=SnapshotDetailOutputSerializer)
+    def get(self, request: Request, snapshot_id: int) -> Response:
+        membership = membership_for_user(request.user)
+        return Response(SnapshotDetailOutputSerializer(selectors.snapshot_get(membership.tenant_id, snapshot_id)).data)
+
+
+class SnapshotRestoreApi(APIView):
+    @extend_schema(request=None, responses={200: SnapshotReceiptSerializer}, parameters=[IDEMPOTENCY_HEADER],
+                   summary="Restore a snapshot (approver or admin)")
+    def post(self, request: Request, snapshot_id: int) -> Response:
+        membership = membership_for_user(request.user)
+        length = request.META.get("CONTENT_LENGTH") or "0"
+        if length.isdigit() and int(length) > MAX_WRITE_BODY_BYTES:
+            raise PayloadTooLarge(f"A restore takes no body; this one is {int(length)} bytes.")
+        return _receipt_response(services.snapshot_restore(actor=_actor(membership), snapshot_id=snapshot_id,
+                                                           idempotency_key=_key(request)))
+
+
+urlpatterns = [
+    path("templates/", TemplateListApi.as_view(), name="api-payroll-templates"),
+    path("templates/<int:template_id>/", TemplateDetailApi.as_view(), name="api-payroll-template"),
+    path("groups/", GroupListApi.as_view(), name="api-payroll-groups"),
+    path("groups/<int:group_id>/", GroupDetailApi.as_view(), name="api-payroll-group"),
+    path("employees/", EmployeeListApi.as_view(), name="api-payroll-employees"),
+    path("employees/<int:employee_id>/", EmployeeDetailApi.as_view(), name="api-payroll-employee"),
+    path("snapshots/", SnapshotListApi.as_view(), name="api-payroll-snapshots"),
+    path("snapshots/<int:snapshot_id>/", SnapshotDetailApi.as_view(), name="api-payroll-snapshot"),
+    path("snapshots/<int:snapshot_id>/restore/", SnapshotRestoreApi.as_view(), name="api-payroll-snapshot-restore"),
+]

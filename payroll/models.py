@@ -1,1 +1,175 @@
-# Models arrive with this app's issue.
+"""The payroll system of record (seed 002's "HR Core API"): a global, versioned
+template catalog; per-tenant groups, their items and employees; snapshots of a
+tenant's configuration; and the idempotency records every write goes through."""
+from django.conf import settings
+from django.db import models
+
+from config.ids import BusinessIdField
+
+
+class ItemKind(models.TextChoices):
+    EARNING = "earning", "Earning"
+    DEDUCTION = "deduction", "Deduction"
+    EMPLOYER_CONTRIBUTION = "employer_contribution", "Employer contribution"
+    TAX = "tax", "Tax"
+
+
+class PayFrequency(models.TextChoices):
+    MONTHLY = "monthly", "Monthly"
+    SEMI_MONTHLY = "semi_monthly", "Semi-monthly"
+    BIWEEKLY = "biweekly", "Bi-weekly"
+    WEEKLY = "weekly", "Weekly"
+
+
+class PayrollTemplate(models.Model):
+    """One version of a catalog template. Global: every tenant imports from the same catalog."""
+
+    id = BusinessIdField()
+    code = models.SlugField(max_length=80)
+    version = models.PositiveIntegerField(default=1)
+    name = models.CharField(max_length=200)
+    name_zh = models.CharField(max_length=200, blank=True)
+    description = models.TextField(blank=True)
+    region = models.CharField(max_length=80)
+    pay_frequency = models.CharField(max_length=20, choices=PayFrequency.choices)
+    currency = models.CharField(max_length=3)
+    # The names an item's base or formula may use (besides earlier items' codes).
+    variables = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["region", "code", "version"]
+        constraints = [models.UniqueConstraint(fields=["code", "version"], name="payroll_template_code_version")]
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.version}"
+
+
+class TemplateItem(models.Model):
+    template = models.ForeignKey(PayrollTemplate, on_delete=models.CASCADE, related_name="items")
+    position = models.PositiveIntegerField()
+    code = models.SlugField(max_length=80)
+    name = models.CharField(max_length=200)
+    name_zh = models.CharField(max_length=200, blank=True)
+    kind = models.CharField(max_length=30, choices=ItemKind.choices)
+    # Either a rate applied to `base` (a variable), or a formula.
+    rate = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
+    base = models.CharField(max_length=80, blank=True)
+    formula = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["position"]
+        constraints = [models.UniqueConstraint(fields=["template", "code"], name="payroll_template_item_code")]
+
+    def __str__(self) -> str:
+        return self.code
+
+
+class IdempotencyState(models.TextChoices):
+    IN_PROGRESS = "in_progress", "In progress"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"  # the work raised after leaving partial state; a retry resumes it
+
+
+class IdempotencyRecord(models.Model):
+    """key → request hash → receipt, unique per tenant and operation (DESIGN.md §4)."""
+
+    tenant = models.ForeignKey("tenants.Tenant", on_delete=models.CASCADE, related_name="+")
+    operation = models.CharField(max_length=60)
+    key = models.CharField(max_length=200)
+    request_hash = models.CharField(max_length=64)
+    state = models.CharField(max_length=20, choices=IdempotencyState.choices, default=IdempotencyState.IN_PROGRESS)
+    # Who holds the lease: a takeover changes it, so a worker that outlived its
+    # lease cannot overwrite the receipt of the one that took over.
+    lease_token = models.CharField(max_length=32)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    response_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    # The exact JSON text of the first answer, replayed byte for byte.
+    response_body = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "operation", "key"], name="payroll_idempotency_key")]
+
+    def __str__(self) -> str:
+        return f"{self.operation}:{self.key} ({self.state})"
+
+
+class PayrollGroup(models.Model):
+    """A tenant's pay group, created by importing a template."""
+
+    id = BusinessIdField()
+    tenant = models.ForeignKey("tenants.Tenant", on_delete=models.CASCADE, related_name="payroll_groups")
+    name = models.CharField(max_length=200)
+    template = models.ForeignKey(PayrollTemplate, on_delete=models.PROTECT, related_name="groups",
+                                 null=True, blank=True)
+    template_version = models.PositiveIntegerField(null=True, blank=True)
+    variables = models.JSONField(default=list, blank=True)
+    # The import that created it: a takeover of that import resumes this group.
+    idempotency_record = models.ForeignKey(IdempotencyRecord, on_delete=models.SET_NULL, null=True, blank=True,
+                                           related_name="groups")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["tenant", "name"], name="payroll_group_tenant_name")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class GroupItem(models.Model):
+    group = models.ForeignKey(PayrollGroup, on_delete=models.CASCADE, related_name="items")
+    position = models.PositiveIntegerField()
+    code = models.SlugField(max_length=80)
+    name = models.CharField(max_length=200)
+    kind = models.CharField(max_length=30, choices=ItemKind.choices)
+    rate = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
+    base = models.CharField(max_length=80, blank=True)
+    formula = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["position"]
+        constraints = [models.UniqueConstraint(fields=["group", "code"], name="payroll_group_item_code")]
+
+    def __str__(self) -> str:
+        return self.code
+
+
+class Employee(models.Model):
+    id = BusinessIdField()
+    tenant = models.ForeignKey("tenants.Tenant", on_delete=models.CASCADE, related_name="employees")
+    employee_no = models.CharField(max_length=40)
+    name = models.CharField(max_length=200)
+    department = models.CharField(max_length=100)
+    location = models.CharField(max_length=100)
+    base_salary = models.DecimalField(max_digits=12, decimal_places=2)
+    currency = models.CharField(max_length=3, default="CNY")
+    group = models.ForeignKey(PayrollGroup, on_delete=models.SET_NULL, null=True, blank=True, related_name="employees")
+
+    class Meta:
+        ordering = ["employee_no"]
+        constraints = [models.UniqueConstraint(fields=["tenant", "employee_no"], name="payroll_employee_no")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Snapshot(models.Model):
+    """A tenant's whole payroll configuration, frozen, with its checksum."""
+
+    id = BusinessIdField()
+    tenant = models.ForeignKey("tenants.Tenant", on_delete=models.CASCADE, related_name="payroll_snapshots")
+    label = models.CharField(max_length=200)
+    configuration = models.JSONField()
+    checksum = models.CharField(max_length=64)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.label

@@ -1,1 +1,71 @@
-urlpatterns: list = []
+from django.urls import path
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config.api import DomainError
+from tenants.selectors import membership_for_user
+
+from .services import policy_answer
+
+
+class PolicyAnswerInputSerializer(serializers.Serializer):
+    question = serializers.CharField(max_length=500)
+    date = serializers.DateField(help_text="The date the question is about (YYYY-MM-DD); picks the policy in force.")
+    topic = serializers.SlugField(max_length=40, help_text="Policy topic, e.g. travel.")
+    lang = serializers.ChoiceField(choices=["en", "zh"])
+    max_transitions = serializers.IntegerField(min_value=1, max_value=64, required=False,
+                                               help_text="Transition cap; 8 when omitted.")
+
+
+class PolicyCitationSerializer(serializers.Serializer):
+    source = serializers.CharField()
+    line = serializers.IntegerField()
+    text = serializers.CharField()
+
+
+class PolicyAnswerBodySerializer(serializers.Serializer):
+    amount = serializers.CharField(allow_null=True, help_text="Exact, as the policy writes it (a string).")
+    unit = serializers.CharField(allow_null=True)
+    citation = PolicyCitationSerializer(many=True)
+
+
+class PolicyAnswerOutputSerializer(serializers.Serializer):
+    state = serializers.ChoiceField(choices=["ANSWERED", "ABSTAINED", "STOPPED"])
+    path = serializers.ListField(child=serializers.CharField())
+    reason = serializers.CharField()
+    detail = serializers.CharField(allow_blank=True)
+    model_calls = serializers.IntegerField()
+    transitions = serializers.IntegerField()
+    answer = PolicyAnswerBodySerializer()
+    cached = serializers.BooleanField()
+    corpus_version = serializers.CharField()
+    processing_version = serializers.CharField()
+
+
+class PolicyAnswerApi(APIView):
+    """Answer a policy question through the exact graph (seed 004, KA-5)."""
+
+    InputSerializer = PolicyAnswerInputSerializer
+    OutputSerializer = PolicyAnswerOutputSerializer
+
+    @extend_schema(request=PolicyAnswerInputSerializer, responses=PolicyAnswerOutputSerializer)
+    def post(self, request: Request) -> Response:
+        membership = membership_for_user(request.user)
+        serializer = self.InputSerializer(data=request.data)
+        if not serializer.is_valid():
+            problems = "; ".join(f"{field}: {' '.join(str(m) for m in messages)}"
+                                 for field, messages in serializer.errors.items())
+            raise DomainError(f"Invalid policy question. {problems}", extra={"errors": serializer.errors})
+        data = serializer.validated_data
+        result = policy_answer(tenant=membership.tenant, question=data["question"], on_date=data["date"],
+                               topic=data["topic"], lang=data["lang"],
+                               max_transitions=data.get("max_transitions"))
+        return Response(self.OutputSerializer(result).data)
+
+
+urlpatterns = [
+    path("policy/answers/", PolicyAnswerApi.as_view(), name="api-policy-answers"),
+]

@@ -3,3 +3,14 @@ from django.apps import AppConfig
 
 class PolicyConfig(AppConfig):
     name = "policy"
+
+    def seed_demo(self) -> None:
+        """The travel policy of seed 004 for tenant demo; tenant other has none (its
+        questions abstain), which also shows that the corpus is per tenant."""
+        from tenants.models import Tenant
+
+        from .services import policy_travel_seed
+
+        tenant = Tenant.objects.filter(slug="demo").first()
+        if tenant is not None:
+            policy_travel_seed(tenant=tenant)

@@ -20,7 +20,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 PG_ADMIN_URL = os.environ.get("KEEL_TEST_PG_ADMIN", "postgres://postgres@127.0.0.1:5432/postgres")
-TEST_REDIS_URL = os.environ.get("KEEL_TEST_REDIS", "redis://127.0.0.1:6379/14")
+TEST_REDIS_BASE = os.environ.get("KEEL_TEST_REDIS", "redis://127.0.0.1:6379")
+# Each deployment gets a Redis database of its own (1..12; 0 is the developer's,
+# 13 the in-process tests'), so one deployment's workers never eat another's tasks.
+_redis_dbs = iter(__import__("itertools").cycle(range(1, 13)))
 LOGS = ROOT / "tests" / "artifacts" / "logs"
 
 
@@ -75,6 +78,12 @@ class Keel:
         self.workers.append(proc)
         self.procs.append(proc)
         _wait_for_worker(self.env, f"{name}@{socket.gethostname()}")
+        return proc
+
+    def beat_start(self) -> subprocess.Popen:
+        proc = _spawn([PYTHON, "-m", "celery", "-A", "config", "beat", "-l", "warning",
+                       "-s", str(LOGS / f"beat-{uuid.uuid4().hex[:6]}.schedule")], self.env, "beat")
+        self.procs.append(proc)
         return proc
 
     def stop(self) -> None:
@@ -135,8 +144,9 @@ def keel_start(mode: str, tmp_path: Path, extra_env: dict[str, str] | None = Non
                 "KEEL_CHANNEL_PREFIX": f"keel-test-{uuid.uuid4().hex[:8]}"})
     if mode == "production":
         env["DATABASE_URL"] = pg_database_create()
-        env["REDIS_URL"] = TEST_REDIS_URL
-        redis_flush(TEST_REDIS_URL)
+        env["REDIS_URL"] = f"{TEST_REDIS_BASE}/{next(_redis_dbs)}"
+        env["KEEL_QUEUE"] = f"keel-{uuid.uuid4().hex[:8]}"
+        redis_flush(env["REDIS_URL"])
     elif mode == "embedded":
         env["KEEL_SQLITE_PATH"] = str(tmp_path / "keel.sqlite3")
     else:
@@ -195,3 +205,54 @@ class Session:
                 return resp.status, json.loads(resp.read() or b"null")
         except urllib.error.HTTPError as err:
             return err.code, json.loads(err.read() or b"null")
+
+
+class Api:
+    """A token-authenticated JSON client, as a script would use the API."""
+
+    def __init__(self, base_url: str, username: str, password: str = "keel-demo"):
+        import json
+
+        self.base_url = base_url
+        req = urllib.request.Request(base_url + "/api/v1/auth/token/", method="POST",
+                                     data=json.dumps({"username": username, "password": password}).encode(),
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            self.token = json.loads(resp.read())["token"]
+
+    def request(self, method: str, path: str, body: dict | None = None,
+                headers: dict[str, str] | None = None) -> tuple[int, dict]:
+        import json
+
+        req = urllib.request.Request(self.base_url + path, method=method,
+                                     data=json.dumps(body).encode() if body is not None else None,
+                                     headers={"Authorization": f"Token {self.token}",
+                                              "Content-Type": "application/json", **(headers or {})})
+        try:
+            with urllib.request.urlopen(req, timeout=60) as resp:
+                return resp.status, json.loads(resp.read() or b"null")
+        except urllib.error.HTTPError as err:
+            raw = err.read()
+            try:
+                return err.code, json.loads(raw or b"null")
+            except ValueError:
+                return err.code, {"raw": raw.decode(errors="replace")}
+
+    def get(self, path: str) -> dict:
+        status, body = self.request("GET", path)
+        assert status == 200, (status, body)
+        return body
+
+    def post(self, path: str, body: dict | None = None) -> tuple[int, dict]:
+        return self.request("POST", path, body or {})
+
+    def wait_for_run(self, run_id: str, statuses: set[str], timeout: float = 60) -> dict:
+        deadline = time.monotonic() + timeout
+        run = {}
+        while time.monotonic() < deadline:
+            run = self.get(f"/api/v1/runs/{run_id}/")
+            if run["status"] in statuses:
+                return run
+            time.sleep(0.1)
+        raise AssertionError(f"run {run_id} did not reach {statuses} in {timeout} s: {run.get('status')} "
+                             f"{run.get('status_reason')} {[(n['key'], n['status']) for n in run.get('nodes', [])]}")

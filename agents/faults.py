@@ -1,0 +1,24 @@
+"""Fault injection at named points around each tool call, for the recovery tests.
+
+Off unless KEEL_FAULTS is set, e.g.
+    KEEL_FAULTS="import_template.after=sleep:30,snapshot_payroll_groups.before=sleep:0.3"
+`<tool>.before` runs before the tool's call, `<tool>.after` after the system of
+record answered and before the node's completion is written — the window in
+which a killed worker must lose nothing and duplicate nothing."""
+import os
+import time
+
+
+def fault_point(name: str) -> None:
+    spec = os.environ.get("KEEL_FAULTS", "")
+    if not spec:
+        return
+    for rule in spec.split(","):
+        point, _, action = rule.strip().partition("=")
+        if point != name:
+            continue
+        kind, _, arg = action.partition(":")
+        if kind == "sleep":
+            time.sleep(float(arg))
+        elif kind == "fail":
+            raise RuntimeError(f"injected fault at {name}")

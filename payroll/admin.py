@@ -1,0 +1,45 @@
+from django.contrib import admin
+
+from .models import Employee, GroupItem, IdempotencyRecord, PayrollGroup, PayrollTemplate, Snapshot, TemplateItem
+
+
+class TemplateItemInline(admin.TabularInline):
+    model = TemplateItem
+    extra = 0
+
+
+@admin.register(PayrollTemplate)
+class PayrollTemplateAdmin(admin.ModelAdmin):
+    list_display = ["code", "version", "name", "name_zh", "region", "pay_frequency", "currency"]
+    list_filter = ["region", "pay_frequency"]
+    inlines = [TemplateItemInline]
+
+
+class GroupItemInline(admin.TabularInline):
+    model = GroupItem
+    extra = 0
+
+
+@admin.register(PayrollGroup)
+class PayrollGroupAdmin(admin.ModelAdmin):
+    list_display = ["name", "tenant", "template", "template_version", "created_at"]
+    list_filter = ["tenant"]
+    inlines = [GroupItemInline]
+
+
+@admin.register(Employee)
+class EmployeeAdmin(admin.ModelAdmin):
+    list_display = ["employee_no", "name", "tenant", "department", "location", "group"]
+    list_filter = ["tenant", "location", "department"]
+
+
+@admin.register(Snapshot)
+class SnapshotAdmin(admin.ModelAdmin):
+    list_display = ["label", "tenant", "checksum", "created_at"]
+    list_filter = ["tenant"]
+
+
+@admin.register(IdempotencyRecord)
+class IdempotencyRecordAdmin(admin.ModelAdmin):
+    list_display = ["operation", "key", "tenant", "state", "response_status", "expires_at", "created_at"]
+    list_filter = ["tenant", "operation", "state"]

@@ -1,0 +1,165 @@
+"""Tenant-scoped reads of the payroll system of record, and the read-only pieces the
+services and the approval card share (configuration, checksum, import diff)."""
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+from decimal import Decimal
+from typing import Any
+
+from django.db.models import Prefetch, QuerySet
+
+from config.api import NotFound
+
+from .models import Employee, GroupItem, PayrollGroup, PayrollTemplate, Snapshot, TemplateItem
+
+# Functions a formula may call; everything else must be a declared variable or an earlier item.
+FORMULA_FUNCTIONS = frozenset({"min", "max", "round", "abs"})
+
+
+# --- Catalog (global) --------------------------------------------------------------
+
+def templates_all() -> QuerySet[PayrollTemplate]:
+    return PayrollTemplate.objects.prefetch_related("items")
+
+
+def template_get(template_id: int) -> PayrollTemplate:
+    try:
+        return templates_all().get(pk=template_id)
+    except PayrollTemplate.DoesNotExist:
+        raise NotFound(f"No payroll template with id {template_id}; list them at /api/v1/payroll/templates/.",
+                       code="template_not_found")
+
+
+# --- Tenant data ------------------------------------------------------------------------
+
+def groups_for(tenant_id: int) -> QuerySet[PayrollGroup]:
+    return (PayrollGroup.objects.filter(tenant_id=tenant_id).select_related("template")
+            .prefetch_related("items", Prefetch("employees", queryset=Employee.objects.order_by("employee_no"))))
+
+
+def group_get(tenant_id: int, group_id: int) -> PayrollGroup:
+    try:
+        return groups_for(tenant_id).get(pk=group_id)
+    except PayrollGroup.DoesNotExist:
+        # Another tenant's id and a missing id answer the same: nothing leaks.
+        raise NotFound("No such payroll group.", code="group_not_found")
+
+
+def employees_for(tenant_id: int) -> QuerySet[Employee]:
+    return Employee.objects.filter(tenant_id=tenant_id).select_related("group")
+
+
+def employee_get(tenant_id: int, employee_id: int) -> Employee:
+    try:
+        return employees_for(tenant_id).get(pk=employee_id)
+    except Employee.DoesNotExist:
+        raise NotFound("No such employee.", code="employee_not_found")
+
+
+def snapshots_for(tenant_id: int) -> QuerySet[Snapshot]:
+    return Snapshot.objects.filter(tenant_id=tenant_id)
+
+
+def snapshot_get(tenant_id: int, snapshot_id: int) -> Snapshot:
+    try:
+        return snapshots_for(tenant_id).get(pk=snapshot_id)
+    except Snapshot.DoesNotExist:
+        raise NotFound("No such snapshot.", code="snapshot_not_found")
+
+
+# --- Configuration and checksum ---------------------------------------------------------
+
+def rate_text(rate: Decimal | None) -> str | None:
+    # One spelling for a rate whatever the database hands back (0.08 vs 0.080000).
+    return None if rate is None else format(Decimal(rate).quantize(Decimal("0.000001")), "f")
+
+
+def item_as_dict(item: GroupItem | TemplateItem) -> dict[str, Any]:
+    return {"position": item.position, "code": item.code, "name": item.name, "kind": item.kind,
+            "rate": rate_text(item.rate), "base": item.base, "formula": item.formula}
+
+
+def configuration_of(*, tenant_id: int) -> dict[str, Any]:
+    """The tenant's groups, their items and employee assignments, in canonical order."""
+    groups = []
+    for group in PayrollGroup.objects.filter(tenant_id=tenant_id).order_by("id"):
+        groups.append({
+            "id": str(group.id), "name": group.name,
+            "template_id": None if group.template_id is None else str(group.template_id),
+            "template_version": group.template_version, "variables": list(group.variables),
+            "items": [item_as_dict(i) for i in GroupItem.objects.filter(group=group).order_by("position", "code")],
+        })
+    # Only assignments: an employee hired later, in no group, does not change the configuration.
+    assignments = [{"employee_id": str(e_id), "group_id": str(g_id)} for e_id, g_id in
+                   Employee.objects.filter(tenant_id=tenant_id, group__isnull=False).order_by("id")
+                   .values_list("id", "group_id")]
+    return {"groups": groups, "assignments": assignments}
+
+
+def checksum_of(configuration: dict[str, Any]) -> str:
+    canonical = json.dumps(configuration, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def configuration_checksum(*, tenant_id: int) -> str:
+    """sha256 of the canonical serialisation of the tenant's payroll configuration."""
+    return checksum_of(configuration_of(tenant_id=tenant_id))
+
+
+# --- Formulas -------------------------------------------------------------------------------
+
+def formula_problem(*, formula: str, base: str, known: set[str]) -> str | None:
+    """Why an item cannot be created with the names known so far, or None."""
+    if base and base not in known:
+        return f"its base '{base}' is not a declared variable"
+    if not formula:
+        return None
+    try:
+        tree = ast.parse(formula, mode="eval")
+    except SyntaxError:
+        return f"its formula '{formula}' is not a valid expression"
+    allowed = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Call, ast.Name, ast.Load, ast.Constant,
+               ast.operator, ast.unaryop)
+    for node in ast.walk(tree):
+        if not isinstance(node, allowed):
+            return f"its formula '{formula}' uses a construct formulas may not use"
+        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name)
+                                               and node.func.id in FORMULA_FUNCTIONS):
+            return f"its formula '{formula}' calls a function formulas may not call"
+        if isinstance(node, ast.Name) and node.id not in known and node.id not in FORMULA_FUNCTIONS:
+            return f"its formula references the unknown variable '{node.id}'"
+    return None
+
+
+# --- Import diff --------------------------------------------------------------------------------
+
+def import_diff(*, tenant_id: int, template_id: int, group_name: str) -> dict[str, Any]:
+    """What importing `template_id` as `group_name` would change, without changing it.
+
+    Lists the group and the items the import creates, and the problems that would
+    stop it (a group of that name already exists; an item the import would refuse).
+    """
+    template = template_get(template_id)
+    group_name = group_name.strip()
+    problems: list[dict[str, str]] = []
+    if PayrollGroup.objects.filter(tenant_id=tenant_id, name=group_name).exists():
+        problems.append({"item": "", "message": f"A payroll group named '{group_name}' already exists."})
+    known = set(template.variables)
+    items = []
+    for item in template.items.order_by("position"):
+        problem = formula_problem(formula=item.formula, base=item.base, known=known)
+        if problem:
+            problems.append({"item": item.code, "message": f"Item '{item.name}' ({item.code}): {problem}."})
+        known.add(item.code)
+        items.append({"change": "create", **item_as_dict(item)})
+    return {
+        "template": {"id": str(template.id), "code": template.code, "version": template.version,
+                     "name": template.name, "name_zh": template.name_zh},
+        "groups": [{"change": "create", "name": group_name, "template_id": str(template.id),
+                    "template_version": template.version}],
+        "items": items,
+        "problems": problems,
+        "checksum_before": configuration_checksum(tenant_id=tenant_id),
+    }

@@ -1,0 +1,11 @@
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("", views.payroll_home, name="payroll-home"),
+    path("templates/", views.template_catalog, name="payroll-templates"),
+    path("groups/<int:group_id>/", views.group_detail, name="payroll-group"),
+    path("employees/<int:employee_id>/", views.employee_detail, name="payroll-employee"),
+    path("snapshots/<int:snapshot_id>/", views.snapshot_detail, name="payroll-snapshot"),
+]

@@ -1,0 +1,135 @@
+"""Writes of the policy app: the cached answer service and the demo corpus."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from datetime import date
+from decimal import Decimal
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+
+from agents.llm import ModelError, backend_get
+from agents.llm.builtin import MODEL as BUILTIN_MODEL
+from tenants.models import Tenant
+
+from .models import LineRole, PolicyAnswerCache, PolicyDocument, PolicyLine, PolicyVersion
+from .selectors import corpus_version
+from .workflow import graph_load, policy_graph_walk
+
+# Bump when retrieval, verification or composition change meaning; the graph's own
+# digest and the caps are part of the processing version too.
+PROCESSING_VERSION = "ka5-host-1"
+CACHEABLE_STATES = {"ANSWERED", "ABSTAINED"}  # a STOPPED walk (timeout, cap) may go otherwise next time
+
+
+def _model_identity() -> str:
+    try:
+        backend = backend_get().name
+    except ModelError:
+        return "invalid-backend"
+    model = BUILTIN_MODEL if backend == "builtin" else os.environ.get("KEEL_LLM_MODEL", "")
+    return f"{backend}/{model}"
+
+
+def processing_version(*, max_transitions: int, max_model_calls: int) -> str:
+    graph = graph_load()
+    return (f"{PROCESSING_VERSION}:{graph.version}:{graph.digest[:12]}:t{max_transitions}:m{max_model_calls}:"
+            f"{_model_identity()}")
+
+
+def answer_cache_key(*, tenant: Tenant, question: str, on_date: date, topic: str, lang: str,
+                     corpus: str, processing: str) -> str:
+    normalized = " ".join(question.split()).casefold()
+    parts = [tenant.id, normalized, on_date.isoformat(), topic, lang, corpus, processing]
+    return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode()).hexdigest()
+
+
+def policy_answer(*, tenant: Tenant, question: str, on_date: date, topic: str, lang: str,
+                  max_transitions: int | None = None, max_model_calls: int | None = None,
+                  use_cache: bool | None = None) -> dict[str, Any]:
+    """Answer a policy question through the exact graph, reusing a cached terminal answer
+    when question, date, topic, language, corpus version, processing version and tenant
+    all match. The scripted backend skips the cache by default, so that a replay makes
+    the same model calls as the recorded run. A cached result says `cached: true`; its
+    path and model_calls describe the walk that produced it.
+
+    No transaction wraps the walk: it may wait on a model, and must not hold a write lock."""
+    graph = graph_load()
+    max_transitions = graph.max_transitions if max_transitions is None else max_transitions
+    max_model_calls = graph.max_model_calls if max_model_calls is None else max_model_calls
+    corpus = corpus_version(tenant=tenant, topic=topic)
+    processing = processing_version(max_transitions=max_transitions, max_model_calls=max_model_calls)
+    if use_cache is None:
+        use_cache = not processing.split(":")[-1].startswith("scripted/")
+    key = answer_cache_key(tenant=tenant, question=question, on_date=on_date, topic=topic, lang=lang,
+                           corpus=corpus, processing=processing)
+    if use_cache:
+        cached = PolicyAnswerCache.objects.filter(tenant=tenant, key=key).first()
+        if cached is not None:
+            PolicyAnswerCache.objects.filter(pk=cached.pk).update(hits=F("hits") + 1)
+            return {**cached.result, "cached": True}
+    result = policy_graph_walk(tenant=tenant, question=question, on_date=on_date, topic=topic, lang=lang,
+                               max_transitions=max_transitions, max_model_calls=max_model_calls, graph=graph)
+    result.update({"corpus_version": corpus, "processing_version": processing, "cached": False})
+    if use_cache and result["state"] in CACHEABLE_STATES:
+        try:
+            with transaction.atomic():
+                PolicyAnswerCache.objects.create(
+                    tenant=tenant, key=key, question=question, on_date=on_date, topic=topic, lang=lang,
+                    corpus_version=corpus, processing_version=processing, result=result)
+        except IntegrityError:
+            pass  # a concurrent request cached the same answer first
+    return result
+
+
+# --- The demo corpus: seed 004's travel-v1 and travel-v2 ------------------------------------
+_UNIT_EN, _UNIT_ZH = "yuan per room per night", "元/间/晚"
+_BEIJING_LODGING = [["beijing", "北京", "peking"],
+                    ["lodging", "hotel", "accommodation", "room", "住宿", "酒店", "宾馆", "客房"]]
+TRAVEL_VERSIONS = [
+    {"label": "travel-v1", "effective_from": date(2025, 1, 1), "effective_to": date(2025, 12, 31), "replaces": None,
+     "amount": Decimal("600"),
+     "lines": {
+         "en": ["Lodging limits in this policy are stated in yuan per room per night.",
+                "This version applies from 2025-01-01 to 2025-12-31.",
+                "Beijing lodging: 600 yuan per room per night."],
+         "zh": ["本制度的住宿标准以元/间/晚（人民币元，每间每晚）计。",
+                "本版本适用于2025-01-01至2025-12-31。",
+                "北京住宿：600元/间/晚。"]}},
+    {"label": "travel-v2", "effective_from": date(2026, 1, 1), "effective_to": None, "replaces": "travel-v1",
+     "amount": Decimal("750"),
+     "lines": {
+         "en": ["Lodging limits in this policy are stated in yuan per room per night.",
+                "This version takes effect on 2026-01-01 and replaces travel-v1.",
+                "Beijing lodging: 750 yuan per room per night."],
+         "zh": ["本制度的住宿标准以元/间/晚（人民币元，每间每晚）计。",
+                "本版本自2026-01-01起生效，取代travel-v1。",
+                "北京住宿：750元/间/晚。"]}},
+]
+
+
+@transaction.atomic
+def policy_travel_seed(*, tenant: Tenant) -> PolicyDocument:
+    """Create or refresh the travel policy of seed 004 for one tenant. Idempotent."""
+    document, _ = PolicyDocument.objects.update_or_create(
+        tenant=tenant, topic="travel",
+        defaults={"title": "Travel and lodging policy", "authority": "Finance Committee"})
+    by_label: dict[str, PolicyVersion] = {}
+    for spec in TRAVEL_VERSIONS:
+        version, _ = PolicyVersion.objects.update_or_create(
+            document=document, label=spec["label"],
+            defaults={"effective_from": spec["effective_from"], "effective_to": spec["effective_to"],
+                      "replaces": by_label.get(spec["replaces"]) if spec["replaces"] else None})
+        by_label[spec["label"]] = version
+        for lang, texts in spec["lines"].items():
+            unit = _UNIT_ZH if lang == "zh" else _UNIT_EN
+            roles = [(LineRole.UNIT, None, unit, []), (LineRole.EFFECTIVE, None, "", []),
+                     (LineRole.AMOUNT, spec["amount"], unit, _BEIJING_LODGING)]
+            for number, (text, (role, amount, line_unit, terms)) in enumerate(zip(texts, roles), start=1):
+                PolicyLine.objects.update_or_create(
+                    version=version, lang=lang, number=number,
+                    defaults={"text": text, "role": role, "amount": amount, "unit": line_unit, "subject_terms": terms})
+    return document

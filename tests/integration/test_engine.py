@@ -1,0 +1,268 @@
+"""The engine on PostgreSQL + Redis + real `celery worker` processes (and the
+same flows in the embedded default). DESIGN.md §4 is the specification."""
+import threading
+from datetime import datetime
+
+import psycopg
+import pytest
+import redis
+
+from tests.support import Api, keel_start, keel_stop, process_group_kill
+
+REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
+FAST = {"KEEL_LEASE_SECONDS": "3", "KEEL_SWEEP_SECONDS": "1"}
+
+
+def start_run(alice: Api, **params) -> dict:
+    status, run = alice.post("/api/v1/runs/", {"blueprint": "payroll_group_setup",
+                                               "params": {"request": REQUEST, "group_name": "Shanghai Sales",
+                                                          **params}})
+    assert status == 201, run
+    return run
+
+
+def pending_approval(bob: Api, run_id: str) -> dict:
+    approvals = [a for a in bob.get("/api/v1/approvals/?status=pending")["results"] if a["run"] == run_id]
+    assert len(approvals) == 1, approvals
+    return approvals[0]
+
+
+def groups_named(keel, name: str) -> int:
+    if "DATABASE_URL" not in keel.env:
+        return len([g for g in Api(keel.base_url, "dora").get("/api/v1/payroll/groups/")["results"]
+                    if g["name"] == name])
+    with psycopg.connect(keel.env["DATABASE_URL"]) as conn:
+        return conn.execute("SELECT count(*) FROM payroll_payrollgroup WHERE name = %s", (name,)).fetchone()[0]
+
+
+def checksum(keel) -> str:
+    from tests.support import PYTHON, ROOT
+    import subprocess
+
+    out = subprocess.run([PYTHON, "-c", "import django; django.setup(); from payroll.services import "
+                          "configuration_checksum as c; from tenants.models import Tenant; "
+                          "print(c(tenant_id=Tenant.objects.get(slug='demo').id))"],
+                         cwd=ROOT, env=keel.env, capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def keel(tmp_path_factory):
+    # Payroll tools answer after 300 ms, as a remote system of record would: long
+    # enough that parallel nodes visibly overlap.
+    env = {**FAST, "KEEL_FAULTS": "snapshot_payroll_groups.before=sleep:0.3,match_salary_template.before=sleep:0.3"}
+    keel = keel_start("production", tmp_path_factory.mktemp("engine"), env)
+    keel.worker_start(concurrency=2)
+    keel.worker_start(concurrency=2)
+    keel.beat_start()
+    yield keel
+    keel_stop(keel)
+
+
+@pytest.fixture(scope="module")
+def apis(keel):
+    return Api(keel.base_url, "alice"), Api(keel.base_url, "bob")
+
+
+def test_the_happy_path_completes_through_one_approval_with_parallel_nodes(keel, apis):
+    alice, bob = apis
+    run = start_run(alice, group_name="Happy Path")
+    run = alice.wait_for_run(run["id"], {"awaiting_approval"})
+    approval = pending_approval(bob, run["id"])
+    assert approval["diff"]["groups"][0]["name"] == "Happy Path"
+    status, decided = bob.post(f"/api/v1/approvals/{approval['id']}/approve/", {"comment": "fine"})
+    assert status == 200 and decided["status"] == "approved"
+    run = alice.wait_for_run(run["id"], {"completed", "failed", "blocked", "rolled_back", "stopped"})
+    assert run["status"] == "completed", run["status_reason"]
+    nodes = {n["key"]: n for n in run["nodes"]}
+    match, snapshot = nodes["match"], nodes["snapshot"]
+    t = datetime.fromisoformat
+    assert t(match["started_at"]) < t(snapshot["finished_at"]) and t(snapshot["started_at"]) < t(match["finished_at"])
+    assert groups_named(keel, "Happy Path") == 1
+    # every transition of the run is on the timeline, gapless
+    events = alice.get(f"/api/v1/conversations/{run['conversation']}/events/?after=0")["results"]
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    assert sum(e["type"] in ("node.status", "run.status") for e in events) == run["transition_count"]
+
+
+def test_the_legacy_template_is_rolled_back_to_the_snapshot(keel, apis):
+    alice, bob = apis
+    before = checksum(keel)
+    run = start_run(alice, template_code="cn-sh-legacy-grade-2015", group_name="Legacy Grades")
+    alice.wait_for_run(run["id"], {"awaiting_approval"})
+    bob.post(f"/api/v1/approvals/{pending_approval(bob, run['id'])['id']}/approve/")
+    run = alice.wait_for_run(run["id"], {"completed", "failed", "rolled_back"})
+    assert run["status"] == "rolled_back", run["status_reason"]
+    assert groups_named(keel, "Legacy Grades") == 0
+    assert checksum(keel) == before
+
+
+def test_a_rejection_blocks_and_a_rejection_with_replan_plans_again(keel, apis):
+    alice, bob = apis
+    run = start_run(alice, group_name="Rejected")
+    alice.wait_for_run(run["id"], {"awaiting_approval"})
+    bob.post(f"/api/v1/approvals/{pending_approval(bob, run['id'])['id']}/reject/", {"comment": "no"})
+    run = alice.wait_for_run(run["id"], {"blocked"})
+    assert "rejected by bob" in run["status_reason"]
+
+    run = start_run(alice, group_name="Replanned")
+    alice.wait_for_run(run["id"], {"awaiting_approval"})
+    first = pending_approval(bob, run["id"])
+    bob.post(f"/api/v1/approvals/{first['id']}/reject/", {"comment": "not commission", "replan": True})
+    run = alice.wait_for_run(run["id"], {"awaiting_input", "awaiting_approval"})
+    assert run["plan_version"] == 2
+    if run["status"] == "awaiting_input":
+        status, run = alice.post(f"/api/v1/runs/{run['id']}/input/", {"answer": "Shanghai monthly salaried staff"})
+        assert status == 200
+        run = alice.wait_for_run(run["id"], {"awaiting_approval"})
+    second = pending_approval(bob, run["id"])
+    assert second["arguments"]["template_id"] != first["arguments"]["template_id"]
+    assert second["arguments"]["snapshot_id"] == first["arguments"]["snapshot_id"]
+
+
+def test_twenty_concurrent_approvals_give_one_decision_and_one_import(keel, apis):
+    alice, bob = apis
+    ada = Api(keel.base_url, "ada")
+    run = start_run(alice, group_name="Twenty Clicks")
+    alice.wait_for_run(run["id"], {"awaiting_approval"})
+    approval = pending_approval(bob, run["id"])
+    barrier, results = threading.Barrier(20), []
+
+    def click(client):
+        barrier.wait()
+        results.append(client.post(f"/api/v1/approvals/{approval['id']}/approve/")[0])
+
+    threads = [threading.Thread(target=click, args=(bob if i % 2 else ada,)) for i in range(20)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert sorted(results) == [200] + [409] * 19
+    run = alice.wait_for_run(run["id"], {"completed", "failed"})
+    assert run["status"] == "completed"
+    assert groups_named(keel, "Twenty Clicks") == 1
+
+
+def test_waiting_runs_hold_no_worker_slot(tmp_path):
+    keel = keel_start("production", tmp_path, FAST)
+    try:
+        keel.worker_start(concurrency=1)
+        keel.beat_start()
+        alice, bob = Api(keel.base_url, "alice"), Api(keel.base_url, "bob")
+        waiting = [start_run(alice, group_name=f"Waiting {i}") for i in range(3)]
+        for run in waiting:
+            alice.wait_for_run(run["id"], {"awaiting_approval"})
+        fourth = start_run(alice, group_name="Fourth")
+        alice.wait_for_run(fourth["id"], {"awaiting_approval"})
+        bob.post(f"/api/v1/approvals/{pending_approval(bob, fourth['id'])['id']}/approve/")
+        assert alice.wait_for_run(fourth["id"], {"completed", "failed"})["status"] == "completed"
+        assert all(alice.get(f"/api/v1/runs/{r['id']}/")["status"] == "awaiting_approval" for r in waiting)
+    finally:
+        keel_stop(keel)
+
+
+def test_an_approval_expires_without_any_request(tmp_path):
+    keel = keel_start("production", tmp_path, {**FAST, "KEEL_APPROVAL_DEADLINE_SECONDS": "2"})
+    try:
+        keel.worker_start(concurrency=2)
+        keel.beat_start()
+        alice, bob = Api(keel.base_url, "alice"), Api(keel.base_url, "bob")
+        run = start_run(alice, group_name="Expiring")
+        run = alice.wait_for_run(run["id"], {"awaiting_approval"})
+        approval = [a for a in bob.get("/api/v1/approvals/")["results"] if a["run"] == run["id"]][0]
+        # nobody does anything: the sweeper expires it
+        run = alice.wait_for_run(run["id"], {"blocked"}, timeout=20)
+        assert "expired" in run["status_reason"]
+        status, body = bob.post(f"/api/v1/approvals/{approval['id']}/approve/")
+        assert status == 409 and body["status"] == "expired"
+        assert groups_named(keel, "Expiring") == 0
+    finally:
+        keel_stop(keel)
+
+
+def test_a_worker_killed_after_the_import_wrote_loses_nothing_and_duplicates_nothing(tmp_path):
+    keel = keel_start("production", tmp_path, FAST)
+    try:
+        doomed_env = {**keel.env, "KEEL_FAULTS": "import_template.after=sleep:60"}
+        healthy_env = keel.env
+        keel.env = doomed_env
+        doomed = keel.worker_start(concurrency=1)
+        keel.env = healthy_env
+        keel.beat_start()
+        alice, bob = Api(keel.base_url, "alice"), Api(keel.base_url, "bob")
+        run = start_run(alice, group_name="Survivor")
+        alice.wait_for_run(run["id"], {"awaiting_approval"})
+        bob.post(f"/api/v1/approvals/{pending_approval(bob, run['id'])['id']}/approve/")
+        _wait(lambda: groups_named(keel, "Survivor") == 1, "the import to write its group")
+        assert alice.get(f"/api/v1/runs/{run['id']}/")["status"] == "running"  # the node has not completed
+        process_group_kill(doomed)  # SIGKILL to the worker and its pool children
+        keel.worker_start(concurrency=1)
+        run = alice.wait_for_run(run["id"], {"completed", "failed"}, timeout=60)
+        assert run["status"] == "completed", run["status_reason"]
+        assert groups_named(keel, "Survivor") == 1
+        assert {n["key"]: n["attempts"] for n in run["nodes"]}["import"] == 2
+    finally:
+        keel_stop(keel)
+
+
+def test_a_run_finishes_from_the_database_alone_after_the_broker_is_flushed(tmp_path):
+    keel = keel_start("production", tmp_path, FAST)
+    try:
+        first = keel.worker_start(concurrency=2)
+        alice, bob = Api(keel.base_url, "alice"), Api(keel.base_url, "bob")
+        run = start_run(alice, group_name="From The Database")
+        alice.wait_for_run(run["id"], {"awaiting_approval"})
+        process_group_kill(first)  # every worker stopped
+        bob.post(f"/api/v1/approvals/{pending_approval(bob, run['id'])['id']}/approve/")
+        redis.Redis.from_url(keel.env["REDIS_URL"]).flushdb()  # the dispatch is gone with the broker
+        keel.worker_start(concurrency=2)
+        keel.beat_start()
+        run = alice.wait_for_run(run["id"], {"completed", "failed"}, timeout=60)
+        assert run["status"] == "completed", run["status_reason"]
+        assert groups_named(keel, "From The Database") == 1
+    finally:
+        keel_stop(keel)
+
+
+def test_a_tampered_template_id_is_a_provenance_block(keel, apis):
+    alice, bob = apis
+    run = start_run(alice, group_name="Genuine")
+    run = alice.wait_for_run(run["id"], {"awaiting_approval"})
+    real = next(s["value"] for s in run["state"] if s["key"] == "template_id")
+    tampered = real[:-1] + str((int(real[-1]) + 1) % 10)  # one digit off: still a valid-looking 64-bit id
+    bad = start_run(alice, group_name="Tampered", template_id=tampered)
+    bad = alice.wait_for_run(bad["id"], {"blocked", "failed"})
+    assert "provenance block on template_id" in bad["status_reason"]
+    assert not [a for a in bob.get("/api/v1/approvals/")["results"] if a["run"] == bad["id"]]
+    assert groups_named(keel, "Tampered") == 0
+
+
+def _wait(predicate, what: str, timeout: float = 30) -> None:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def embedded(tmp_path):
+    keel = keel_start("embedded", tmp_path, FAST)
+    yield keel
+    keel_stop(keel)
+
+
+def test_the_same_flows_work_in_the_embedded_default(embedded):
+    alice, bob = Api(embedded.base_url, "alice"), Api(embedded.base_url, "bob")
+    run = start_run(alice, group_name="Embedded")
+    alice.wait_for_run(run["id"], {"awaiting_approval"})
+    bob.post(f"/api/v1/approvals/{pending_approval(bob, run['id'])['id']}/approve/")
+    assert alice.wait_for_run(run["id"], {"completed", "failed"})["status"] == "completed"
+    legacy = start_run(alice, template_code="cn-sh-legacy-grade-2015", group_name="Embedded Legacy")
+    alice.wait_for_run(legacy["id"], {"awaiting_approval"})
+    bob.post(f"/api/v1/approvals/{pending_approval(bob, legacy['id'])['id']}/approve/")
+    assert alice.wait_for_run(legacy["id"], {"rolled_back", "failed"})["status"] == "rolled_back"
+    assert groups_named(embedded, "Embedded") == 1 and groups_named(embedded, "Embedded Legacy") == 0
