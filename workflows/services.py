@@ -36,16 +36,19 @@ def run_start(*, membership: Membership, blueprint: str, params: dict[str, Any],
         title = params.get("group_name") or BLUEPRINTS[blueprint]["title"]
         conversation = conversation_create(tenant_id=membership.tenant_id, user_id=membership.user_id, title=title)
         conversation_id = conversation.id
+    specs = blueprint_nodes(blueprint, params)
+    # Every node passes through at most ~4 transitions on a good day; the cap stops a
+    # run that loops (replans, retries) long before it can run away.
+    caps = {"transition_cap": 10 * len(specs) + 40, **(caps or {})}
     run = Run.objects.create(tenant_id=membership.tenant_id, conversation_id=conversation_id,
                              created_by_id=membership.user_id, blueprint=blueprint, params=params,
-                             control=Control.EXECUTOR, **(caps or {}))
+                             control=Control.EXECUTOR, **caps)
     title = blueprint_get(blueprint)["title"]
     activity = activity_open(conversation_id=conversation_id, kind=Activity.Kind.RUN, run_id=run.id,
                              title=f"{title}: {params.get('group_name', '')}".strip(": "),
                              summary=f"Started {title.lower()}.")
     Run.objects.filter(id=run.id).update(activity=activity)
     run.activity = activity
-    specs = blueprint_nodes(blueprint, params)
     _plan_write(run, version=1, reason="initial plan", specs=specs, activity_id=activity.id)
     event_append(conversation_id=conversation_id, run_id=run.id, type="run.started",
                  data={"blueprint": blueprint, "plan_version": 1, "nodes": [s["key"] for s in specs]})

@@ -38,3 +38,14 @@ def sweep() -> dict:
 
     expired = approvals_expire_overdue(now=now)
     return {"leases": len(expired_leases), "undispatched": len(undispatched), "approvals_expired": expired}
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def baseline_hop(key: str, index: int) -> None:
+    """The benchmarks' baseline: a raw Celery task that only notes when it ran."""
+    import time
+
+    import redis
+    from django.conf import settings
+
+    redis.Redis.from_url(settings.REDIS_URL).rpush(key, f"{index}:{time.time()}")

@@ -1,0 +1,59 @@
+"""Shared set-up for the benchmarks: a production-topology Keel (PostgreSQL,
+Redis, N `celery worker` processes) started from scratch, as the tests do."""
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.support import Api, keel_start, keel_stop  # noqa: E402
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    k = (len(ordered) - 1) * p / 100
+    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def summary(values: list[float]) -> dict:
+    return {"p50": percentile(values, 50), "p99": percentile(values, 99), "mean": statistics.fmean(values),
+            "n": len(values)}
+
+
+def deployment(workers: int = 2, concurrency: int = 2, env: dict | None = None):
+    keel = keel_start("production", Path(tempfile.mkdtemp(prefix="keel-bench-")),
+                      {"KEEL_LOG_LEVEL": "WARNING", **(env or {})})
+    for _ in range(workers):
+        keel.worker_start(concurrency=concurrency)
+    return keel
+
+
+def celery_client(keel):
+    """A Celery app configured like the deployment, to send raw baseline tasks."""
+    os.environ.update({k: keel.env[k] for k in ("DATABASE_URL", "REDIS_URL", "KEEL_QUEUE")})
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    from config.celery import app
+
+    return app
+
+
+def wait(predicate, timeout: float = 300, what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.02)
+    raise TimeoutError(what)
+
+
+__all__ = ["Api", "keel_start", "keel_stop", "deployment", "celery_client", "summary", "percentile", "wait"]

@@ -1,0 +1,104 @@
+"""Per-hop overhead of a chain of 50 no-op DAG nodes against a raw Celery chain
+hop, measured in the same run on the same workers (PostgreSQL + Redis, 2 worker
+processes). Reports both executor modes: every hop through the broker, and
+"in place" (a node that leaves exactly one ready successor runs it on the same
+worker). Ends with one JSON line.
+
+    DATABASE_URL/REDIS_URL are not needed: it starts its own deployment.
+    .venv/bin/python bench/dag_hop.py [--n 50] [--rounds 3]
+"""
+import argparse
+import json
+import time
+import uuid
+
+from common import Api, celery_client, deployment, keel_stop, summary, wait
+
+
+def raw_chain_hops(app, redis_url: str, n: int) -> list[float]:
+    import redis
+    from celery import chain
+
+    from workflows.tasks import baseline_hop
+
+    key = f"bench:{uuid.uuid4().hex}"
+    r = redis.Redis.from_url(redis_url)
+    chain(*[baseline_hop.si(key, i) for i in range(n)]).apply_async()
+    wait(lambda: r.llen(key) >= n, what="raw chain")
+    stamps = sorted(float(v.decode().split(":")[1]) for v in r.lrange(key, 0, -1))
+    r.delete(key)
+    return [(b - a) * 1000 for a, b in zip(stamps, stamps[1:])]
+
+
+def dag_chain_hops(alice: Api, n: int) -> tuple[list[float], dict]:
+    from django.db.models import Min
+
+    from workflows.models import Node, Transition
+
+    status, run = alice.post("/api/v1/runs/", {"blueprint": "noop_chain", "params": {"n": n}})
+    assert status == 201, run
+    alice.wait_for_run(run["id"], {"completed", "failed", "stopped"}, timeout=300)
+    nodes = list(Node.objects.filter(run_id=int(run["id"])).order_by("started_at"))
+    hops = [(b.started_at - a.started_at).total_seconds() * 1000 for a, b in zip(nodes, nodes[1:])]
+    # Where a hop's time goes: the node's own work (claim → complete, inside one
+    # worker) and the gap from the predecessor's completion to this node's claim.
+    at = {}
+    for t in Transition.objects.filter(run_id=int(run["id"]), node__isnull=False).values("node_id", "to_status", "at"):
+        at.setdefault(t["node_id"], {})[t["to_status"]] = t["at"]
+    work, gap = [], []
+    for a, b in zip(nodes, nodes[1:]):
+        work.append((at[b.id]["completed"] - at[b.id]["in_progress"]).total_seconds() * 1000)
+        gap.append((at[b.id]["in_progress"] - at[a.id]["completed"]).total_seconds() * 1000)
+    return hops, {"node_work_ms": summary(work), "completion_to_next_claim_ms": summary(gap)}
+
+
+def measure(in_place: bool, n: int, rounds: int) -> dict:
+    keel = deployment(workers=2, concurrency=2, env={"KEEL_IN_PLACE": "1" if in_place else "0"})
+    try:
+        app = celery_client(keel)
+        alice = Api(keel.base_url, "alice")
+        raw_chain_hops(app, keel.env["REDIS_URL"], 10)  # warm up both paths
+        dag_chain_hops(alice, 5)
+        raw, dag, breakdown = [], [], {}
+        for _ in range(rounds):
+            raw += raw_chain_hops(app, keel.env["REDIS_URL"], n)
+            hops, breakdown = dag_chain_hops(alice, n)
+            dag += hops
+        return {"raw": summary(raw), "dag": summary(dag), "breakdown": breakdown}
+    finally:
+        keel_stop(keel)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--n", type=int, default=50)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    results = {}
+    for mode, in_place in (("broker", False), ("in_place", True)):
+        started = time.perf_counter()
+        m = measure(in_place, args.n, args.rounds)
+        results[mode] = m
+        print(f"[{mode}] raw Celery chain hop p50 {m['raw']['p50']:.2f} ms p99 {m['raw']['p99']:.2f} ms | "
+              f"DAG hop p50 {m['dag']['p50']:.2f} ms p99 {m['dag']['p99']:.2f} ms | "
+              f"ratio p50 {m['dag']['p50'] / m['raw']['p50']:.2f}x p99 {m['dag']['p99'] / m['raw']['p99']:.2f}x "
+              f"({time.perf_counter() - started:.0f} s)")
+        b = m["breakdown"]
+        print(f"         hop breakdown: node work (claim→complete) p50 {b['node_work_ms']['p50']:.2f} ms; "
+              f"completion→next claim p50 {b['completion_to_next_claim_ms']['p50']:.2f} ms")
+    broker, in_place = results["broker"], results["in_place"]
+    print(json.dumps({
+        "n": args.n, "rounds": args.rounds,
+        "raw_p50_ms": round(broker["raw"]["p50"], 3), "raw_p99_ms": round(broker["raw"]["p99"], 3),
+        "dag_p50_ms": round(broker["dag"]["p50"], 3), "dag_p99_ms": round(broker["dag"]["p99"], 3),
+        "p50_ratio": round(broker["dag"]["p50"] / broker["raw"]["p50"], 3),
+        "p99_ratio": round(broker["dag"]["p99"] / broker["raw"]["p99"], 3),
+        "in_place_dag_p50_ms": round(in_place["dag"]["p50"], 3),
+        "in_place_dag_p99_ms": round(in_place["dag"]["p99"], 3),
+        "in_place_p50_ratio": round(in_place["dag"]["p50"] / in_place["raw"]["p50"], 3),
+        "in_place_p99_ratio": round(in_place["dag"]["p99"] / in_place["raw"]["p99"], 3),
+    }))
+
+
+if __name__ == "__main__":
+    main()
