@@ -58,6 +58,10 @@ class Tool:
     compensation: str | None = None
     needs_approval: bool = False
     read_only: bool = True
+    # Claim, call and completion in ONE transaction: only for tools with no side
+    # effects and no model call. A crash rolls the whole step back to ready, and
+    # the sweeper runs it again; a hop then costs one commit.
+    inline: bool = False
     accept: Callable[[ToolContext, dict[str, Any], dict[str, Any]], list[Acceptance]] | None = None
     summary: Callable[[dict[str, Any]], str] | None = None  # business-safe, never an id
 
@@ -110,6 +114,8 @@ def registry_problems() -> list[str]:
                 problems.append(f"tool {tool.name} consumes {key!r}, which no registered tool produces")
         if tool.compensation and tool.compensation not in TOOLS:
             problems.append(f"tool {tool.name} names compensation {tool.compensation!r}, which is not registered")
+        if tool.inline and (tool.side_effects or tool.needs_approval):
+            problems.append(f"tool {tool.name} is inline but has side effects or needs approval")
         if tool.side_effects and not tool.read_only and tool.needs_approval and not tool.compensation:
             problems.append(f"tool {tool.name} has approved side effects but no compensation tool")
     return problems

@@ -9,7 +9,6 @@ worker). Ends with one JSON line.
 """
 import argparse
 import json
-import time
 import uuid
 
 from common import Api, celery_client, deployment, keel_stop, summary, wait
@@ -52,21 +51,26 @@ def dag_chain_hops(alice: Api, n: int) -> tuple[list[float], dict]:
     return hops, {"node_work_ms": summary(work), "completion_to_next_claim_ms": summary(gap)}
 
 
-def measure(in_place: bool, n: int, rounds: int) -> dict:
-    keel = deployment(workers=2, concurrency=2, env={"KEEL_IN_PLACE": "1" if in_place else "0"})
-    try:
-        app = celery_client(keel)
-        alice = Api(keel.base_url, "alice")
-        raw_chain_hops(app, keel.env["REDIS_URL"], 10)  # warm up both paths
-        dag_chain_hops(alice, 5)
-        raw, dag, breakdown = [], [], {}
-        for _ in range(rounds):
-            raw += raw_chain_hops(app, keel.env["REDIS_URL"], n)
-            hops, breakdown = dag_chain_hops(alice, n)
-            dag += hops
-        return {"raw": summary(raw), "dag": summary(dag), "breakdown": breakdown}
-    finally:
-        keel_stop(keel)
+def measure(keel, in_place: bool, n: int, rounds: int) -> dict:
+    """Fresh workers for the mode (the executor reads KEEL_IN_PLACE), same database and broker."""
+    from tests.support import process_group_kill
+
+    for worker in keel.workers:
+        process_group_kill(worker)
+    keel.workers.clear()
+    keel.env["KEEL_IN_PLACE"] = "1" if in_place else "0"
+    keel.worker_start(concurrency=2)
+    keel.worker_start(concurrency=2)
+    app = celery_client(keel)
+    alice = Api(keel.base_url, "alice")
+    raw_chain_hops(app, keel.env["REDIS_URL"], 10)  # warm up both paths
+    dag_chain_hops(alice, 5)
+    raw, dag, breakdown = [], [], {}
+    for _ in range(rounds):
+        raw += raw_chain_hops(app, keel.env["REDIS_URL"], n)
+        hops, breakdown = dag_chain_hops(alice, n)
+        dag += hops
+    return {"raw": summary(raw), "dag": summary(dag), "breakdown": breakdown}
 
 
 def main() -> None:
@@ -75,17 +79,26 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     results = {}
-    for mode, in_place in (("broker", False), ("in_place", True)):
-        started = time.perf_counter()
-        m = measure(in_place, args.n, args.rounds)
-        results[mode] = m
-        print(f"[{mode}] raw Celery chain hop p50 {m['raw']['p50']:.2f} ms p99 {m['raw']['p99']:.2f} ms | "
-              f"DAG hop p50 {m['dag']['p50']:.2f} ms p99 {m['dag']['p99']:.2f} ms | "
-              f"ratio p50 {m['dag']['p50'] / m['raw']['p50']:.2f}x p99 {m['dag']['p99'] / m['raw']['p99']:.2f}x "
-              f"({time.perf_counter() - started:.0f} s)")
-        b = m["breakdown"]
-        print(f"         hop breakdown: node work (claim→complete) p50 {b['node_work_ms']['p50']:.2f} ms; "
-              f"completion→next claim p50 {b['completion_to_next_claim_ms']['p50']:.2f} ms")
+    keel = deployment(workers=0)
+    try:
+        for mode, in_place in (("broker", False), ("in_place", True)):
+            results[mode] = _report(mode, measure(keel, in_place, args.n, args.rounds))
+    finally:
+        keel_stop(keel)
+    _final(results, args)
+
+
+def _report(mode: str, m: dict) -> dict:
+    print(f"[{mode}] raw Celery chain hop p50 {m['raw']['p50']:.2f} ms p99 {m['raw']['p99']:.2f} ms | "
+          f"DAG hop p50 {m['dag']['p50']:.2f} ms p99 {m['dag']['p99']:.2f} ms | "
+          f"ratio p50 {m['dag']['p50'] / m['raw']['p50']:.2f}x p99 {m['dag']['p99'] / m['raw']['p99']:.2f}x")
+    b = m["breakdown"]
+    print(f"         hop breakdown: node work (claim→complete) p50 {b['node_work_ms']['p50']:.2f} ms; "
+          f"completion→next claim p50 {b['completion_to_next_claim_ms']['p50']:.2f} ms")
+    return m
+
+
+def _final(results: dict, args) -> None:
     broker, in_place = results["broker"], results["in_place"]
     print(json.dumps({
         "n": args.n, "rounds": args.rounds,

@@ -65,6 +65,8 @@ def node_execute(node_id: int) -> int | None:
             approval_id = approval_gate(node=node, run=run, arguments=arguments)
             if approval_id is None:
                 return None  # now awaiting approval: no worker slot, no broker message held
+        if tool.inline:
+            return _execute_inline(node, run, tool, me)
         if not _claim(node, run, me):
             return None
     elif node.status == N.IN_PROGRESS and node.lease_expires_at and node.lease_expires_at < timezone.now():
@@ -89,6 +91,14 @@ def is_compensation(tool_name: str) -> bool:
     from agents.registry import TOOLS
 
     return any(t.compensation == tool_name for t in TOOLS.values())
+
+
+def _execute_inline(node: Node, run: Run, tool, me: str) -> int | None:
+    """Claim, run and complete a side-effect-free node in one transaction."""
+    with transaction.atomic():
+        if not _claim(node, run, me):
+            return None
+        return _execute_claimed(node, run, tool, me, None, None, None)
 
 
 def _claim(node: Node, run: Run, me: str) -> bool:

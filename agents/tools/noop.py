@@ -5,5 +5,5 @@ tool_register(Tool(
     name="noop", description="Does nothing; used to measure the engine.",
     input_schema={"type": "object"}, output_schema={"type": "object"},
     fn=lambda ctx, arguments: {"ok": True},
-    summary=lambda output: "Nothing to do.",
+    summary=lambda output: "Nothing to do.", inline=True,
 ))

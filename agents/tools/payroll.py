@@ -150,12 +150,50 @@ def match_salary_template(ctx: ToolContext, arguments: dict[str, Any]) -> dict[s
         else:
             if not ranked or ranked[0][0][0] <= 0:
                 raise NeedsInput("No template fits the request yet. Which region and pay frequency is the group for?")
+            remembered = _memory_preference(ctx, requirements, ranked)
+            if remembered is not None:
+                # Experience only reorders the candidates; the import still needs its own approval.
+                ranked = [remembered] + [pair for pair in ranked if pair is not remembered]
             (score, why), chosen = ranked[0]
-            if len(ranked) > 1 and ranked[1][0][0] == score:
+            if remembered is not None:
+                why = why + ["approved before for a similar request"]
+            elif len(ranked) > 1 and ranked[1][0][0] == score:
                 tied = [pair for pair in ranked if pair[0][0] == score][:3]
                 raise NeedsInput("Several templates fit equally well. Which one should I use?", _options(tied))
     return {"template_id": str(chosen.id), "template_version": chosen.version, "template_name": chosen.name,
             "score": score, "reasons": why, "receipt_ref": f"catalog/{chosen.code}@v{chosen.version}"}
+
+
+def _memory_preference(ctx: ToolContext, requirements: dict[str, Any], ranked):
+    """The planning boundary's memory retrieval: the L3 experience of this tenant for a
+    similar request, if it names a template that still fits. Recorded as a frame that
+    links the L3 item to its L2 receipt."""
+    from agents.memory import memory_recall
+
+    for item in memory_recall(tenant_id=ctx.tenant_id, requirements=requirements):
+        pair = next((p for p in ranked if str(p[1].id) == item.data.get("template_id") and p[0][0] > 0), None)
+        if pair is None:
+            continue
+        _memory_frame(ctx, item, pair[1].name)
+        return pair
+    return None
+
+
+def _memory_frame(ctx: ToolContext, item, template_name: str) -> None:
+    from django.db import transaction
+
+    from agents.memory import memory_link
+    from timeline.services import frame_record
+    from workflows.models import Node
+
+    activity_id = Node.objects.values_list("activity_id", flat=True).get(id=ctx.node_id)
+    if not activity_id:
+        return
+    with transaction.atomic():
+        frame_record(activity_id=activity_id, kind="memory", name="memory: L3 experience",
+                     summary=f"Experience from an earlier approval ranked “{template_name}” first "
+                             "(context only; the import still needs its own approval).",
+                     payload={"boundary": "planning", **memory_link(item)})
 
 
 def _options(ranked) -> list[dict[str, Any]]:
@@ -261,7 +299,7 @@ tool_register(Tool(
     description="Check that the imported group is complete.",
     input_schema={"type": "object", "properties": {"group_id": ID}, "required": ["group_id"]},
     output_schema={"type": "object", "properties": {"items": {"type": "integer"}}, "required": ["items"]},
-    fn=verify_import, consumes=["group_id"],
+    fn=verify_import, consumes=["group_id"], inline=True,
     accept=lambda ctx, arguments, output: [Acceptance("every template item is in the group",
                                                       output["items"] == output["template_items"] > 0,
                                                       f"{output['items']} of {output['template_items']}")],
@@ -296,4 +334,110 @@ tool_register(Tool(
     output_schema={"type": "object", "properties": {"checksum": {"type": "string"}}, "required": ["checksum"]},
     fn=restore_snapshot, consumes=["snapshot_id"], side_effects=True, read_only=False, accept=_restore_accept,
     summary=lambda output: "Restored the payroll configuration from the snapshot.",
+))
+
+
+# --- assign_employees --------------------------------------------------------------------------
+
+def assign_employees(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    from payroll.services import employees_assign
+
+    receipt = employees_assign(actor=_actor(ctx), group_id=int(arguments["group_id"]),
+                               employee_ids=[int(e) for e in arguments["employee_ids"]],
+                               idempotency_key=ctx.idempotency_key)
+    return {"group_id": receipt.body["group_id"], "assigned": receipt.body["assigned"],
+            "receipt_ref": f"payroll/groups/{receipt.body['group_id']}"}
+
+
+def _assign_accept(ctx, arguments, output) -> list[Acceptance]:
+    from payroll.models import Employee
+
+    listed = {int(e) for e in arguments["employee_ids"]}
+    in_group = Employee.objects.filter(tenant_id=ctx.tenant_id, id__in=listed,
+                                       group_id=int(output["group_id"])).count()
+    return [Acceptance("every listed employee is in the new group", in_group == len(listed),
+                       f"{in_group} of {len(listed)}")]
+
+
+tool_register(Tool(
+    name="assign_employees",
+    description="Assign the employees of the attached list to the new payroll group.",
+    input_schema={"type": "object", "properties": {"group_id": ID,
+                                                   "employee_ids": {"type": "array", "items": ID, "minItems": 1}},
+                  "required": ["group_id", "employee_ids"]},
+    output_schema={"type": "object", "properties": {"assigned": {"type": "integer"}}, "required": ["assigned"]},
+    fn=assign_employees, consumes=["group_id"], side_effects=True, read_only=False, accept=_assign_accept,
+    summary=lambda output: f"Assigned {output['assigned']} employees to the new group.",
+))
+
+
+# --- Read-only exploration tools (ReAct) -------------------------------------------------------
+# Called by agents.react outside any run: they read one tenant's data (and the global
+# catalog) and return observations in words. No ids and no template codes reach the model;
+# `names` lets the program resolve a chosen template exactly, by itself.
+
+def list_templates(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    from payroll.models import PayrollTemplate
+
+    requirements = {k: arguments.get(k) for k in ("region", "pay_frequency", "population")}
+    requirements["items_named"] = list(arguments.get("items_named") or [])
+    latest: dict[str, Any] = {}
+    for t in PayrollTemplate.objects.prefetch_related("items").order_by("code", "version"):
+        latest[t.code] = t
+    scored = sorted(((template_score(t, requirements), t) for t in latest.values()),
+                    key=lambda pair: (-pair[0][0], pair[1].code))
+    if any(requirements.get(k) for k in ("population", "region")) or requirements["items_named"]:
+        # Fit on who and where: a template must match the population or items named.
+        wanted = {"population"} | set(requirements["items_named"])
+        scored = [p for p in scored if p[0][0] > 0 and (wanted & set(p[0][1]) or not requirements.get("population"))]
+    fits = [{"name": t.name, "region": t.region, "pay_frequency": t.pay_frequency, "score": score,
+             "reasons": why} for (score, why), t in scored[:8]]
+    return {"count": len(scored), "templates": fits}
+
+
+def list_groups(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    from payroll.selectors import groups_for
+
+    groups = [{"name": g.name, "items": len(g.items.all()), "employees": len(g.employees.all()),
+               "template": g.template.name if g.template_id else None} for g in groups_for(ctx.tenant_id)]
+    return {"count": len(groups), "groups": groups}
+
+
+def count_employees(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    from django.db.models import Count
+
+    from payroll.selectors import employees_for
+
+    by = arguments.get("by") or "location"
+    rows = employees_for(ctx.tenant_id).values(by).annotate(n=Count("id")).order_by(by)
+    counts = {row[by]: row["n"] for row in rows}
+    return {"by": by, "total": sum(counts.values()), "counts": counts,
+            "unassigned": employees_for(ctx.tenant_id).filter(group__isnull=True).count()}
+
+
+EXPLORE_TOOLS = ("list_templates", "list_groups", "count_employees")
+
+tool_register(Tool(
+    name="list_templates",
+    description="List catalog templates that fit the known requirements (region, pay frequency, population, items).",
+    input_schema={"type": "object", "properties": {
+        "region": {"type": ["string", "null"]}, "pay_frequency": {"type": ["string", "null"]},
+        "population": {"type": ["string", "null"]}, "items_named": {"type": "array", "items": {"type": "string"}}}},
+    output_schema={"type": "object", "properties": {"count": {"type": "integer"}, "templates": {"type": "array"}},
+                   "required": ["count", "templates"]},
+    fn=list_templates, summary=lambda output: f"{output['count']} catalog templates fit.",
+))
+tool_register(Tool(
+    name="list_groups",
+    description="List the tenant's payroll groups with their item and employee counts.",
+    input_schema={"type": "object"},
+    output_schema={"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]},
+    fn=list_groups, summary=lambda output: f"The company has {output['count']} payroll groups.",
+))
+tool_register(Tool(
+    name="count_employees",
+    description="Count the tenant's employees by department or by location.",
+    input_schema={"type": "object", "properties": {"by": {"enum": ["department", "location"]}}},
+    output_schema={"type": "object", "properties": {"total": {"type": "integer"}}, "required": ["total"]},
+    fn=count_employees, summary=lambda output: f"{output['total']} employees, counted by {output['by']}.",
 ))
