@@ -1,1 +1,81 @@
-urlpatterns: list = []
+"""The conversation's messages: POST a turn (JSON or multipart with an attachment), GET
+the history. Thin: the orchestrator does the work and every check."""
+from django.urls import path
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config.api import DomainError
+from tenants.selectors import membership_for_user
+from timeline.selectors import conversation_get_for
+
+from .attachments import MAX_BYTES, AttachmentError
+from .models import Message
+from .orchestrator import message_post
+
+
+class MessageOutputSerializer(serializers.Serializer):
+    activity_id = serializers.CharField()
+    intent = serializers.ChoiceField(choices=["chat", "analyze", "resolve", "unknown"])
+    reply = serializers.CharField()
+    run_id = serializers.CharField(allow_null=True)
+
+
+class MessageHistorySerializer(serializers.ModelSerializer):
+    id = serializers.CharField()
+    activity_id = serializers.CharField(allow_null=True)
+    run_id = serializers.CharField(allow_null=True)
+
+    class Meta:
+        model = Message
+        fields = ["id", "role", "text", "intent", "activity_id", "run_id", "attachment_name", "attachment_rows",
+                  "created_at"]
+
+
+class MessageApi(APIView):
+    parser_classes = [JSONParser, MultiPartParser, FormParser]
+
+    class InputSerializer(serializers.Serializer):
+        text = serializers.CharField(allow_blank=True, trim_whitespace=False,
+                                     help_text="The user's message (at most 4000 characters).")
+        attachment = serializers.FileField(required=False, allow_empty_file=True,
+                                           help_text="Optional employee list: .csv or .xlsx, at most 1 MB, with "
+                                                     "an employee_no or a name column (multipart only).")
+
+    @extend_schema(
+        request={"application/json": InputSerializer, "multipart/form-data": InputSerializer},
+        responses={201: MessageOutputSerializer,
+                   400: OpenApiResponse(description="empty or oversized text; a wrong, oversized or malformed "
+                                                    "attachment (with the line and the reason)"),
+                   404: OpenApiResponse(description="no such conversation in your tenant")},
+        summary="Send a message; the reply streams as message.delta / message.reply events.")
+    def post(self, request: Request, conversation_id: int) -> Response:
+        membership = membership_for_user(request.user)
+        conversation_get_for(membership, conversation_id)  # another tenant's conversation: 404 first
+        data = self.InputSerializer(data=request.data)
+        if not data.is_valid():
+            problems = "; ".join(f"{k}: {' '.join(str(m) for m in v)}" for k, v in data.errors.items())
+            raise DomainError(f"Invalid message. {problems}", extra={"errors": data.errors})
+        attachment = None
+        upload = data.validated_data.get("attachment")
+        if upload is not None:
+            if upload.size > MAX_BYTES:  # refused before reading it
+                raise AttachmentError(f"The file is larger than {MAX_BYTES // 1024} KB.", code="attachment_too_large")
+            attachment = (upload.name, upload.read(MAX_BYTES + 1))
+        result = message_post(membership=membership, conversation_id=conversation_id,
+                              text=data.validated_data["text"], attachment=attachment)
+        return Response(MessageOutputSerializer(result).data, status=201)
+
+    @extend_schema(responses={200: MessageHistorySerializer(many=True)}, summary="The conversation's history.")
+    def get(self, request: Request, conversation_id: int) -> Response:
+        conversation = conversation_get_for(membership_for_user(request.user), conversation_id)
+        messages = Message.objects.filter(conversation=conversation).order_by("created_at", "role")
+        return Response(MessageHistorySerializer(messages, many=True).data)
+
+
+urlpatterns = [
+    path("conversations/<int:conversation_id>/messages/", MessageApi.as_view(), name="api-messages"),
+]

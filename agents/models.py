@@ -68,3 +68,93 @@ class ProvenanceBlock(models.Model):
     expected = models.TextField()
     reason = models.TextField()
     at = models.DateTimeField(auto_now_add=True)
+
+
+# --- The conversation front (seed 000 §4, §8) ------------------------------------------------
+
+class Message(models.Model):
+    """One turn of a conversation as the user typed it or Keel answered it: the history."""
+
+    class Role(models.TextChoices):
+        USER = "user"
+        ASSISTANT = "assistant"
+
+    id = BusinessIdField()
+    conversation = models.ForeignKey("timeline.Conversation", on_delete=models.CASCADE, related_name="messages")
+    activity = models.ForeignKey("timeline.Activity", null=True, blank=True, on_delete=models.SET_NULL,
+                                 related_name="+")
+    role = models.CharField(max_length=20, choices=Role.choices)
+    text = models.TextField()
+    intent = models.CharField(max_length=20, blank=True)
+    run = models.ForeignKey("workflows.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    attachment_name = models.CharField(max_length=200, blank=True)
+    attachment_rows = models.IntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "role"]
+
+
+class Anchor(models.Model):
+    """The original goal of a conversation's task, in the user's words. Narrative only."""
+
+    conversation = models.OneToOneField("timeline.Conversation", on_delete=models.CASCADE, related_name="anchor")
+    goal = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+
+class LedgerEntry(models.Model):
+    """Append-only material progress ("the template has been matched"). Never an id."""
+
+    conversation = models.ForeignKey("timeline.Conversation", on_delete=models.CASCADE, related_name="ledger")
+    run = models.ForeignKey("workflows.Run", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    milestone = models.CharField(max_length=80, help_text="what happened, as a key: one entry per milestone")
+    text = models.CharField(max_length=300)
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["at", "id"]
+        constraints = [models.UniqueConstraint(fields=["conversation", "run", "milestone"],
+                                               name="ledger_milestone_unique")]
+
+
+class MemoryItem(models.Model):
+    """Memory L2 (a traceable fact with its receipt) and L3 (experience distilled across
+    runs, keeping the id of its L2 evidence). Scoped per tenant. Context, never authority:
+    an approval is only ever an ApprovalRequest row."""
+
+    class Layer(models.TextChoices):
+        L2 = "L2"
+        L3 = "L3"
+
+    id = BusinessIdField()
+    tenant = models.ForeignKey("tenants.Tenant", on_delete=models.CASCADE, related_name="+")
+    layer = models.CharField(max_length=2, choices=Layer.choices)
+    kind = models.CharField(max_length=40, help_text="e.g. template_approved, template_preference")
+    text = models.TextField(help_text="the statement, in words; no business ids")
+    signature = models.JSONField(default=dict, help_text="what kind of request it is about")
+    data = models.JSONField(default=dict, help_text="program values (e.g. the template) — never shown to the model")
+    evidence = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="distilled")
+    approval = models.ForeignKey("approvals.ApprovalRequest", null=True, blank=True, on_delete=models.CASCADE,
+                                 related_name="+")
+    tool_call = models.ForeignKey(ToolCall, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at"]
+        constraints = [models.UniqueConstraint(fields=["tenant", "layer", "kind", "approval"],
+                                               name="memory_receipt_unique")]
+
+
+class Exploration(models.Model):
+    """A ReAct exploration waiting for the user: run state, not a business record. It
+    holds the scratchpad and counters between turns and is deleted when it ends."""
+
+    conversation = models.OneToOneField("timeline.Conversation", on_delete=models.CASCADE,
+                                        related_name="exploration")
+    request = models.TextField()
+    requirements = models.JSONField(default=dict)
+    scratchpad = models.JSONField(default=list)
+    iterations = models.IntegerField(default=0)
+    question = models.TextField(blank=True)
+    updated_at = models.DateTimeField(auto_now=True)

@@ -1,5 +1,5 @@
 from django.urls import path
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -9,8 +9,8 @@ from config.api import DomainError
 from tenants.selectors import membership_for_user
 
 from .models import ApprovalStatus
-from .selectors import approvals_for
-from .services import approval_decide, approval_get_for
+from .selectors import approval_get, approval_history, approvals_for, person, waited_seconds
+from .services import approval_decide
 
 
 class ApprovalOutputSerializer(serializers.Serializer):
@@ -29,6 +29,19 @@ class ApprovalOutputSerializer(serializers.Serializer):
     decided_at = serializers.DateTimeField(allow_null=True)
     comment = serializers.CharField()
     created_at = serializers.DateTimeField()
+    goal = serializers.CharField(source="node.goal")
+    requester = serializers.SerializerMethodField()
+    needs_role = serializers.CharField()
+    allowed_roles = serializers.ListField(child=serializers.CharField())
+    routing_reason = serializers.CharField()
+    measures = serializers.JSONField()
+    waited_seconds = serializers.SerializerMethodField()
+
+    def get_requester(self, obj) -> dict:
+        return {"username": obj.requested_by.username, "name": person(obj.requested_by)}
+
+    def get_waited_seconds(self, obj) -> float:
+        return round(waited_seconds(obj), 1)
 
 
 class ApprovalListApi(APIView):
@@ -45,7 +58,7 @@ class ApprovalListApi(APIView):
 class ApprovalDetailApi(APIView):
     @extend_schema(responses=ApprovalOutputSerializer)
     def get(self, request: Request, approval_id: int) -> Response:
-        approval = approval_get_for(membership_for_user(request.user), approval_id)
+        approval = approval_get(membership_for_user(request.user), approval_id)
         return Response(ApprovalOutputSerializer(approval).data)
 
 
@@ -79,7 +92,38 @@ class ApprovalRejectApi(APIView):
         return _decide(request, approval_id, ApprovalStatus.REJECTED)
 
 
+class DecisionOutputSerializer(serializers.Serializer):
+    approval = serializers.CharField(source="approval_id")
+    user = serializers.CharField(source="user.username")
+    verdict = serializers.CharField()
+    accepted = serializers.BooleanField()
+    comment = serializers.CharField()
+    at = serializers.DateTimeField()
+
+
+class EventOutputSerializer(serializers.Serializer):
+    seq = serializers.IntegerField()
+    type = serializers.CharField()
+    data = serializers.JSONField()
+    created_at = serializers.DateTimeField()
+
+
+class RunApprovalHistoryApi(APIView):
+    """A run's approvals, every decision attempt (accepted or refused) and its approval events."""
+
+    @extend_schema(responses=inline_serializer("ApprovalHistory", {
+        "approvals": ApprovalOutputSerializer(many=True), "decisions": DecisionOutputSerializer(many=True),
+        "events": EventOutputSerializer(many=True)}))
+    def get(self, request: Request, run_id: int) -> Response:
+        history = approval_history(membership_for_user(request.user), run_id)
+        return Response({"run": str(history["run"].id),
+                         "approvals": ApprovalOutputSerializer(history["approvals"], many=True).data,
+                         "decisions": DecisionOutputSerializer(history["decisions"], many=True).data,
+                         "events": EventOutputSerializer(history["events"], many=True).data})
+
+
 urlpatterns = [
+    path("approvals/history/<int:run_id>/", RunApprovalHistoryApi.as_view(), name="api-approval-history"),
     path("approvals/", ApprovalListApi.as_view(), name="api-approvals"),
     path("approvals/<int:approval_id>/", ApprovalDetailApi.as_view(), name="api-approval"),
     path("approvals/<int:approval_id>/approve/", ApprovalApproveApi.as_view(), name="api-approval-approve"),

@@ -19,6 +19,7 @@ def approval_covers(*, tenant_id: int, approval_id: int | None, tool: str, argum
     approval = ApprovalRequest.objects.filter(id=approval_id, tenant_id=tenant_id).first()
     if approval is None or approval.status != ApprovalStatus.APPROVED:
         raise Forbidden(f"No approved request authorises this {tool}.", code="approval_required")
+    _decider_check(approval, tool)
     # An approved import also authorises its declared compensation: restoring the
     # very snapshot the approver saw named in the import's arguments.
     covered = {approval.tool} | ({"restore_snapshot"} if approval.tool == "import_template" else set())
@@ -28,3 +29,24 @@ def approval_covers(*, tenant_id: int, approval_id: int | None, tool: str, argum
     for name, value in arguments.items():
         if str(resolved.get(name)) != str(value):
             raise Forbidden(f"The approval for {tool} was given for a different {name}.", code="approval_mismatch")
+
+
+def _decider_check(approval, tool: str) -> None:
+    """The decision itself again, at the write: the decider was someone other than the
+    requester, of this tenant, and of a role the approval matrix allowed when they decided.
+    An approval marked approved by any other path (a stray update, the admin site) fails here."""
+    from tenants.models import Membership
+
+    from approvals.models import ApprovalDecision
+
+    if approval.decided_by_id is None or approval.decided_by_id == approval.requested_by_id:
+        raise Forbidden(f"The approval for this {tool} breaks the four-eyes rule: its requester decided it.",
+                        code="four_eyes")
+    decider = Membership.objects.filter(user_id=approval.decided_by_id, tenant_id=approval.tenant_id).first()
+    allowed = approval.allowed_roles or ["approver", "admin"]
+    if decider is None or approval.decided_role not in allowed:
+        raise Forbidden(f"The approval for this {tool} was decided by someone the approval matrix did not allow.",
+                        code="matrix_refused")
+    if not ApprovalDecision.objects.filter(approval=approval, user_id=approval.decided_by_id, accepted=True,
+                                           verdict="approved").exists():
+        raise Forbidden(f"The approval for this {tool} has no recorded decision.", code="approval_required")

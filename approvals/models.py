@@ -33,6 +33,14 @@ class ApprovalRequest(models.Model):
     comment = models.TextField(blank=True)
     replan = models.BooleanField(default=False)
     superseded_by = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # The approval matrix's answer for this request: who may approve it and why.
+    # Kept current while pending (a matrix edit re-routes), frozen by the decision.
+    allowed_roles = models.JSONField(default=list, blank=True)
+    needs_role = models.CharField(max_length=20, default="approver")
+    routing_reason = models.TextField(blank=True)
+    # Size of what the step touches (employees in scope, their monthly gross): what thresholds compare.
+    measures = models.JSONField(default=dict, blank=True)
+    decided_role = models.CharField(max_length=20, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -49,3 +57,39 @@ class ApprovalDecision(models.Model):
     accepted = models.BooleanField()
     comment = models.TextField(blank=True)
     at = models.DateTimeField(auto_now_add=True)
+
+
+class ApprovalRule(models.Model):
+    """One row of a tenant's approval matrix: which roles may approve a tool, how
+    long an approval of it may wait, when to remind, and above which size it
+    needs a stronger role (for instance: more than 50 employees needs an admin)."""
+
+    tenant = models.ForeignKey("tenants.Tenant", on_delete=models.CASCADE, related_name="approval_rules")
+    tool = models.CharField(max_length=60)
+    roles = models.JSONField(default=list, help_text="roles that may approve below every threshold")
+    deadline_seconds = models.PositiveIntegerField(default=24 * 3600)
+    remind_before_seconds = models.PositiveIntegerField(default=2 * 3600)
+    headcount_limit = models.PositiveIntegerField(null=True, blank=True,
+                                                  help_text="more employees in scope than this needs above_limit_role")
+    monthly_gross_limit = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True,
+                                              help_text="a larger monthly gross in scope needs above_limit_role")
+    above_limit_role = models.CharField(max_length=20, default="admin")
+    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["tool"]
+        constraints = [models.UniqueConstraint(fields=["tenant", "tool"], name="approvals_rule_tenant_tool")]
+
+    def __str__(self) -> str:
+        return f"{self.tool}: {', '.join(self.roles)}"
+
+
+class ApprovalReminder(models.Model):
+    """A reminder sent before an approval's deadline. One per approval: the unique
+    constraint is what makes two sweepers racing send it once."""
+
+    approval = models.OneToOneField(ApprovalRequest, on_delete=models.CASCADE, related_name="reminder")
+    recipients = models.JSONField(default=list)
+    sent_at = models.DateTimeField(auto_now_add=True)

@@ -1,9 +1,133 @@
+"""Tenant-scoped reads for the approver's desk: the queue, one card, a run's history."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from config.api import NotFound
 from tenants.models import Membership
 
-from .models import ApprovalRequest
+from .matrix import ROLE_LABEL, approval_refusal
+from .models import ApprovalDecision, ApprovalReminder, ApprovalRequest, ApprovalStatus
 
 
-def approvals_for(membership: Membership, status: str | None = None):
+def approvals_for(membership: Membership, status: str | None = None) -> QuerySet[ApprovalRequest]:
     approvals = ApprovalRequest.objects.filter(tenant_id=membership.tenant_id).select_related(
-        "run", "node", "requested_by", "decided_by")
+        "run", "node", "requested_by", "decided_by").order_by("deadline", "created_at")
     return approvals.filter(status=status) if status else approvals
+
+
+def approval_get(membership: Membership, approval_id: int) -> ApprovalRequest:
+    approval = approvals_for(membership).filter(id=approval_id).first()
+    if approval is None:
+        raise NotFound("No such approval.")  # another tenant's id answers the same
+    return approval
+
+
+def duration_text(seconds: float) -> str:
+    """4 min, 2 h 5 min, 3 d — how people say a wait."""
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes = seconds // 60
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return f"{hours} h" + (f" {minutes} min" if minutes else "")
+    days, hours = divmod(hours, 24)
+    return f"{days} d" + (f" {hours} h" if hours else "")
+
+
+def waited_seconds(approval: ApprovalRequest, now: datetime | None = None) -> float:
+    """How long it waited: until its decision (or expiry), or until now while pending."""
+    end = approval.decided_at or (approval.deadline if approval.status == ApprovalStatus.EXPIRED else None)
+    return max(0.0, ((end or now or timezone.now()) - approval.created_at).total_seconds())
+
+
+def person(user) -> str:
+    return (user.get_full_name() or user.username) if user else ""
+
+
+def arguments_described(approval: ApprovalRequest) -> list[dict[str, str]]:
+    """The fully resolved arguments in business language, each with its exact value."""
+    from payroll.models import PayrollTemplate, Snapshot
+
+    rows = []
+    for name, value in approval.arguments.items():
+        label, text = name.replace("_", " ").capitalize(), str(value)
+        if name == "template_id":
+            template = PayrollTemplate.objects.filter(id=value).first()
+            label = "Template"
+            text = f"{template.name} ({template.code}, version {template.version})" if template else "unknown template"
+        elif name == "snapshot_id":
+            snapshot = Snapshot.objects.filter(id=value, tenant_id=approval.tenant_id).first()
+            label = "Safety snapshot"
+            text = (f"“{snapshot.label}”, taken {timezone.localtime(snapshot.created_at):%Y-%m-%d %H:%M}"
+                    if snapshot else "missing snapshot")
+        elif name == "group_name":
+            label, text = "New payroll group", f"“{value}”"
+        rows.append({"name": name, "label": label, "text": text, "exact": str(value)})
+    return rows
+
+
+@dataclass
+class Card:
+    approval: ApprovalRequest
+    arguments: list[dict[str, str]]
+    waited: str
+    due: str
+    overdue: bool
+    refusal: str            # why this viewer may not approve it, or ""
+    can_decide: bool        # pending and the viewer may at least reject
+    needs_label: str
+    reminder: Any
+    first_decision: ApprovalDecision | None
+    scope: dict[str, Any]
+
+
+def approval_card(membership: Membership, approval: ApprovalRequest) -> Card:
+    now = timezone.now()
+    refusal = approval_refusal(approval, membership, ApprovalStatus.APPROVED)
+    left = (approval.deadline - now).total_seconds()
+    first = approval.decisions.filter(accepted=True).select_related("user").first()
+    return Card(
+        approval=approval, arguments=arguments_described(approval),
+        waited=duration_text(waited_seconds(approval, now)),
+        due=("overdue" if left <= 0 else f"in {duration_text(left)}"), overdue=left <= 0,
+        refusal=refusal[1] if refusal else "",
+        can_decide=approval.status == ApprovalStatus.PENDING and membership.can_approve,
+        needs_label=ROLE_LABEL.get(approval.needs_role, approval.needs_role),
+        reminder=ApprovalReminder.objects.filter(approval=approval).first(),
+        first_decision=first, scope=approval.measures or {})
+
+
+def reminders_for(membership: Membership) -> list[ApprovalReminder]:
+    """In-app notices: reminders of approvals still pending that this member may act on."""
+    if not membership.can_approve:
+        return []
+    reminders = (ApprovalReminder.objects.filter(approval__tenant_id=membership.tenant_id,
+                                                 approval__status=ApprovalStatus.PENDING)
+                 .select_related("approval").order_by("approval__deadline")[:50])
+    # recipients is a short JSON list; filtered here because SQLite has no JSON containment.
+    return [r for r in reminders if membership.user.username in r.recipients]
+
+
+def approval_history(membership: Membership, run_id: int) -> dict[str, Any]:
+    """Every approval of a run, every decision attempt, and the run's approval events."""
+    from timeline.models import Event
+    from workflows.models import Run
+
+    run = Run.objects.filter(id=run_id, tenant_id=membership.tenant_id).select_related("created_by").first()
+    if run is None:
+        raise NotFound("No such run.")
+    approvals = list(ApprovalRequest.objects.filter(run=run).select_related("node", "decided_by", "requested_by")
+                     .order_by("created_at"))
+    decisions = list(ApprovalDecision.objects.filter(approval__run=run).select_related("user", "approval")
+                     .order_by("at", "id"))
+    events = list(Event.objects.filter(run_id=run.id, type__startswith="approval.").order_by("seq"))
+    return {"run": run, "approvals": approvals, "decisions": decisions, "events": events}

@@ -8,10 +8,12 @@ import os
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import transaction
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from config.api import Conflict, Forbidden, NotFound
+from config.api import Conflict, Forbidden
 from tenants.models import Membership
 from timeline.push import broadcast_on_commit, tenant_group
 from timeline.services import event_append, frame_record
@@ -19,7 +21,9 @@ from workflows.models import Node, NodeStatus, Run
 from workflows.services import nodes_dispatch_on_commit, plan_replan, run_settle
 from workflows.transitions import node_transition
 
-from .models import ApprovalDecision, ApprovalRequest, ApprovalStatus
+from .matrix import DEFAULT_DEADLINE_SECONDS, approval_refusal, approval_route, approvals_group, rule_for
+from .models import ApprovalDecision, ApprovalReminder, ApprovalRequest, ApprovalStatus
+from .selectors import approval_get, duration_text
 
 A, N = ApprovalStatus, NodeStatus
 
@@ -29,12 +33,63 @@ def arguments_hash(arguments: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def deadline_seconds(tool: str) -> float:
-    return float(os.environ.get("KEEL_APPROVAL_DEADLINE_SECONDS", 24 * 3600))
+def deadline_seconds(tool: str, tenant_id: int | None = None) -> float:
+    """How long an approval of `tool` may wait: the matrix row's deadline, unless the
+    environment overrides it for every tool (the engine's tests use a 2 s deadline)."""
+    override = os.environ.get("KEEL_APPROVAL_DEADLINE_SECONDS")
+    if override:
+        return float(override)
+    rule = rule_for(tenant_id, tool) if tenant_id is not None else None
+    return float(rule.deadline_seconds if rule else DEFAULT_DEADLINE_SECONDS)
 
 
-def _preview(tenant_id: int, tool: str, arguments: dict[str, Any]) -> tuple[str, dict | None]:
-    """What the approver reads: a business sentence and, for an import, the diff."""
+# Catalog regions → the location names employees carry.
+REGION_LOCATIONS = {"SG": ["Singapore"], "HK": ["Hong Kong"], "US": ["United States", "US"]}
+
+
+def import_scope(*, tenant_id: int, template_id: int) -> dict[str, Any]:
+    """The employees a new group from this template is for: unassigned employees at the
+    template's region, their count and monthly gross. The import itself assigns nobody;
+    this is the size the approval matrix's thresholds compare."""
+    from django.db.models import Count, Sum
+
+    from payroll.models import Employee, PayrollTemplate
+
+    template = PayrollTemplate.objects.filter(id=template_id).first()
+    if template is None:
+        return {}
+    region = template.region
+    employees = Employee.objects.filter(tenant_id=tenant_id, group__isnull=True)
+    if region.startswith("CN-"):
+        where = region.removeprefix("CN-")
+        employees = employees.filter(location__iexact=where)
+    elif region == "CN":
+        where = "China"
+        employees = employees.filter(currency="CNY")
+    else:
+        locations = REGION_LOCATIONS.get(region, [region])
+        where = locations[0]
+        employees = employees.filter(location__in=locations)
+    totals = employees.aggregate(n=Count("id"), gross=Sum("base_salary"))
+    return {"headcount": totals["n"] or 0, "monthly_gross": str(totals["gross"] or 0), "currency": template.currency,
+            "location": where}
+
+
+def listed_scope(*, tenant_id: int, employee_ids: list[str], currency: str) -> dict[str, Any]:
+    """The size of an explicit employee list (a run started from an attachment)."""
+    from django.db.models import Count, Sum
+
+    from payroll.models import Employee
+
+    ids = [int(i) for i in employee_ids if str(i).isdigit()]
+    totals = Employee.objects.filter(tenant_id=tenant_id, id__in=ids).aggregate(n=Count("id"), gross=Sum("base_salary"))
+    return {"headcount": totals["n"] or 0, "monthly_gross": str(totals["gross"] or 0), "currency": currency,
+            "location": "the attached list", "listed": True}
+
+
+def _preview(tenant_id: int, tool: str, arguments: dict[str, Any]) -> tuple[str, dict | None, dict[str, Any]]:
+    """What the approver reads: a business sentence, for an import the diff, and the
+    size of what it touches (the matrix's thresholds compare it)."""
     if tool == "import_template":
         from payroll.services import import_diff
 
@@ -42,8 +97,16 @@ def _preview(tenant_id: int, tool: str, arguments: dict[str, Any]) -> tuple[str,
                            group_name=arguments["group_name"])
         template = diff.get("template", {})
         name = template.get("name", "the matched template")
-        return f"Import template “{name}” into a new group “{arguments['group_name']}”.", diff
-    return f"Run {tool.replace('_', ' ')}.", None
+        measures = import_scope(tenant_id=tenant_id, template_id=int(arguments["template_id"]))
+        return f"Import template “{name}” into a new group “{arguments['group_name']}”.", diff, measures
+    return f"Run {tool.replace('_', ' ')}.", None, {}
+
+
+def _broadcast(tenant_id: int, approval_id: int, status: str, **extra: Any) -> None:
+    message = {"type": "approval.changed", "approval": str(approval_id), "status": status, **extra}
+    # The tenant group is the contract other pages listen on; the inbox listens on its own.
+    broadcast_on_commit(tenant_group(tenant_id), message)
+    broadcast_on_commit(approvals_group(tenant_id), message)
 
 
 def approval_granted(*, node: Node, arguments: dict[str, Any]) -> int | None:
@@ -58,26 +121,32 @@ def approval_gate(*, node: Node, run: Run, arguments: dict[str, Any]) -> int | N
     granted = approval_granted(node=node, arguments=arguments)
     if granted:
         return granted
-    summary, diff = _preview(run.tenant_id, node.tool, arguments)
+    summary, diff, measures = _preview(run.tenant_id, node.tool, arguments)
+    if node.tool == "import_template" and run.params.get("employee_ids"):
+        # An attached employee list says exactly who the new group is for.
+        measures = listed_scope(tenant_id=run.tenant_id, employee_ids=run.params["employee_ids"],
+                                currency=measures.get("currency", ""))
+    route = approval_route(tenant_id=run.tenant_id, tool=node.tool, measures=measures)
     with transaction.atomic():
         if ApprovalRequest.objects.filter(node=node, status=A.PENDING).exists():
             return None
         approval = ApprovalRequest.objects.create(
             tenant_id=run.tenant_id, run=run, node=node, tool=node.tool, arguments=arguments,
             arguments_hash=arguments_hash(arguments), summary=summary, diff=diff, requested_by_id=run.created_by_id,
-            deadline=timezone.now() + timedelta(seconds=deadline_seconds(node.tool)))
+            deadline=timezone.now() + timedelta(seconds=deadline_seconds(node.tool, run.tenant_id)),
+            measures=measures, allowed_roles=route.roles, needs_role=route.needs_role, routing_reason=route.reason)
         if not node_transition(node, N.AWAITING_APPROVAL, expected=N.READY, reason="waiting for an approver"):
             transaction.set_rollback(True)
             return None
         event_append(conversation_id=run.conversation_id, run_id=run.id, type="approval.requested",
                      data={"approval": str(approval.id), "node": node.key, "summary": summary,
-                           "deadline": approval.deadline.isoformat()})
+                           "deadline": approval.deadline.isoformat(), "needs_role": route.needs_role,
+                           "routing": route.reason})
         if node.activity_id:
             frame_record(activity_id=node.activity_id, kind="approval", name="approval requested", status="waiting",
                          summary=summary, payload={"approval": str(approval.id), "arguments": arguments,
                                                    "arguments_hash": approval.arguments_hash})
-        broadcast_on_commit(tenant_group(run.tenant_id), {"type": "approval.changed", "approval": str(approval.id),
-                                                          "status": approval.status})
+        _broadcast(run.tenant_id, approval.id, approval.status)
         run_settle(run)
     return None
 
@@ -91,23 +160,25 @@ def _decision_conflict(approval: ApprovalRequest) -> Conflict:
         "comment": approval.comment})
 
 
-def approval_get_for(membership: Membership, approval_id: int) -> ApprovalRequest:
-    approval = ApprovalRequest.objects.select_related("run", "node").filter(
-        id=approval_id, tenant_id=membership.tenant_id).first()
-    if approval is None:
-        raise NotFound("No such approval.")
-    return approval
-
-
 def approval_decide(*, membership: Membership, approval_id: int, verdict: str, comment: str = "",
                     replan: bool = False) -> ApprovalRequest:
     """Approve or reject once. A later or concurrent decision is recorded and refused (409)."""
-    approval = approval_get_for(membership, approval_id)
-    if not membership.can_approve:
-        raise Forbidden("Only approvers and tenant admins may decide approvals.", code="not_an_approver")
+    approval = approval_get(membership, approval_id)
     if verdict not in (A.APPROVED, A.REJECTED):
         raise ValueError(verdict)
-    if verdict == A.APPROVED and approval.status == A.PENDING:
+    if not membership.can_approve:
+        raise Forbidden("Only approvers and tenant admins may decide approvals.", code="not_an_approver")
+    if approval.status != A.PENDING:
+        # Decided or expired: recorded and refused with the first decision, whoever asks.
+        _refusal_record(approval, membership, verdict, comment, "already " + approval.status,
+                        event="approval.decision_refused")
+        raise _decision_conflict(approval)
+    refusal = approval_refusal(approval, membership, verdict)
+    if refusal:
+        code, message = refusal
+        _refusal_record(approval, membership, verdict, comment, message, event="approval.refused", code=code)
+        raise Forbidden(message, code=code, extra={"needs_role": approval.needs_role})
+    if verdict == A.APPROVED:
         stale = _stale_reason(approval)
         if stale:
             _supersede(approval, membership, stale)
@@ -115,9 +186,12 @@ def approval_decide(*, membership: Membership, approval_id: int, verdict: str, c
                            "a fresh snapshot is being taken and a new approval will be requested.",
                            code="preconditions_changed", extra={"status": A.SUPERSEDED})
     with transaction.atomic():
-        won = ApprovalRequest.objects.filter(id=approval.id, status=A.PENDING).update(
+        # allowed_roles in the WHERE: a matrix edit that re-routed the request after the
+        # check above makes this a lost race, not an approval the matrix no longer allows.
+        won = ApprovalRequest.objects.filter(id=approval.id, status=A.PENDING,
+                                             allowed_roles=approval.allowed_roles).update(
             status=verdict, decided_by=membership.user, decided_at=timezone.now(), comment=comment[:2000],
-            replan=replan and verdict == A.REJECTED)
+            replan=replan and verdict == A.REJECTED, decided_role=membership.role)
         ApprovalDecision.objects.create(approval=approval, user=membership.user, verdict=verdict,
                                         accepted=bool(won), comment=comment[:2000])
         run = approval.run
@@ -127,6 +201,12 @@ def approval_decide(*, membership: Membership, approval_id: int, verdict: str, c
         else:
             # The decision and what it sets in motion commit together, or not at all.
             approval.refresh_from_db()
+            if verdict == A.APPROVED:
+                event_append(conversation_id=run.conversation_id, run_id=run.id, type="approval.rechecked",
+                             data={"approval": str(approval.id), "node": approval.node.key,
+                                   "by": membership.user.username, "role": membership.role,
+                                   "allowed_roles": approval.allowed_roles,
+                                   "preconditions": "snapshot current, template and configuration unchanged"})
             _decision_apply(approval, membership, comment)
     if not won:
         raise _decision_conflict(approval)
@@ -139,8 +219,7 @@ def _decision_apply(approval: ApprovalRequest, membership: Membership, comment: 
                  data={"approval": str(approval.id), "node": node.key, "by": membership.user.username,
                        "comment": comment, "replan": approval.replan,
                        "waited_seconds": (approval.decided_at - approval.created_at).total_seconds()})
-    broadcast_on_commit(tenant_group(run.tenant_id), {"type": "approval.changed", "approval": str(approval.id),
-                                                      "status": approval.status})
+    _broadcast(run.tenant_id, approval.id, approval.status)
     if approval.status == A.APPROVED:
         if node_transition(node, N.READY, expected=N.AWAITING_APPROVAL, reason=f"approved by {membership.user}",
                            dispatched_at=timezone.now()):
@@ -172,7 +251,7 @@ def _stale_reason(approval: ApprovalRequest) -> str:
     checksum = (snapshot.call.result or {}).get("checksum") if snapshot else None
     if checksum and checksum != configuration_checksum(tenant_id=approval.tenant_id):
         return "the payroll configuration changed after the snapshot"
-    _, diff = _preview(approval.tenant_id, approval.tool, approval.arguments)
+    _, diff, _ = _preview(approval.tenant_id, approval.tool, approval.arguments)
     if approval.diff is not None and diff != approval.diff:
         return "the template or the configuration changed"
     return ""
@@ -188,6 +267,7 @@ def _supersede(approval: ApprovalRequest, membership: Membership, reason: str) -
         event_append(conversation_id=run.conversation_id, run_id=run.id, type="approval.superseded",
                      data={"approval": str(approval.id), "node": node.key, "reason": reason})
         node_transition(node, N.BLOCKED, expected=N.AWAITING_APPROVAL, reason=f"superseded: {reason}")
+        _broadcast(run.tenant_id, approval.id, A.SUPERSEDED)
         from workflows.blueprints import blueprint_get
 
         plan_replan(run=run, replace=blueprint_get(run.blueprint)["replan_on_stale"], reason=reason)
@@ -209,8 +289,7 @@ def approvals_expire_overdue(*, now: datetime | None = None) -> int:
                          data={"approval": str(approval.id), "node": approval.node.key, "reason": reason})
             node_transition(approval.node, N.BLOCKED, expected=N.AWAITING_APPROVAL, reason=reason)
             run_settle(run, reason=reason)
-            broadcast_on_commit(tenant_group(run.tenant_id), {"type": "approval.changed",
-                                                              "approval": str(approval.id), "status": A.EXPIRED})
+            _broadcast(run.tenant_id, approval.id, A.EXPIRED)
     return count
 
 
@@ -220,3 +299,74 @@ def approval_for_compensation(*, node: Node) -> int | None:
     return (ApprovalRequest.objects.filter(run_id=node.run_id, node__key__in=node.depends_on,
                                            node__retired_in__isnull=True, status=A.APPROVED)
             .order_by("-decided_at").values_list("id", flat=True).first())
+
+
+def _refusal_record(approval: ApprovalRequest, membership: Membership, verdict: str, comment: str, why: str, *,
+                    event: str, code: str = "") -> None:
+    """A refused attempt is part of the record too: a decision row and a timeline event."""
+    with transaction.atomic():
+        ApprovalDecision.objects.create(approval=approval, user=membership.user, verdict=verdict, accepted=False,
+                                        comment=f"refused: {why}" + (f" — {comment[:1800]}" if comment else ""))
+        run = approval.run
+        event_append(conversation_id=run.conversation_id, run_id=run.id, type=event,
+                     data={"approval": str(approval.id), "by": membership.user.username, "role": membership.role,
+                           "verdict": verdict, "reason": why, **({"code": code} if code else {})})
+
+
+# --- Reminders ---------------------------------------------------------------------------------
+
+def reminder_due_at(approval: ApprovalRequest) -> datetime:
+    """When to remind: the matrix row's lead time before the deadline, but never in the
+    first half of the wait (a 2-second deadline is reminded after one second)."""
+    rule = rule_for(approval.tenant_id, approval.tool)
+    lead = timedelta(seconds=rule.remind_before_seconds if rule else 2 * 3600)
+    return approval.deadline - min(lead, (approval.deadline - approval.created_at) / 2)
+
+
+def approval_recipients(approval: ApprovalRequest) -> list[Membership]:
+    """Who can act on it: members whose role the matrix allows, except the requester."""
+    roles = approval.allowed_roles or ["approver", "admin"]
+    return list(Membership.objects.filter(tenant_id=approval.tenant_id, role__in=roles)
+                .exclude(user_id=approval.requested_by_id).select_related("user").order_by("user__username"))
+
+
+def approval_reminders_send(*, now: datetime | None = None) -> int:
+    """Remind the approvers of every pending approval whose reminder time has come. Once each."""
+    now = now or timezone.now()
+    sent = 0
+    candidates = (ApprovalRequest.objects.select_related("run", "node").filter(
+        status=A.PENDING, deadline__gt=now, reminder__isnull=True).order_by("deadline")[:200])
+    for approval in candidates:
+        if reminder_due_at(approval) > now:
+            continue
+        recipients = approval_recipients(approval)
+        try:
+            with transaction.atomic():
+                ApprovalReminder.objects.create(approval=approval,
+                                                recipients=[m.user.username for m in recipients])
+                run = approval.run
+                left = max(0, int((approval.deadline - now).total_seconds()))
+                event_append(conversation_id=run.conversation_id, run_id=run.id, type="approval.reminded",
+                             data={"approval": str(approval.id), "node": approval.node.key,
+                                   "to": [m.user.username for m in recipients], "seconds_left": left,
+                                   "deadline": approval.deadline.isoformat()})
+                broadcast_on_commit(approvals_group(approval.tenant_id), {
+                    "type": "approval.reminded", "approval": str(approval.id), "summary": approval.summary,
+                    "seconds_left": left})
+                emails = [m.user.email for m in recipients if m.user.email]
+                if emails:
+                    transaction.on_commit(lambda a=approval, e=emails, s=left: _reminder_email(a, e, s))
+        except IntegrityError:
+            continue  # another sweeper sent it first
+        sent += 1
+    return sent
+
+
+def _reminder_email(approval: ApprovalRequest, emails: list[str], seconds_left: int) -> None:
+    due = duration_text(seconds_left)
+    send_mail(
+        subject=f"Keel: an approval is due in {due}",
+        message=(f"{approval.summary}\n\nRequested by {approval.requested_by.get_full_name() or approval.requested_by}"
+                 f" for run {approval.run_id}. It expires at {approval.deadline:%Y-%m-%d %H:%M} UTC; after that the "
+                 f"run stops and has to be started again.\n\nDecide it in the approvals inbox: /approvals/{approval.id}/"),
+        from_email=settings.DEFAULT_FROM_EMAIL, recipient_list=emails, fail_silently=True)

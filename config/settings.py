@@ -144,6 +144,8 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # The sweeper recovers expired leases and undispatched nodes and expires approvals.
 CELERY_BEAT_SCHEDULE = {
     "sweep": {"task": "workflows.tasks.sweep", "schedule": float(os.environ.get("KEEL_SWEEP_SECONDS", "5"))},
+    "approval-reminders": {"task": "approvals.tasks.approval_reminders",
+                           "schedule": float(os.environ.get("KEEL_REMINDER_SECONDS", "30"))},
 }
 KEEL_LEASE_SECONDS = float(os.environ.get("KEEL_LEASE_SECONDS", "30"))
 KEEL_EMBEDDED_WORKER_THREADS = int(os.environ.get("KEEL_WORKER_THREADS", "4"))

@@ -7,7 +7,8 @@ from rest_framework.views import APIView
 
 from tenants.selectors import membership_for_user
 
-from .selectors import conversation_get_for, events_after, wiring_check_get
+from .selectors import (FrameFilters, activity_get_for, conversation_get_for, event_project, events_after,
+                        frame_payload_get_for, frames_page, wiring_check_get)
 from .services import conversation_create, event_json, wiring_check_start
 
 
@@ -50,14 +51,89 @@ class EventListApi(APIView):
     @extend_schema(parameters=[OpenApiParameter("after", int, description="last sequence number seen")],
                    responses={200: dict})
     def get(self, request: Request, conversation_id: int) -> Response:
-        conversation = conversation_get_for(membership_for_user(request.user), conversation_id)
+        membership = membership_for_user(request.user)
+        conversation = conversation_get_for(membership, conversation_id)
         events = events_after(conversation, request.query_params.get("after"))
-        return Response({"last_seq": conversation.last_seq, "results": [event_json(e) for e in events]})
+        return Response({"last_seq": conversation.last_seq,
+                         "results": [event_project(event_json(e), membership) for e in events]})
+
+
+class FrameOutputSerializer(serializers.Serializer):
+    """What every member may see of a frame: summary, status, timing, usage."""
+
+    id = serializers.CharField()
+    parent = serializers.CharField(source="parent_id", allow_null=True)
+    kind = serializers.CharField()
+    name = serializers.CharField()
+    status = serializers.CharField()
+    level = serializers.CharField()
+    summary = serializers.CharField()
+    started_at = serializers.DateTimeField()
+    first_token_at = serializers.DateTimeField(allow_null=True)
+    ended_at = serializers.DateTimeField(allow_null=True)
+    latency_ms = serializers.FloatField()
+    gen_ai_operation_name = serializers.CharField()
+    gen_ai_provider_name = serializers.CharField()
+    gen_ai_request_model = serializers.CharField()
+    gen_ai_usage_input_tokens = serializers.IntegerField()
+    gen_ai_usage_output_tokens = serializers.IntegerField()
+    gen_ai_tool_name = serializers.CharField()
+    gen_ai_tool_call_id = serializers.CharField()
+    cost = serializers.DecimalField(max_digits=12, decimal_places=6)
+
+
+class ActivityFrameListApi(APIView):
+    """An Activity's frames, 200 a page in time order (`?after=<next>` for more).
+    Developers and admins also get each frame's payload; business users never do."""
+
+    @extend_schema(parameters=[OpenApiParameter("after", str, description="the `next` cursor of the previous page"),
+                               OpenApiParameter("kind", str), OpenApiParameter("tool", str),
+                               OpenApiParameter("level", str), OpenApiParameter("errors", bool)],
+                   responses={200: dict})
+    def get(self, request: Request, activity_id: int) -> Response:
+        membership = membership_for_user(request.user)
+        activity = activity_get_for(membership, activity_id)
+        with_payloads = membership.can_see_payloads
+        page = frames_page(activity, after=request.query_params.get("after"),
+                           filters=FrameFilters.from_query(request.query_params), with_payloads=with_payloads)
+        results = []
+        for frame in page.frames:
+            row = dict(FrameOutputSerializer(frame).data)
+            if with_payloads:
+                row["payload"] = frame.payload.data if _has_payload(frame) else None
+                row["payload_url"] = f"/api/v1/frames/{frame.id}/payload/"
+            results.append(row)
+        return Response({"activity": str(activity.id), "kind": activity.kind, "title": activity.title,
+                         "summary": activity.summary, "status": activity.status,
+                         "rollup": {"frames": activity.frame_count, "errors": activity.error_count,
+                                    "tokens_in": activity.tokens_in, "tokens_out": activity.tokens_out,
+                                    "cost": str(activity.cost), "latency_ms": activity.latency_ms},
+                         "next": page.next_cursor, "results": results})
+
+
+def _has_payload(frame) -> bool:
+    from .models import FramePayload
+
+    try:
+        return frame.payload is not None
+    except FramePayload.DoesNotExist:
+        return False
+
+
+class FramePayloadApi(APIView):
+    """One frame's payload, on demand: developers and admins only (403 for others)."""
+
+    @extend_schema(responses={200: dict})
+    def get(self, request: Request, frame_id: int) -> Response:
+        payload = frame_payload_get_for(membership_for_user(request.user), frame_id)
+        return Response({"frame": str(frame_id), "payload": payload.data if payload else None})
 
 
 urlpatterns = [
     path("conversations/", ConversationCreateApi.as_view(), name="api-conversations"),
     path("conversations/<int:conversation_id>/events/", EventListApi.as_view(), name="api-events"),
+    path("activities/<int:activity_id>/frames/", ActivityFrameListApi.as_view(), name="api-activity-frames"),
+    path("frames/<int:frame_id>/payload/", FramePayloadApi.as_view(), name="api-frame-payload"),
     path("wiring-checks/", WiringCheckCreateApi.as_view(), name="api-wiring-checks"),
     path("wiring-checks/<int:check_id>/", WiringCheckDetailApi.as_view(), name="api-wiring-check"),
 ]

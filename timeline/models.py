@@ -44,6 +44,17 @@ class Activity(models.Model):
     node_key = models.CharField(max_length=60, blank=True)
     started_at = models.DateTimeField(auto_now_add=True)
     ended_at = models.DateTimeField(null=True, blank=True)
+    # Rollups kept by frame_record, so a page shows totals without reading every frame.
+    frame_count = models.IntegerField(default=0)
+    error_count = models.IntegerField(default=0)
+    tokens_in = models.BigIntegerField(default=0)
+    tokens_out = models.BigIntegerField(default=0)
+    cost = models.DecimalField(max_digits=14, decimal_places=6, default=0)
+    latency_ms = models.FloatField(default=0, help_text="sum of the frames' latencies")
+    frames_from = models.DateTimeField(null=True, blank=True, help_text="start of the earliest frame")
+    frames_until = models.DateTimeField(null=True, blank=True, help_text="end of the latest frame")
+    links = models.JSONField(default=dict, blank=True,
+                             help_text="business objects touched: {kind: [ids]} (tool calls, approvals, …)")
 
     class Meta:
         ordering = ["started_at"]
@@ -90,7 +101,8 @@ class Frame(models.Model):
 
     class Meta:
         ordering = ["started_at", "id"]
-        indexes = [models.Index(fields=["activity", "started_at"])]
+        # Serves the keyset page (WHERE activity … ORDER BY started_at, id LIMIT n) without a sort.
+        indexes = [models.Index(fields=["activity", "started_at", "id"], name="frame_activity_page")]
 
 
 class FramePayload(models.Model):

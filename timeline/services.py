@@ -6,11 +6,13 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Value
+from django.db.models.functions import Coalesce, Greatest, Least
 from django.utils import timezone
 
 from tenants.models import Membership
 
+from .masking import payload_mask
 from .models import Activity, Conversation, Event, Frame, FramePayload, WiringCheck
 from .push import broadcast_on_commit, conversation_group, tenant_group
 
@@ -69,8 +71,41 @@ def frame_record(*, activity_id: int, kind: str, name: str, summary: str = "", s
         cost=Decimal(str(cost)),
     )
     if payload is not None:
-        FramePayload.objects.create(frame=frame, data=payload)
+        # Masked on the way in: what is never stored can never leak.
+        FramePayload.objects.create(frame=frame, data=payload_mask(payload))
+    _activity_rollup(frame)
     return frame
+
+
+def _activity_rollup(frame: Frame) -> None:
+    """Add one frame to its Activity's totals in a single UPDATE (no read-modify-write race)."""
+    is_error = frame.status == "error" or frame.level == "error" or frame.kind == Frame.Kind.ERROR
+    fields: dict[str, Any] = {
+        "frame_count": F("frame_count") + 1,
+        "tokens_in": F("tokens_in") + frame.gen_ai_usage_input_tokens,
+        "tokens_out": F("tokens_out") + frame.gen_ai_usage_output_tokens,
+        "cost": F("cost") + frame.cost,
+        "latency_ms": F("latency_ms") + frame.latency_ms,
+        # Coalesce first: SQLite's MIN/MAX of a NULL is NULL, PostgreSQL's ignores it.
+        "frames_from": Least(Coalesce("frames_from", Value(frame.started_at)), Value(frame.started_at)),
+        "frames_until": Greatest(Coalesce("frames_until", Value(frame.ended_at)), Value(frame.ended_at)),
+    }
+    if is_error:
+        fields["error_count"] = F("error_count") + 1
+    Activity.objects.filter(id=frame.activity_id).update(**fields)
+    if frame.gen_ai_tool_call_id:
+        activity_link(activity_id=frame.activity_id, kind="tool_call", object_id=frame.gen_ai_tool_call_id)
+
+
+def activity_link(*, activity_id: int, kind: str, object_id: int | str) -> None:
+    """Record that the Activity touched a business object (a tool call, an approval, a group…)."""
+    activity = Activity.objects.only("links").filter(id=activity_id).first()
+    if activity is None:
+        return
+    ids = activity.links.get(kind, [])
+    if str(object_id) in ids:
+        return
+    Activity.objects.filter(id=activity_id).update(links={**activity.links, kind: [*ids, str(object_id)]})
 
 
 @transaction.atomic

@@ -11,7 +11,10 @@ BLUEPRINTS: dict[str, dict[str, Any]] = {
         "title": "Payroll group setup",
         "params": {"request": {"type": "string", "minLength": 3, "maxLength": 4000},
                    "group_name": {"type": "string", "minLength": 1, "maxLength": 120},
-                   "template_code": {"type": "string", "maxLength": 60}},
+                   "template_code": {"type": "string", "maxLength": 60},
+                   # From an attached employee list (agents.attachments), exact ids as strings.
+                   "employee_ids": {"type": "array", "items": {"type": "string", "pattern": "^[0-9]{1,19}$"},
+                                    "minItems": 1, "maxItems": 5000}},
         "required": ["request", "group_name"],
         "nodes": [
             {"key": "interpret", "tool": "interpret_request", "goal": "Understand the request",
@@ -27,13 +30,16 @@ BLUEPRINTS: dict[str, dict[str, Any]] = {
              "arguments": {"group_name": "$params.group_name", "template_id": "$params.template_id"}},
             {"key": "verify", "tool": "verify_import", "goal": "Verify the imported group", "depends_on": ["import"],
              "arguments": {}},
+            # Only when an employee list was attached: assign them to the verified new group.
+            {"key": "assign", "tool": "assign_employees", "goal": "Assign the listed employees to the new group",
+             "depends_on": ["verify"], "when": "employee_ids", "arguments": {"employee_ids": "$params.employee_ids"}},
             {"key": "restore", "tool": "restore_snapshot", "goal": "Restore the snapshot after a failed import",
              "depends_on": ["import"], "run_when": "failed", "arguments": {}},
         ],
         # What a rejection with replan replaces (interpret and snapshot keep their receipts).
-        "replan_on_reject": ["match", "import", "verify", "restore"],
+        "replan_on_reject": ["match", "import", "verify", "assign", "restore"],
         # What a changed precondition at approval replaces: a fresh snapshot and a new approval.
-        "replan_on_stale": ["snapshot", "import", "verify", "restore"],
+        "replan_on_stale": ["snapshot", "import", "verify", "assign", "restore"],
     },
     # Benchmarks: no-op nodes, to measure the engine's own cost per hop.
     "noop_chain": {
@@ -67,7 +73,9 @@ def blueprint_nodes(name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
     if spec == "fanout":
         return [{"key": f"n{i}", "tool": "noop", "goal": f"No-op {i}", "depends_on": [], "arguments": {}}
                 for i in range(params["n"])]
-    return [dict(node, arguments=_bind(node["arguments"], params)) for node in spec]
+    # A node with `when` exists only if that param is given (an optional step).
+    return [{k: v for k, v in dict(node, arguments=_bind(node["arguments"], params)).items() if k != "when"}
+            for node in spec if not node.get("when") or params.get(node["when"])]
 
 
 def _bind(arguments: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:

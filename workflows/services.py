@@ -79,12 +79,13 @@ def nodes_promote(run: Run) -> list[int]:
     """pending → ready for every node whose dependencies allow it. Returns the ready ids."""
     if run.status in RUN_TERMINAL:
         return []
-    nodes = list(active_nodes(run.id))
-    status_of = {n.key: n.status for n in nodes}
+    pending = list(active_nodes(run.id).filter(status=N.PENDING))
+    if not pending:
+        return []
+    needed = {key for node in pending for key in node.depends_on}
+    status_of = dict(active_nodes(run.id).filter(key__in=needed).values_list("key", "status"))
     ready = []
-    for node in nodes:
-        if node.status != N.PENDING:
-            continue
+    for node in pending:
         deps = [status_of.get(k) for k in node.depends_on]
         if node.run_when == "failed":
             ok = any(s == N.FAILED for s in deps)
@@ -112,15 +113,15 @@ def run_settle(run: Run, *, reason: str = "") -> None:
     run.refresh_from_db(fields=["status", "status_reason", "control"])
     if run.status in RUN_TERMINAL:
         return
-    statuses = list(active_nodes(run.id).values_list("tool", "status"))
-    states = {s for _, s in statuses}
+    # Aggregates, not rows: a run may have thousands of nodes.
+    states = set(active_nodes(run.id).order_by().values_list("status", flat=True).distinct())
     if states & set(ACTIVE):
         target, control = R.RUNNING, Control.EXECUTOR
     elif N.AWAITING_APPROVAL in states:
         target, control = R.AWAITING_APPROVAL, Control.APPROVAL
     elif N.AWAITING_INPUT in states:
         target, control = R.AWAITING_INPUT, Control.USER
-    elif any(tool == "restore_snapshot" and s == N.COMPLETED for tool, s in statuses):
+    elif active_nodes(run.id).filter(tool__in=compensation_tools(), status=N.COMPLETED).exists():
         target, control = R.ROLLED_BACK, Control.ORCHESTRATOR
         reason = reason or "the import failed; the snapshot taken before it was restored"
     elif N.FAILED in states:
@@ -138,6 +139,12 @@ def run_settle(run: Run, *, reason: str = "") -> None:
         blocked = active_nodes(run.id).filter(status=N.BLOCKED).first()
         reason = f"step {blocked.key} is blocked: {blocked.status_reason}" if blocked else "a step is blocked"
     run_transition(run, target, reason=reason if target != R.RUNNING else "", control=control)
+
+
+def compensation_tools() -> list[str]:
+    from agents.registry import TOOLS
+
+    return [t.compensation for t in TOOLS.values() if t.compensation]
 
 
 @transaction.atomic

@@ -1,0 +1,63 @@
+from datetime import datetime
+
+from django import template
+from django.utils import timezone
+
+from approvals.selectors import duration_text
+
+register = template.Library()
+
+
+@register.filter
+def waited(since: datetime) -> str:
+    """"4 min" since a moment."""
+    return duration_text((timezone.now() - since).total_seconds()) if since else ""
+
+
+@register.filter
+def due(deadline: datetime) -> str:
+    """"in 2 h" or "overdue"."""
+    if not deadline:
+        return ""
+    left = (deadline - timezone.now()).total_seconds()
+    return f"in {duration_text(left)}" if left > 0 else "overdue"
+
+
+@register.filter
+def seconds_text(seconds) -> str:
+    return duration_text(float(seconds or 0))
+
+
+@register.filter
+def money(value) -> str:
+    try:
+        return f"{float(value):,.2f}"
+    except (TypeError, ValueError):
+        return ""
+
+
+@register.filter
+def percent(rate) -> str:
+    """"0.080000" → "8%"; "0.002600" → "0.26%"."""
+    from decimal import Decimal, InvalidOperation
+
+    try:
+        value = (Decimal(str(rate)) * 100).normalize()
+    except (InvalidOperation, TypeError):
+        return ""
+    return f"{value:f}%"
+
+
+KIND_LABEL = {"earning": "earning", "deduction": "deduction", "employer_contribution": "employer contribution",
+              "tax": "tax"}
+
+
+@register.filter
+def kind_label(kind: str) -> str:
+    return KIND_LABEL.get(kind, kind)
+
+
+@register.filter
+def tool_label(name: str) -> str:
+    """"import_template" → "Import template"."""
+    return (name or "").replace("_", " ").capitalize()

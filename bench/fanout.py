@@ -1,0 +1,60 @@
+"""Throughput of 500 independent no-op DAG nodes against 500 raw Celery tasks,
+in the same run on the same workers (PostgreSQL + Redis, 2 worker processes).
+Ends with one JSON line.
+
+    .venv/bin/python bench/fanout.py [--n 500]
+"""
+import argparse
+import json
+import time
+import uuid
+
+from common import Api, celery_client, deployment, keel_stop, wait
+
+
+def raw_fanout(app, redis_url: str, n: int) -> float:
+    import redis
+    from celery import group
+
+    from workflows.tasks import baseline_hop
+
+    key = f"bench:{uuid.uuid4().hex}"
+    r = redis.Redis.from_url(redis_url)
+    started = time.perf_counter()
+    group(baseline_hop.si(key, i) for i in range(n)).apply_async()
+    wait(lambda: r.llen(key) >= n, what="raw fan-out")
+    elapsed = time.perf_counter() - started
+    r.delete(key)
+    return n / elapsed
+
+
+def dag_fanout(alice: Api, n: int) -> float:
+    started = time.perf_counter()
+    status, run = alice.post("/api/v1/runs/", {"blueprint": "noop_fanout", "params": {"n": n}})
+    assert status == 201, run
+    run = alice.wait_for_run(run["id"], {"completed", "failed", "stopped"}, timeout=600)
+    assert run["status"] == "completed", run["status_reason"]
+    return n / (time.perf_counter() - started)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--n", type=int, default=500)
+    args = parser.parse_args()
+    keel = deployment(workers=2, concurrency=2)
+    try:
+        app = celery_client(keel)
+        alice = Api(keel.base_url, "alice")
+        raw_fanout(app, keel.env["REDIS_URL"], 20)  # warm up
+        dag_fanout(alice, 10)
+        raw = raw_fanout(app, keel.env["REDIS_URL"], args.n)
+        dag = dag_fanout(alice, args.n)
+    finally:
+        keel_stop(keel)
+    print(f"raw Celery tasks: {raw:.0f} tasks/s | DAG nodes: {dag:.0f} nodes/s | ratio {dag / raw:.2f}x")
+    print(json.dumps({"n": args.n, "raw_tasks_per_s": round(raw, 1), "nodes_per_s": round(dag, 1),
+                      "throughput_ratio": round(dag / raw, 3)}))
+
+
+if __name__ == "__main__":
+    main()

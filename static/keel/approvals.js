@@ -1,0 +1,201 @@
+// The approvals inbox: a live queue, one card, decisions by click or keyboard.
+// j/k move · a approve · r reject · R (shift+r) reject and replan.
+// The server renders the queue and the card (/approvals/queue/, /approvals/<id>/card/);
+// this file swaps them in, and posts decisions to the same API scripts use.
+(function () {
+  "use strict";
+
+  var root, queue, slot, toast;
+  var busy = false;          // one decision in flight at a time: a double click decides once
+  var refreshing = null;
+
+  function $(sel, el) { return (el || document).querySelector(sel); }
+  function $all(sel, el) { return Array.prototype.slice.call((el || document).querySelectorAll(sel)); }
+
+  function items() { return $all('[data-testid="queue-item"]', queue); }
+  function card() { return $("#approval-card", slot); }
+  function selectedId() { var c = card(); return c ? c.dataset.approvalId : null; }
+
+  function say(text, kind) {
+    toast.textContent = text;
+    toast.className = "toast" + (kind ? " toast-" + kind : "");
+    toast.hidden = false;
+    clearTimeout(say.timer);
+    say.timer = setTimeout(function () { toast.hidden = true; }, 6000);
+  }
+
+  function fetchHtml(url) {
+    return fetch(url, { credentials: "same-origin", headers: { "HX-Request": "true" } }).then(function (r) {
+      if (!r.ok) throw new Error("HTTP " + r.status);
+      return r.text();
+    });
+  }
+
+  function markSelected(id, focus) {
+    items().forEach(function (li) {
+      var on = li.dataset.approvalId === id;
+      li.classList.toggle("selected", on);
+      li.setAttribute("aria-selected", on ? "true" : "false");
+      if (on && focus) li.focus({ preventScroll: false });
+    });
+  }
+
+  function loadCard(id, focus) {
+    if (!id) return Promise.resolve();
+    markSelected(id, focus);
+    return fetchHtml("/approvals/" + id + "/card/").then(function (html) {
+      slot.innerHTML = html;
+      tick();
+      if (location.pathname !== "/approvals/" + id + "/") history.replaceState(null, "", "/approvals/" + id + "/");
+    });
+  }
+
+  function loadQueue() {
+    var id = selectedId();
+    return fetchHtml("/approvals/queue/" + (id ? "?selected=" + id : "")).then(function (html) {
+      queue.innerHTML = html;
+      markSelected(id, document.activeElement === document.body || queue.contains(document.activeElement));
+      // Keep the top bar's count true as well.
+      var count = $('[data-testid="queue-count"]', queue), badge = document.querySelector('[data-testid="pending-count"]');
+      if (count && badge) badge.textContent = count.textContent;
+      tick();
+    });
+  }
+
+  // Coalesce a burst of pushes into one re-read.
+  function refresh(changedId) {
+    if (refreshing) { refreshing.again = true; refreshing.ids.push(changedId); return; }
+    refreshing = { again: false, ids: [changedId] };
+    var ids = refreshing.ids;
+    loadQueue().then(function () {
+      var current = selectedId();
+      if (current && ids.indexOf(current) >= 0 && !busy) return loadCard(current, false);
+      if (!current) { var first = items()[0]; if (first) return loadCard(first.dataset.approvalId, false); }
+    }).catch(function () {}).then(function () {
+      var again = refreshing.again; refreshing = null;
+      if (again) refresh(null);
+    });
+  }
+
+  function move(step) {
+    var list = items();
+    if (!list.length) return;
+    var at = list.findIndex(function (li) { return li.dataset.approvalId === selectedId(); });
+    var next = list[Math.max(0, Math.min(list.length - 1, at < 0 ? 0 : at + step))];
+    loadCard(next.dataset.approvalId, true);
+  }
+
+  function decide(action) {
+    var c = card();
+    if (!c || busy) return;
+    var message = $('[data-testid="decision-message"]', c);
+    function refuse(text) { if (message) { message.textContent = text; message.hidden = false; } say(text, "error"); }
+    if (c.dataset.status !== "pending") {
+      refuse("This approval is " + c.dataset.status + ": it can no longer be decided. The first decision stands.");
+      return;
+    }
+    if (action === "approve" && c.dataset.refusal) { refuse(c.dataset.refusal); return; }
+    var button = $('[data-action="' + action + '"]', c);
+    if (!button) return;
+    busy = true;
+    var id = c.dataset.approvalId;
+    var order = items().map(function (li) { return li.dataset.approvalId; });
+    $all("[data-action]", c).forEach(function (b) { b.disabled = true; });
+    button.setAttribute("aria-busy", "true");
+    var comment = ($("#decision-comment", c) || {}).value || "";
+    var body = { comment: comment };
+    if (action === "replan") body.replan = true;
+    fetch("/api/v1/approvals/" + id + "/" + (action === "approve" ? "approve" : "reject") + "/", {
+      method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRFToken": window.keelCsrfToken() },
+      body: JSON.stringify(body)
+    }).then(function (r) {
+      return r.json().catch(function () { return {}; }).then(function (data) { return { status: r.status, data: data }; });
+    }).then(function (res) {
+      busy = false;
+      if (res.status === 200) {
+        var verb = { approve: "Approved", reject: "Rejected", replan: "Rejected (replanning)" }[action];
+        say(verb + ": " + ($('[data-testid="card-summary"]', c) || {}).textContent, "ok");
+        // Move on to the next waiting approval, as a mail client does after archiving.
+        var at = order.indexOf(id), next = order[at + 1] || order[at - 1];
+        return loadQueue().then(function () {
+          var still = items().map(function (li) { return li.dataset.approvalId; });
+          if (next && still.indexOf(next) >= 0) return loadCard(next, true);
+          if (still.length) return loadCard(still[0], true);
+          return loadCard(id, false);
+        });
+      }
+      var text = (res.data && res.data.detail) || ("The decision failed (HTTP " + res.status + ").");
+      return loadCard(id, false).then(function () { refuse(text); });
+    }).catch(function (err) {
+      busy = false;
+      refuse("The decision could not be sent: " + err.message + ". Nothing was decided; try again.");
+      $all("[data-action]", c).forEach(function (b) { b.disabled = false; });
+    });
+  }
+
+  // "waited 4 min", "due in 2 h" stay true without a reload.
+  function duration(seconds) {
+    seconds = Math.max(0, Math.floor(seconds));
+    if (seconds < 60) return seconds + " s";
+    var m = Math.floor(seconds / 60);
+    if (m < 60) return m + " min";
+    var h = Math.floor(m / 60); m = m % 60;
+    if (h < 24) return h + " h" + (m ? " " + m + " min" : "");
+    var d = Math.floor(h / 24); h = h % 24;
+    return d + " d" + (h ? " " + h + " h" : "");
+  }
+  function tick() {
+    var now = Date.now();
+    $all("[data-since]", root).forEach(function (el) { el.textContent = duration((now - Date.parse(el.dataset.since)) / 1000); });
+    $all("[data-deadline]", root).forEach(function (el) {
+      var left = (Date.parse(el.dataset.deadline) - now) / 1000;
+      var text = left > 0 ? "in " + duration(left) : "overdue";
+      el.textContent = el.classList.contains("queue-due") ? "due " + text : text;
+      el.classList.toggle("overdue", left <= 0);
+    });
+  }
+
+  function typing(target) {
+    return target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName));
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    root = document.getElementById("approvals-inbox");
+    if (!root) return;
+    queue = document.getElementById("approval-queue");
+    slot = document.getElementById("approval-card-slot");
+    toast = document.getElementById("inbox-toast");
+    var live = root.dataset.live === "1";
+
+    queue.addEventListener("click", function (e) {
+      var li = e.target.closest('[data-testid="queue-item"]');
+      if (!li) return;
+      e.preventDefault();
+      loadCard(li.dataset.approvalId, true);
+    });
+    slot.addEventListener("click", function (e) {
+      var b = e.target.closest("[data-action]");
+      if (b && !b.disabled) decide(b.dataset.action);
+    });
+    if (live) {
+      document.addEventListener("keydown", function (e) {
+        if (e.ctrlKey || e.metaKey || e.altKey || typing(e.target)) return;
+        var key = e.key;
+        if (key === "j" || key === "ArrowDown") { e.preventDefault(); move(1); }
+        else if (key === "k" || key === "ArrowUp") { e.preventDefault(); move(-1); }
+        else if (key === "a") { e.preventDefault(); decide("approve"); }
+        else if (key === "r") { e.preventDefault(); decide("reject"); }
+        else if (key === "R") { e.preventDefault(); decide("replan"); }
+      });
+      window.keelSocket("/ws/approvals/", function (msg) {
+        if (msg.type === "approval.reminded") say("Reminder: “" + msg.summary + "” is due in " + duration(msg.seconds_left) + ".", "warn");
+        if (msg.type === "approval.changed" || msg.type === "approval.reminded") refresh(msg.approval);
+      }, function () { root.dataset.socket = "open"; refresh(null); });
+      var first = $(".queue-item.selected", queue);
+      if (first) first.focus();
+    }
+    tick();
+    setInterval(tick, 15000);
+  });
+})();

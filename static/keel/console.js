@@ -1,0 +1,219 @@
+// The live conversation: a resumable event stream, the run panel and the chat.
+//
+// The stream: on every (re)connect the page sends {"after": lastSeq}; the server
+// replays what was missed, then pushes live events. The page applies each
+// sequence number once (duplicates are dropped), and if a number is skipped it
+// fetches the gap from /api/v1/conversations/{id}/events/?after=N.
+(function () {
+  "use strict";
+
+  function csrfToken() {
+    var headers = document.body.getAttribute("hx-headers");
+    try { return JSON.parse(headers)["X-CSRFToken"]; } catch (e) { return ""; }
+  }
+
+  function conversationStream(conversationId, lastSeq, onEvent, onState) {
+    var proto = location.protocol === "https:" ? "wss://" : "ws://";
+    var url = proto + location.host + "/ws/conversations/" + conversationId + "/";
+    var state = { lastSeq: lastSeq, seqs: [], socket: null, held: false, delay: 250, refused: null, fetching: false };
+
+    function apply(event) {
+      if (event.seq <= state.lastSeq) return;  // seen already
+      if (event.seq > state.lastSeq + 1) { fetchGap(); return; }
+      state.lastSeq = event.seq;
+      state.seqs.push(event.seq);
+      try { onEvent(event); } catch (err) { console.error(err); }
+    }
+
+    function fetchGap() {
+      if (state.fetching) return;
+      state.fetching = true;
+      fetch("/api/v1/conversations/" + conversationId + "/events/?after=" + state.lastSeq, { credentials: "same-origin" })
+        .then(function (r) { return r.ok ? r.json() : { results: [] }; })
+        .then(function (body) { state.fetching = false; body.results.forEach(apply); })
+        .catch(function () { state.fetching = false; });
+    }
+
+    function open() {
+      if (state.held || state.refused) return;
+      var socket = new WebSocket(url);
+      state.socket = socket;
+      socket.onopen = function () {
+        state.delay = 250;
+        socket.send(JSON.stringify({ after: state.lastSeq }));
+        if (onState) onState("live");
+      };
+      socket.onmessage = function (e) {
+        var msg = JSON.parse(e.data);
+        if (msg.type === "timeline.event") apply(msg.event);
+      };
+      socket.onclose = function (e) {
+        if (state.socket !== socket) return;
+        state.socket = null;
+        if (e.code === 4403 || e.code === 4404) {  // refused: retrying will not help
+          state.refused = e.code;
+          if (onState) onState("refused");
+          return;
+        }
+        if (onState) onState("reconnecting");
+        if (!state.held) { setTimeout(open, state.delay); state.delay = Math.min(state.delay * 2, 5000); }
+      };
+    }
+
+    open();
+    return {
+      state: state,
+      // For tests and the "offline" case: drop the socket and stay down until reconnect().
+      drop: function () { state.held = true; if (state.socket) state.socket.close(); },
+      reconnect: function () { state.held = false; if (!state.socket) open(); }
+    };
+  }
+
+  window.keelConversationStream = conversationStream;
+
+  // --- the run panel ---------------------------------------------------------------------------
+  var refreshTimer = null;
+  function panelRefresh() {
+    var panel = document.getElementById("run-panel");
+    if (!panel || !window.htmx) return;
+    clearTimeout(refreshTimer);
+    refreshTimer = setTimeout(function () { htmx.trigger(panel, "keel:refresh"); }, 120);
+  }
+
+  var chatTimer = null;
+  function chatRefresh(conversationId) {
+    var list = document.getElementById("chat-messages");
+    if (!list || !window.htmx) return;
+    clearTimeout(chatTimer);
+    chatTimer = setTimeout(function () {
+      htmx.ajax("GET", "/conversations/" + conversationId + "/chat/", { target: list, swap: "innerHTML" })
+        .then(function () { list.scrollTop = list.scrollHeight; });
+    }, 120);
+  }
+
+  // A reply streams in as message.delta events before the whole reply lands.
+  function chatStream(data) {
+    var list = document.getElementById("chat-messages");
+    if (!list || !data.text) return;
+    var bubble = list.querySelector('.bubble-keel[data-streaming="' + CSS.escape(String(data.activity)) + '"]');
+    if (!bubble) {
+      bubble = document.createElement("div");
+      bubble.className = "bubble bubble-keel streaming";
+      bubble.setAttribute("data-streaming", String(data.activity));
+      var label = document.createElement("span");
+      label.className = "who-label"; label.textContent = "Keel";
+      bubble.appendChild(label);
+      list.appendChild(bubble);
+    }
+    bubble.appendChild(document.createTextNode(data.text));
+    list.scrollTop = list.scrollHeight;
+  }
+
+  function nodePaint(key, status) {
+    document.querySelectorAll('.dag-node[data-node="' + CSS.escape(key) + '"]').forEach(function (g) {
+      g.setAttribute("class", g.getAttribute("class").replace(/\bstatus-[a-z_]+/, "status-" + status));
+      g.setAttribute("data-status", status);
+      var label = g.querySelector(".dag-status");
+      if (label) label.textContent = status.replace(/_/g, " ");
+    });
+  }
+
+  function onEvent(event, conversationId) {
+    var panelRunId = (document.querySelector("#run-panel [data-run-id]") || {}).getAttribute
+      ? document.querySelector("#run-panel [data-run-id]").getAttribute("data-run-id") : "";
+    if (event.type === "node.status" && event.run === panelRunId) nodePaint(event.data.node, event.data.to);
+    if (event.type === "message.delta") chatStream(event.data);
+    else if (event.type.indexOf("message.") === 0) chatRefresh(conversationId);
+    if (event.run || event.type.indexOf("run.") === 0) panelRefresh();
+    document.dispatchEvent(new CustomEvent("keel:event", { detail: event }));
+  }
+
+  // --- the chat --------------------------------------------------------------------------------
+  function chatSetUp(form, conversationId) {
+    var status = document.getElementById("chat-status");
+    var list = document.getElementById("chat-messages");
+    var file = form.querySelector('input[type="file"]');
+    var fileName = form.querySelector('[data-testid="attachment-name"]');
+    var textarea = form.querySelector("textarea");
+    file.addEventListener("change", function () {
+      fileName.textContent = file.files.length ? file.files[0].name : "Attach employee list";
+    });
+    textarea.addEventListener("keydown", function (e) {
+      if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); form.requestSubmit(); }
+    });
+    function say(text, cls) { status.textContent = text; status.className = "chat-status " + (cls || ""); }
+    function bubble(text, cls, who) {
+      var div = document.createElement("div");
+      div.className = "bubble " + cls;
+      var label = document.createElement("span");
+      label.className = "who-label"; label.textContent = who;
+      div.appendChild(label); div.appendChild(document.createTextNode(text));
+      var empty = list.querySelector(".chat-empty"); if (empty) empty.remove();
+      list.appendChild(div); list.scrollTop = list.scrollHeight;
+    }
+    form.addEventListener("submit", function (e) {
+      e.preventDefault();
+      var text = textarea.value.trim();
+      if (!text) return;
+      var body = new FormData();
+      body.append("text", text);
+      if (file.files.length) body.append("attachment", file.files[0]);
+      var button = form.querySelector('button[type="submit"]');
+      button.setAttribute("aria-busy", "true"); button.disabled = true;
+      bubble(text, "bubble-user pending", "You");
+      say("Keel is working on it…", "muted");
+      fetch(form.getAttribute("data-url"), { method: "POST", body: body, credentials: "same-origin",
+                                             headers: { "X-CSRFToken": csrfToken(), "Accept": "application/json" } })
+        .then(function (r) { return r.json().catch(function () { return {}; }).then(function (j) { return { r: r, j: j }; }); })
+        .then(function (res) {
+          if (res.r.status === 404 && /No API endpoint/.test(res.j.detail || "")) {
+            say("Messages cannot be sent yet: this server has no conversation service. Nothing was sent.", "notice-error");
+            return;
+          }
+          if (!res.r.ok) { say(res.j.detail || ("The message was refused (HTTP " + res.r.status + ")."), "notice-error"); return; }
+          textarea.value = ""; file.value = ""; fileName.textContent = "Attach employee list";
+          say("", "");
+          if (res.j.reply) bubble(res.j.reply, "bubble-keel", "Keel");
+          chatRefresh(conversationId);
+          panelRefresh();
+        })
+        .catch(function (err) { say("The message could not be sent: " + err.message, "notice-error"); })
+        .finally(function () { button.removeAttribute("aria-busy"); button.disabled = false; });
+    });
+  }
+
+  // --- the answer box (a run waiting for the user's input) --------------------------------------
+  document.addEventListener("submit", function (e) {
+    var form = e.target;
+    if (!form.matches || !form.matches(".answer-form")) return;
+    e.preventDefault();
+    var answer = form.querySelector('[name="answer"]').value;
+    fetch(form.getAttribute("data-url"), { method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
+      body: JSON.stringify({ answer: answer }) })
+      .then(function (r) { return r.json().then(function (j) { return { r: r, j: j }; }); })
+      .then(function (res) {
+        if (!res.r.ok) { alert(res.j.detail || "The answer was refused."); return; }
+        panelRefresh();
+      });
+  });
+
+  document.addEventListener("DOMContentLoaded", function () {
+    var root = document.querySelector("[data-live]");
+    if (!root) return;
+    var conversationId = root.getAttribute("data-conversation-id");
+    var lastSeq = parseInt(root.getAttribute("data-last-seq") || "0", 10);
+    var indicator = document.createElement("span");
+    indicator.className = "live-indicator"; indicator.setAttribute("data-testid", "live-indicator");
+    indicator.textContent = "connecting…";
+    root.insertBefore(indicator, root.firstChild);
+    var stream = conversationStream(conversationId, lastSeq, function (event) { onEvent(event, conversationId); },
+      function (state) {
+        indicator.textContent = { live: "● live", reconnecting: "reconnecting…", refused: "not available" }[state];
+        indicator.className = "live-indicator live-" + state;
+      });
+    window.keelConsole = stream;
+    var form = document.getElementById("chat-form");
+    if (form) chatSetUp(form, conversationId);
+  });
+})();

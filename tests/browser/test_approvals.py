@@ -1,0 +1,197 @@
+"""The approver's desk in a real browser against the embedded server (issue 7)."""
+import re
+
+from playwright.sync_api import expect
+
+from tests.browser.conftest import log_in, screenshot
+from tests.support import Api, keel_start, keel_stop
+
+REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
+
+
+def start_run(api: Api, group_name: str) -> dict:
+    status, run = api.post("/api/v1/runs/", {"blueprint": "payroll_group_setup",
+                                             "params": {"request": REQUEST, "group_name": group_name}})
+    assert status == 201, run
+    return api.wait_for_run(run["id"], {"awaiting_approval"})
+
+
+def approval_of(api: Api, run_id: str) -> dict:
+    [approval] = [a for a in api.get("/api/v1/approvals/")["results"] if a["run"] == run_id]
+    return approval
+
+
+def card(page):
+    return page.get_by_test_id("approval-card")
+
+
+def test_bob_works_through_a_queue_of_three_with_the_keyboard(keel, new_page):
+    alice, bob = Api(keel.base_url, "alice"), Api(keel.base_url, "bob")
+    runs = [start_run(alice, "Queue One"), start_run(alice, "Queue Two")]
+    page = new_page()
+    log_in(page, keel.base_url, "bob")
+    page.goto(keel.base_url + "/approvals/")
+    expect(page.get_by_test_id("queue-count")).to_have_text("2")
+    expect(page.locator("#approvals-inbox[data-socket=open]")).to_have_count(1)
+    # A third arrives while bob looks: it appears without a reload, last (latest deadline).
+    runs.append(start_run(alice, "Queue Three"))
+    expect(page.get_by_test_id("queue-count")).to_have_text("3")
+    items = page.get_by_test_id("queue-item")
+    expect(items).to_have_text([re.compile(name) for name in ("Queue One", "Queue Two", "Queue Three")])
+    expect(card(page)).to_contain_text("Queue One")
+    expect(card(page)).to_contain_text("Alice Chen")
+    expect(card(page)).to_contain_text("Import the template into a new group")  # the node's goal
+    screenshot(page, "approvals-inbox")
+
+    page.keyboard.press("j")
+    expect(card(page)).to_contain_text("“Queue Two”")
+    expect(page.locator(".queue-item.selected")).to_contain_text("Queue Two")
+    assert page.evaluate("document.activeElement.dataset.approvalId") == approval_of(bob, runs[1]["id"])["id"]
+    page.keyboard.press("k")
+    expect(card(page)).to_contain_text("“Queue One”")
+
+    page.keyboard.press("a")
+    expect(page.get_by_test_id("toast")).to_contain_text("Approved")
+    expect(page.get_by_test_id("queue-count")).to_have_text("2")
+    expect(card(page)).to_contain_text("“Queue Two”")
+    page.get_by_test_id("comment").fill("Not for this quarter")
+    page.get_by_test_id("comment").blur()
+    page.keyboard.press("r")
+    expect(page.get_by_test_id("queue-count")).to_have_text("1")
+    expect(card(page)).to_contain_text("“Queue Three”")
+    page.keyboard.press("Shift+R")
+    expect(page.get_by_test_id("queue-empty")).to_be_visible()
+
+    one, two, three = (approval_of(bob, r["id"]) for r in runs)
+    assert (one["status"], one["decided_by"]) == ("approved", "bob")
+    assert (two["status"], two["comment"]) == ("rejected", "Not for this quarter")
+    assert three["status"] == "rejected"
+    assert alice.wait_for_run(runs[0]["id"], {"completed"})["status"] == "completed"
+    assert alice.wait_for_run(runs[1]["id"], {"blocked"})["status"] == "blocked"
+    # Reject-and-replan starts plan v2 instead of stopping.
+    assert alice.wait_for_run(runs[2]["id"], {"awaiting_input", "awaiting_approval"})["plan_version"] == 2
+    for approval in bob.get("/api/v1/approvals/?status=pending")["results"]:  # leave an empty queue
+        bob.post(f"/api/v1/approvals/{approval['id']}/reject/", {"comment": "test cleanup"})
+
+
+def test_ada_cannot_approve_the_run_she_started(keel, new_page):
+    ada, bob = Api(keel.base_url, "ada"), Api(keel.base_url, "bob")
+    run = start_run(ada, "Ada's Own")
+    approval = approval_of(ada, run["id"])
+    page = new_page()
+    log_in(page, keel.base_url, "ada")
+    page.goto(keel.base_url + f"/approvals/{approval['id']}/")
+    expect(page.get_by_test_id("refusal")).to_contain_text("four-eyes")
+    expect(page.get_by_test_id("approve")).to_be_disabled()
+    page.keyboard.press("a")
+    expect(page.get_by_test_id("decision-message")).to_contain_text("You started this run")
+    status, body = ada.post(f"/api/v1/approvals/{approval['id']}/approve/")
+    assert status == 403 and body["code"] == "four_eyes"
+    assert approval_of(ada, run["id"])["status"] == "pending"
+    status, _ = bob.post(f"/api/v1/approvals/{approval['id']}/approve/", {"comment": "second pair of eyes"})
+    assert status == 200
+    page.reload()
+    expect(page.get_by_test_id("first-decision")).to_contain_text("Approved by Bob Li")
+    expect(page.get_by_test_id("first-decision")).to_contain_text("second pair of eyes")
+    page.get_by_test_id("history-link").click()
+    expect(page.get_by_test_id("history-decision")).to_have_count(2)
+    expect(page.locator("[data-type='approval.refused']")).to_contain_text("ada")
+
+
+def test_a_double_click_on_approve_gives_one_decision(keel, new_page):
+    alice, bob = Api(keel.base_url, "alice"), Api(keel.base_url, "bob")
+    run = start_run(alice, "Double Click")
+    approval = approval_of(bob, run["id"])
+    page = new_page()
+    log_in(page, keel.base_url, "bob")
+    page.goto(keel.base_url + f"/approvals/{approval['id']}/")
+    page.get_by_test_id("approve").dblclick()
+    expect(page.get_by_test_id("first-decision")).to_contain_text("Approved by Bob Li")
+    assert alice.wait_for_run(run["id"], {"completed"})["status"] == "completed"
+    history = bob.get(f"/api/v1/approvals/history/{run['id']}/")
+    assert [d["accepted"] for d in history["decisions"]].count(True) == 1
+    assert [e["type"] for e in history["events"]].count("approval.approved") == 1
+    groups = [g for g in bob.get("/api/v1/payroll/groups/")["results"] if g["name"] == "Double Click"]
+    assert len(groups) == 1
+
+
+def test_the_diff_lists_exactly_the_items_the_import_creates(keel, new_page):
+    alice, bob = Api(keel.base_url, "alice"), Api(keel.base_url, "bob")
+    run = start_run(alice, "Diff Check")
+    approval = approval_of(bob, run["id"])
+    page = new_page()
+    log_in(page, keel.base_url, "bob")
+    page.goto(keel.base_url + f"/approvals/{approval['id']}/")
+    rows = page.get_by_test_id("diff-item")
+    expect(rows.first).to_be_visible()
+    shown = [(r.get_attribute("data-code"), r.locator("td").nth(1).inner_text()) for r in rows.all()]
+    expect(page.get_by_test_id("employees-affected")).to_contain_text("in Shanghai")
+    expect(page.get_by_test_id("diff-group")).to_contain_text("Diff Check")
+    screenshot(page, "approvals-card")
+    page.get_by_test_id("approve").click()
+    expect(page.get_by_test_id("first-decision")).to_contain_text("Approved")
+    done = alice.wait_for_run(run["id"], {"completed"})
+    group_id = next(s["value"] for s in done["state"] if s["key"] == "group_id")
+    group = bob.get(f"/api/v1/payroll/groups/{group_id}/")
+    assert [(i["code"], i["name"]) for i in group["items"]] == shown
+    assert [(i["code"], i["kind"], i["formula"]) for i in group["items"]] == [
+        (i["code"], i["kind"], i["formula"]) for i in approval["diff"]["items"]]
+
+
+def test_a_threshold_routes_a_large_import_to_ada(keel, new_page):
+    alice, bob = Api(keel.base_url, "alice"), Api(keel.base_url, "bob")
+    admin = new_page()
+    log_in(admin, keel.base_url, "ada")
+    admin.goto(keel.base_url + "/approvals/matrix/")
+    rule = admin.locator("[data-tool=import_template]")
+    rule.get_by_test_id("headcount-limit").fill("5")
+    rule.get_by_test_id("matrix-save").click()
+    expect(admin.get_by_text("Saved the rule")).to_be_visible()
+    try:
+        run = start_run(alice, "Large Import")
+        approval = approval_of(bob, run["id"])
+        assert approval["needs_role"] == "admin"
+        page = new_page()
+        log_in(page, keel.base_url, "bob")
+        page.goto(keel.base_url + f"/approvals/{approval['id']}/")
+        expect(page.get_by_test_id("needs-role")).to_have_text("needs: admin")
+        expect(page.get_by_test_id("approve")).to_be_disabled()
+        expect(page.get_by_test_id("refusal")).to_contain_text("above the limit of 5")
+        expect(page.locator(".queue-item.selected")).to_contain_text("needs: admin")
+        status, body = bob.post(f"/api/v1/approvals/{approval['id']}/approve/")
+        assert status == 403 and body["code"] == "matrix_refused"
+        admin.goto(keel.base_url + f"/approvals/{approval['id']}/")
+        admin.get_by_test_id("approve").click()
+        expect(admin.get_by_test_id("first-decision")).to_contain_text("Approved by Ada Zhao")
+        assert alice.wait_for_run(run["id"], {"completed"})["status"] == "completed"
+    finally:
+        admin.goto(keel.base_url + "/approvals/matrix/")
+        rule = admin.locator("[data-tool=import_template]")
+        rule.get_by_test_id("headcount-limit").fill("50")
+        rule.get_by_test_id("matrix-save").click()
+        expect(admin.get_by_text("Saved the rule")).to_be_visible()
+
+
+def test_an_approval_expires_without_any_request_and_the_card_refuses_it(browser, tmp_path):
+    keel = keel_start("embedded", tmp_path, {"KEEL_APPROVAL_DEADLINE_SECONDS": "2", "KEEL_SWEEP_SECONDS": "1"})
+    context = browser.new_context(viewport={"width": 1366, "height": 860})
+    try:
+        alice, bob = Api(keel.base_url, "alice"), Api(keel.base_url, "bob")
+        page = context.new_page()
+        log_in(page, keel.base_url, "bob")
+        run = start_run(alice, "Expiring")
+        approval = approval_of(bob, run["id"])
+        page.goto(keel.base_url + f"/approvals/{approval['id']}/")
+        # Nobody decides: the sweeper expires it and the card says so without a reload.
+        expect(page.get_by_test_id("card-status")).to_have_text("Expired", timeout=20000)
+        expect(page.get_by_test_id("first-decision")).to_contain_text("cannot be approved")
+        expect(page.get_by_test_id("approve")).to_be_disabled()
+        page.keyboard.press("a")
+        expect(page.get_by_test_id("decision-message")).to_contain_text("expired")
+        blocked = alice.wait_for_run(run["id"], {"blocked"})
+        assert "expired" in blocked["status_reason"]
+        status, body = bob.post(f"/api/v1/approvals/{approval['id']}/approve/")
+        assert status == 409 and body["status"] == "expired"
+    finally:
+        context.close()
+        keel_stop(keel)

@@ -1,0 +1,253 @@
+"""The admin timeline (DESIGN.md §1, issue 6 item 4): developers debug runs in the
+Django admin — Activities with their frames as a waterfall, search by run, tool,
+call id and state key, and the provenance chain of any coordinate.
+
+Who may enter: staff users as Django has it, and members whose role may see
+payloads (developer, tenant admin) — without making them staff. We keep the
+stock `admin.site` that config/urls.py mounts and override its documented hooks
+(`has_permission`, `login_form`) instead of swapping in another AdminSite
+class, so nothing else needs to know. Every ModelAdmin here is read-only (a
+status changes only through the transition functions, never a form) and
+scoped to the member's tenant: another tenant's object answers 404."""
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.db.models import Count, QuerySet
+from django.http import Http404, HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.safestring import SafeString, mark_safe
+
+from tenants.models import Membership
+
+from .models import Activity, Event, Frame, FramePayload
+
+FRAMES_SHOWN = 500  # an Activity may hold 20,000 frames: the admin shows a bounded page
+
+
+def request_membership(request: HttpRequest) -> Membership | None:
+    """The requesting user's membership, looked up once per request."""
+    if not hasattr(request, "_keel_membership"):
+        user = request.user
+        request._keel_membership = (  # type: ignore[attr-defined]
+            Membership.objects.select_related("tenant").filter(user=user).first()
+            if user.is_authenticated else None)
+    return request._keel_membership  # type: ignore[attr-defined]
+
+
+def admin_member(request: HttpRequest) -> Membership | None:
+    """The member behind the request when their role may use the admin timeline."""
+    member = request_membership(request)
+    return member if member is not None and member.can_see_payloads and request.user.is_active else None
+
+
+def _site_has_permission(request: HttpRequest) -> bool:
+    user = request.user
+    return bool(user.is_active and (user.is_staff or admin_member(request) is not None))
+
+
+class MemberAdminAuthenticationForm(AdminAuthenticationForm):
+    """The admin's log-in form, letting in developers and tenant admins too."""
+
+    def confirm_login_allowed(self, user) -> None:
+        member = Membership.objects.filter(user=user).first()
+        if user.is_active and (user.is_staff or (member is not None and member.can_see_payloads)):
+            return
+        raise forms.ValidationError(self.error_messages["invalid_login"], code="invalid_login",
+                                    params={"username": self.username_field.verbose_name})
+
+
+admin.site.has_permission = _site_has_permission  # type: ignore[method-assign]
+admin.site.login_form = MemberAdminAuthenticationForm
+admin.site.site_header = "Keel admin"
+admin.site.site_title = "Keel admin"
+admin.site.index_title = "Runs, tool calls and the timeline"
+
+
+def admin_link(obj: Any, text: Any | None = None) -> SafeString | str:
+    """A link to `obj`'s admin page (or just its text when there is none)."""
+    if obj is None:
+        return "—"
+    url = reverse(f"admin:{obj._meta.app_label}_{obj._meta.model_name}_change", args=[obj.pk])
+    return format_html('<a href="{}">{}</a>', url, text if text is not None else obj)
+
+
+class _MemberAccess:
+    """View-only access for developers and tenant admins; no writes for anyone."""
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        return admin_member(request) is not None or super().has_view_permission(request, obj)  # type: ignore[misc]
+
+    def has_module_permission(self, request) -> bool:
+        return admin_member(request) is not None or super().has_module_permission(request)  # type: ignore[misc]
+
+    def has_add_permission(self, request, *args) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class TenantScopedAdmin(_MemberAccess, admin.ModelAdmin):
+    """Read-only, and only the member's own tenant. `tenant_path` leads from the
+    model to its tenant's id."""
+
+    tenant_path = "tenant_id"
+    list_per_page = 50
+
+    def get_queryset(self, request) -> QuerySet:
+        queryset = super().get_queryset(request)
+        member = request_membership(request)
+        if member is not None:
+            return queryset.filter(**{self.tenant_path: member.tenant_id})
+        # Platform staff without a tenant see every tenant; anyone else sees nothing.
+        return queryset if request.user.is_superuser else queryset.none()
+
+    def get_object(self, request, object_id, from_field=None):
+        obj = super().get_object(request, object_id, from_field)
+        if obj is None:
+            # Another tenant's id and a missing id answer the same: nothing leaks.
+            raise Http404("No such object.")
+        return obj
+
+
+class ReadOnlyInline(_MemberAccess, admin.TabularInline):
+    extra = 0
+    can_delete = False
+    show_change_link = True
+
+
+# --- the timeline --------------------------------------------------------------------------------
+
+
+def frames_waterfall(activity: Activity) -> SafeString:
+    """Frames in order, each a bar placed on the activity's time axis."""
+    frames = list(Frame.objects.filter(activity=activity).select_related("payload")
+                  .order_by("started_at", "id")[:FRAMES_SHOWN])
+    if not frames:
+        return mark_safe('<p class="help">No frames recorded.</p>')
+    start = min(f.started_at for f in frames)
+    end = max((f.ended_at or f.started_at) for f in frames)
+    span_ms = max((end - start).total_seconds() * 1000, 1)
+    rows = []
+    for i, frame in enumerate(frames, 1):
+        offset_ms = (frame.started_at - start).total_seconds() * 1000
+        left = 100 * offset_ms / span_ms
+        width = max(100 * frame.latency_ms / span_ms, 0.4)
+        colour = "#d64545" if frame.status == "error" or frame.level == "error" else (
+            "#d98e04" if frame.status == "waiting" else "#2f6fde" if frame.kind == "tool_call" else "#2f9e44")
+        tokens = frame.gen_ai_usage_input_tokens + frame.gen_ai_usage_output_tokens
+        payload = getattr(frame, "payload", None)
+        rows.append(format_html(
+            '<tr data-frame="{}"><td>{}</td><td><code>{}</code></td><td><strong>{}</strong>{}</td><td>{}</td>'
+            '<td class="keel-bar-cell"><div class="keel-bar" style="margin-left:{}%;width:{}%;background:{}" '
+            'title="+{} ms · {} ms"></div></td><td class="keel-num">{} ms</td><td class="keel-num">{}</td>'
+            '<td>{}{}</td></tr>',
+            frame.id, i, frame.kind, frame.name,
+            format_html(' · call <a href="{}?q={}">{}</a>', reverse("admin:agents_toolcall_changelist"),
+                        frame.gen_ai_tool_call_id, frame.gen_ai_tool_call_id) if frame.gen_ai_tool_call_id else "",
+            frame.status, f"{min(left, 99.6):.2f}", f"{min(width, 100 - min(left, 99.6)):.2f}", colour,
+            f"{offset_ms:.0f}", f"{frame.latency_ms:.1f}", f"{frame.latency_ms:.1f}", tokens or "",
+            frame.summary,
+            format_html('<details><summary>payload</summary><pre class="keel-payload">{}</pre></details>',
+                        _json(payload.data)) if payload is not None else "",
+        ))
+    total = Frame.objects.filter(activity=activity).count()
+    note = (format_html('<p class="help">Showing the first {} of {} frames.</p>', FRAMES_SHOWN, total)
+            if total > FRAMES_SHOWN else "")
+    return format_html(
+        '<style>.keel-waterfall{{width:100%}}.keel-waterfall td{{vertical-align:top;font-size:12px}}'
+        '.keel-bar-cell{{width:30%;min-width:200px}}.keel-waterfall td:last-child{{min-width:16rem}}'
+        '.keel-bar{{height:10px;border-radius:2px;margin-top:3px}}.keel-num{{text-align:right;white-space:nowrap}}'
+        '.keel-payload{{max-width:48rem;max-height:20rem;overflow:auto;font-size:11px;white-space:pre-wrap}}</style>'
+        '<table class="keel-waterfall" data-testid="frames-waterfall"><thead><tr><th>#</th><th>kind</th><th>name</th>'
+        '<th>status</th><th>waterfall ({} ms)</th><th>latency</th><th>tokens</th><th>summary</th></tr></thead>'
+        '<tbody>{}</tbody></table>{}',
+        f"{span_ms:.0f}", mark_safe("".join(rows)), note)
+
+
+def _json(data: Any) -> str:
+    import json
+
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str)
+
+
+@admin.register(Activity)
+class ActivityAdmin(TenantScopedAdmin):
+    tenant_path = "conversation__tenant_id"
+    list_display = ["started_at", "kind", "title", "status", "run_link", "node_key", "frame_count"]
+    list_filter = ["kind", "status"]
+    search_fields = ["title", "node_key", "run__id__exact", "frames__gen_ai_tool_name",
+                     "=frames__gen_ai_tool_call_id", "=run__coordinates__key"]
+    search_help_text = "Search by run id, tool name, tool call id, state key (e.g. template_id) or title."
+    fieldsets = [
+        (None, {"fields": ["title", ("kind", "status", "node_key"), "summary", ("run_link", "conversation_id"),
+                           ("intent", "route"), ("started_at", "ended_at")]}),
+        ("Timeline", {"fields": ["timeline"], "description": "Every frame of this activity in order; the bar "
+                      "shows when it started and how long it took on the activity's time axis."}),
+    ]
+    readonly_fields = ["kind", "title", "summary", "status", "intent", "route", "run_link", "node_key",
+                       "conversation_id", "started_at", "ended_at", "timeline"]
+    ordering = ["-started_at"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("run").annotate(frame_total=Count("frames"))
+
+    @admin.display(description="run")
+    def run_link(self, activity: Activity):
+        return admin_link(activity.run, activity.run_id) if activity.run_id else "—"
+
+    @admin.display(description="frames", ordering="frame_total")
+    def frame_count(self, activity: Activity) -> int:
+        return activity.frame_total
+
+    @admin.display(description="frames, in order")
+    def timeline(self, activity: Activity) -> SafeString:
+        return frames_waterfall(activity)
+
+
+@admin.register(Frame)
+class FrameAdmin(TenantScopedAdmin):
+    tenant_path = "activity__conversation__tenant_id"
+    list_display = ["started_at", "kind", "name", "status", "latency_ms", "gen_ai_tool_name", "gen_ai_tool_call_id",
+                    "activity_link"]
+    list_filter = ["kind", "status", "level"]
+    search_fields = ["name", "gen_ai_tool_name", "=gen_ai_tool_call_id", "activity__run__id__exact"]
+    search_help_text = "Search by tool name, tool call id or run id."
+    exclude = ["activity", "parent"]
+    readonly_fields = ["activity_link", "payload_json"]
+    ordering = ["-started_at"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [f.name for f in Frame._meta.fields if f.name not in ("activity", "parent")] + self.readonly_fields
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("activity")
+
+    @admin.display(description="activity")
+    def activity_link(self, frame: Frame):
+        return admin_link(frame.activity, frame.activity.title)
+
+    @admin.display(description="payload")
+    def payload_json(self, frame: Frame):
+        payload = FramePayload.objects.filter(frame=frame).first()
+        return format_html("<pre>{}</pre>", _json(payload.data)) if payload else "—"
+
+
+@admin.register(Event)
+class EventAdmin(TenantScopedAdmin):
+    tenant_path = "conversation__tenant_id"
+    list_display = ["conversation_id", "seq", "type", "run_id", "created_at"]
+    list_filter = ["type"]
+    search_fields = ["run__id__exact", "conversation__id__exact", "type"]
+    search_help_text = "Search by run id, conversation id or event type."
+    readonly_fields = ["conversation_id", "seq", "type", "run_id", "data", "created_at"]
+    fields = readonly_fields
+    ordering = ["-created_at", "-seq"]
