@@ -143,8 +143,10 @@ def memory_distill(*, tenant_id: int) -> int:
     from payroll.models import PayrollTemplate
 
     added = 0
+    # Only an import that was approved AND went through is experience worth
+    # repeating; one that failed and was rolled back teaches nothing to prefer.
     approvals = (ApprovalRequest.objects.filter(tenant_id=tenant_id, tool="import_template",
-                                                status=ApprovalStatus.APPROVED)
+                                                status=ApprovalStatus.APPROVED, node__status="completed")
                  .exclude(id__in=MemoryItem.objects.filter(tenant_id=tenant_id, layer="L2",
                                                            kind="template_approved").values("approval_id"))
                  .select_related("decided_by"))

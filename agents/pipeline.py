@@ -80,15 +80,16 @@ def tool_call_execute(*, node, run, arguments: dict[str, Any], consumed: list[St
     a second attempt at a call that died half-way."""
     tool = tool_get(node.tool)
     key = idempotency_key_for(node)
-    call, _ = ToolCall.objects.get_or_create(
+    call, created = ToolCall.objects.get_or_create(
         node_id=node.id, idempotency_key=key,
         defaults={"tenant_id": run.tenant_id, "run_id": run.id, "tool": tool.name, "arguments": arguments,
                   "approval_id": approval_id},
     )
     if call.status == ToolCall.Status.SUCCEEDED:
         return call, call.result
-    ToolCall.objects.filter(id=call.id).update(arguments=arguments, approval_id=approval_id,
-                                               status=ToolCall.Status.STARTED, error="")
+    if not created:  # a retry after a crash or a failure: the same key, started afresh
+        ToolCall.objects.filter(id=call.id).update(arguments=arguments, approval_id=approval_id,
+                                                   status=ToolCall.Status.STARTED, error="")
     for coordinate in consumed:
         CoordinateConsumption.objects.get_or_create(coordinate=coordinate, call=call)
     ctx = ToolContext(tenant_id=run.tenant_id, run_id=run.id, node_id=node.id, node_key=node.key,
@@ -109,7 +110,7 @@ def tool_call_execute(*, node, run, arguments: dict[str, Any], consumed: list[St
         _tool_frame(node, call, tool, arguments, None, str(err), started, consumed)
         raise
     latency = (time.perf_counter() - t0) * 1000
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):
         for produced in tool.produces:
             try:
                 with transaction.atomic():

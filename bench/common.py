@@ -1,6 +1,8 @@
 """Shared set-up for the benchmarks: a production-topology Keel (PostgreSQL,
 Redis, N `celery worker` processes) started from scratch, as the tests do."""
+import atexit
 import os
+import signal
 import statistics
 import sys
 import tempfile
@@ -30,6 +32,9 @@ def summary(values: list[float]) -> dict:
 def deployment(workers: int = 2, concurrency: int = 2, env: dict | None = None):
     keel = keel_start("production", Path(tempfile.mkdtemp(prefix="keel-bench-")),
                       {"KEEL_LOG_LEVEL": "WARNING", **(env or {})})
+    # Whatever ends the benchmark (an error, Ctrl-C, `timeout`), its processes go with it.
+    atexit.register(keel_stop, keel)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     for _ in range(workers):
         keel.worker_start(concurrency=concurrency)
     return keel

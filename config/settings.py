@@ -90,7 +90,11 @@ TEMPLATES = [
 # --- Database -----------------------------------------------------------------
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
 if DATABASE_URL:
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+    # No persistent connections by default: the ASGI server runs views on many
+    # threads and each would keep one open. Worker processes keep theirs
+    # (config/celery.py), where one process runs one task at a time.
+    DATABASES = {"default": dj_database_url.parse(
+        DATABASE_URL, conn_max_age=int(os.environ.get("KEEL_DB_CONN_MAX_AGE", "0")), conn_health_checks=True)}
 else:
     DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3",
                              "NAME": os.environ.get("KEEL_SQLITE_PATH", str(BASE_DIR / "db.sqlite3"))}}

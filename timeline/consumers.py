@@ -12,7 +12,7 @@ REFUSED_NOT_FOUND = 4404
 
 
 class TenantConsumer(AsyncJsonWebsocketConsumer):
-    """Tenant-wide notices (wiring checks, later the approval inbox). Members only."""
+    """Tenant-wide notices (wiring checks, approval changes). Members only."""
 
     async def connect(self):
         membership = await self._membership()
@@ -29,6 +29,11 @@ class TenantConsumer(AsyncJsonWebsocketConsumer):
 
     async def wiring_done(self, event):
         await self.send_json({k: v for k, v in event.items() if k != "type"} | {"type": "wiring.done"})
+
+    async def approval_changed(self, event):
+        # The tenant's approvals changed (requested, decided, expired): pages refresh their counts.
+        await self.send_json({"type": "approval.changed", "approval": event.get("approval"),
+                              "status": event.get("status")})
 
     @database_sync_to_async
     def _membership(self):

@@ -76,6 +76,7 @@ class Frame(models.Model):
         VALIDATION = "validation"
         PLAN = "plan"
         ERROR = "error"
+        MEMORY = "memory"
 
     id = BusinessIdField()
     activity = models.ForeignKey(Activity, on_delete=models.CASCADE, related_name="frames")

@@ -1,11 +1,14 @@
 """The only writers of timeline records. Call them inside the transaction that
 makes the change they describe, so the timeline never lies."""
 import socket
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Value
 from django.db.models.functions import Coalesce, Greatest, Least
 from django.utils import timezone
@@ -21,17 +24,75 @@ def conversation_create(*, tenant_id: int, user_id: int, title: str = "") -> Con
     return Conversation.objects.create(tenant_id=tenant_id, started_by_id=user_id, title=title[:200])
 
 
-def event_append(*, conversation_id: int, type: str, data: dict[str, Any], run_id: int | None = None) -> Event:
+_batch = threading.local()
+
+
+@contextmanager
+def events_batched() -> Iterator[None]:
+    """A transaction whose events are written together just before it commits.
+
+    The gapless sequence is a counter on the conversation row: whoever bumps it
+    holds that row's lock until commit. Written at the end, the lock is held for
+    the last few statements only, so parallel nodes of one run do not queue
+    behind each other's work. Also defers the run's transition-cap counting
+    (see workflows.transitions), which locks the run row. Nested uses join the
+    outermost block."""
+    if getattr(_batch, "events", None) is not None:
+        # Joined, not nested: no savepoint round trips; an error fails the whole batch.
+        with transaction.atomic(savepoint=False):
+            yield
+        return
+    _batch.events, _batch.before_flush = [], []
+    try:
+        with transaction.atomic():
+            yield
+            while _batch.before_flush:  # e.g. the cap check, which may append a stop event
+                _batch.before_flush.pop(0)()
+            _events_write(_batch.events)
+    finally:
+        _batch.events = _batch.before_flush = None
+
+
+def before_events_flush(callback: Callable[[], None]) -> bool:
+    """Run `callback` inside the batch, before its events are written. False when no batch is open."""
+    if getattr(_batch, "events", None) is None:
+        return False
+    _batch.before_flush.append(callback)
+    return True
+
+
+def event_append(*, conversation_id: int, type: str, data: dict[str, Any], run_id: int | None = None) -> Event | None:
     """Append an event with the next gapless sequence number, and push it after commit.
 
-    The UPDATE … SET last_seq = last_seq + 1 holds the conversation row's lock
-    until commit, so concurrent appenders queue instead of sharing a number."""
+    Inside events_batched() the event is written when the batch ends (and None is
+    returned); otherwise now. Either way it commits or rolls back with the change
+    it describes."""
     assert transaction.get_connection().in_atomic_block, "event_append must run inside the change's transaction"
-    Conversation.objects.filter(id=conversation_id).update(last_seq=F("last_seq") + 1)
-    seq = Conversation.objects.values_list("last_seq", flat=True).get(id=conversation_id)
-    event = Event.objects.create(conversation_id=conversation_id, seq=seq, type=type, data=data, run_id=run_id)
-    broadcast_on_commit(conversation_group(conversation_id), {"type": "timeline.event", "event": event_json(event)})
-    return event
+    pending = {"conversation_id": conversation_id, "type": type, "data": data, "run_id": run_id}
+    if getattr(_batch, "events", None) is not None:
+        _batch.events.append(pending)
+        return None
+    return _events_write([pending])[0]
+
+
+def _events_write(pending: list[dict[str, Any]]) -> list[Event]:
+    by_conversation: dict[int, list[dict[str, Any]]] = {}
+    for item in pending:
+        by_conversation.setdefault(item["conversation_id"], []).append(item)
+    events = []
+    for conversation_id, items in by_conversation.items():
+        # One UPDATE … RETURNING reserves the numbers; the row lock keeps them gapless.
+        with connection.cursor() as cursor:
+            cursor.execute(f"UPDATE {Conversation._meta.db_table} SET last_seq = last_seq + %s WHERE id = %s "
+                           "RETURNING last_seq", [len(items), conversation_id])
+            last = cursor.fetchone()[0]
+        first = last - len(items) + 1
+        events += [Event(seq=first + i, created_at=timezone.now(), **item) for i, item in enumerate(items)]
+    Event.objects.bulk_create(events)
+    for event in events:
+        broadcast_on_commit(conversation_group(event.conversation_id),
+                            {"type": "timeline.event", "event": event_json(event)})
+    return events
 
 
 def event_json(event: Event) -> dict[str, Any]:

@@ -69,13 +69,14 @@ def blueprint_nodes(name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
     if spec == "chain":
         n = params["n"]
         return [{"key": f"n{i}", "tool": "noop", "goal": f"No-op {i}", "depends_on": [f"n{i - 1}"] if i else [],
-                 "arguments": {}} for i in range(n)]
+                 "arguments": {}, "position": i} for i in range(n)]
     if spec == "fanout":
-        return [{"key": f"n{i}", "tool": "noop", "goal": f"No-op {i}", "depends_on": [], "arguments": {}}
-                for i in range(params["n"])]
+        return [{"key": f"n{i}", "tool": "noop", "goal": f"No-op {i}", "depends_on": [], "arguments": {},
+                 "position": i} for i in range(params["n"])]
     # A node with `when` exists only if that param is given (an optional step).
-    return [{k: v for k, v in dict(node, arguments=_bind(node["arguments"], params)).items() if k != "when"}
-            for node in spec if not node.get("when") or params.get(node["when"])]
+    return [{**{k: v for k, v in node.items() if k != "when"}, "arguments": _bind(node["arguments"], params),
+             "position": position}
+            for position, node in enumerate(spec) if not node.get("when") or params.get(node["when"])]
 
 
 def _bind(arguments: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:

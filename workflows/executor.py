@@ -17,7 +17,7 @@ from agents.pipeline import ProvenanceBlocked, arguments_resolve, provenance_blo
 from agents.registry import NeedsInput, ToolContext, tool_get
 from config.api import DomainError
 from timeline.models import Activity
-from timeline.services import activity_close, activity_open, event_append, frame_record
+from timeline.services import activity_close, activity_open, event_append, events_batched, frame_record
 
 from .models import RUN_TERMINAL, Node, NodeStatus, Run
 from .services import lease_seconds, nodes_dispatch_on_commit, nodes_promote, run_settle
@@ -95,14 +95,14 @@ def is_compensation(tool_name: str) -> bool:
 
 def _execute_inline(node: Node, run: Run, tool, me: str) -> int | None:
     """Claim, run and complete a side-effect-free node in one transaction."""
-    with transaction.atomic():
+    with events_batched():
         if not _claim(node, run, me):
             return None
         return _execute_claimed(node, run, tool, me, None, None, None)
 
 
 def _claim(node: Node, run: Run, me: str) -> bool:
-    with transaction.atomic():
+    with events_batched():
         activity = node.activity_id or activity_open(
             conversation_id=run.conversation_id, kind=Activity.Kind.NODE, run_id=run.id, node_key=node.key,
             title=f"node {node.key}", summary=node.goal).id
@@ -166,7 +166,7 @@ def _execute_claimed(node, run, tool, me, approval_id, arguments, consumed) -> i
 
 def _finish(node, run, to: str, reason: str, me: str, result_ref: str = "") -> int | None:
     next_id = None
-    with transaction.atomic():
+    with events_batched():
         if not node_transition(node, to, expected=N.IN_PROGRESS, reason=reason, worker=me, result_ref=result_ref,
                                lease_owner="", lease_expires_at=None):
             return None  # someone else finished it

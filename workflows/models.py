@@ -88,6 +88,7 @@ class Node(models.Model):
     plan_version = models.IntegerField(help_text="the plan version that introduced this node")
     retired_in = models.IntegerField(null=True, blank=True, help_text="the plan version that replaced it")
     key = models.CharField(max_length=60)
+    position = models.IntegerField(default=0, help_text="place in the blueprint: the order steps are shown and promoted")
     goal = models.CharField(max_length=200)
     tool = models.CharField(max_length=60)
     depends_on = models.JSONField(default=list)
@@ -108,7 +109,7 @@ class Node(models.Model):
     activity = models.ForeignKey("timeline.Activity", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
 
     class Meta:
-        ordering = ["run", "plan_version", "id"]
+        ordering = ["run", "position", "plan_version"]
         constraints = [models.UniqueConstraint(fields=["run", "key", "plan_version"], name="node_key_unique")]
         indexes = [models.Index(fields=["status", "lease_expires_at"])]
 

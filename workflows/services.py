@@ -13,7 +13,7 @@ from django.utils import timezone
 from config.api import Conflict, NotFound
 from tenants.models import Membership
 from timeline.models import Activity
-from timeline.services import activity_open, conversation_create, event_append, frame_record
+from timeline.services import activity_close, activity_open, conversation_create, event_append, events_batched, frame_record
 
 from .blueprints import BLUEPRINTS, blueprint_get, blueprint_nodes, params_validate
 from .models import RUN_TERMINAL, Control, Node, NodeStatus, Plan, Run, RunStatus
@@ -23,11 +23,17 @@ N, R = NodeStatus, RunStatus
 ACTIVE = (N.READY, N.IN_PROGRESS)
 
 
+RUN_SUMMARIES = {
+    R.COMPLETED: "The setup is complete.", R.FAILED: "The run failed.", R.BLOCKED: "The run is blocked.",
+    R.ROLLED_BACK: "The change was rolled back to the snapshot.", R.STOPPED: "The run was stopped.",
+}
+
+
 def lease_seconds() -> float:
     return float(os.environ.get("KEEL_LEASE_SECONDS", getattr(settings, "KEEL_LEASE_SECONDS", 30)))
 
 
-@transaction.atomic
+@events_batched()
 def run_start(*, membership: Membership, blueprint: str, params: dict[str, Any],
               conversation_id: int | None = None, caps: dict[str, int] | None = None) -> Run:
     """Plan a run from a blueprint (plan v1) and dispatch its first ready nodes after commit."""
@@ -58,7 +64,7 @@ def run_start(*, membership: Membership, blueprint: str, params: dict[str, Any],
 
 def _plan_write(run: Run, *, version: int, reason: str, specs: list[dict[str, Any]], activity_id: int) -> None:
     Node.objects.bulk_create([
-        Node(run=run, plan_version=version, key=s["key"], goal=s["goal"], tool=s["tool"],
+        Node(run=run, plan_version=version, key=s["key"], position=s["position"], goal=s["goal"], tool=s["tool"],
              depends_on=s["depends_on"], run_when=s.get("run_when", "completed"), arguments=s["arguments"],
              acceptance=s.get("acceptance", []))
         for s in specs
@@ -86,6 +92,7 @@ def nodes_promote(run: Run) -> list[int]:
     status_of = dict(active_nodes(run.id).filter(key__in=needed).values_list("key", "status"))
     ready = []
     for node in pending:
+        node.run = run  # spares node_transition a query
         deps = [status_of.get(k) for k in node.depends_on]
         if node.run_when == "failed":
             ok = any(s == N.FAILED for s in deps)
@@ -139,6 +146,9 @@ def run_settle(run: Run, *, reason: str = "") -> None:
         blocked = active_nodes(run.id).filter(status=N.BLOCKED).first()
         reason = f"step {blocked.key} is blocked: {blocked.status_reason}" if blocked else "a step is blocked"
     run_transition(run, target, reason=reason if target != R.RUNNING else "", control=control)
+    if target in RUN_TERMINAL and run.activity_id:
+        activity_close(activity_id=run.activity_id, status=target,
+                       summary=f"{RUN_SUMMARIES[target]}" + (f" ({reason})" if reason and target != R.COMPLETED else ""))
 
 
 def compensation_tools() -> list[str]:

@@ -7,13 +7,14 @@ event in the same transaction, and counts against the run's transition cap.
 A lost race returns False and changes nothing: never a double execution."""
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from timeline.services import event_append
+from timeline.services import before_events_flush, event_append
 
 from .models import RUN_TERMINAL, Node, NodeStatus, Run, RunStatus, Transition
 
@@ -56,6 +57,38 @@ def _count_against_cap(run_id: int) -> bool:
                 .update(transition_count=F("transition_count") + 1))
 
 
+_deferred_counts = threading.local()
+
+
+def _count(run: Run) -> None:
+    """Count a transition against the cap — at the end of an events batch when one is
+    open (the UPDATE locks the run row until commit), else now."""
+    counts = getattr(_deferred_counts, "runs", None)
+    if counts is not None:
+        counts[run.id] = counts.get(run.id, 0) + 1
+        return
+    if before_events_flush(_counts_flush):
+        _deferred_counts.runs = {run.id: 1}
+        return
+    if not _count_against_cap(run.id):
+        _cap_reached(run)
+
+
+def _counts_flush() -> None:
+    counts, _deferred_counts.runs = _deferred_counts.runs, None
+    for run_id, n in counts.items():
+        if not Run.objects.filter(id=run_id, transition_count__lte=F("transition_cap") - n).update(
+                transition_count=F("transition_count") + n):
+            Run.objects.filter(id=run_id).update(transition_count=F("transition_cap"))
+            _cap_reached(Run.objects.get(id=run_id))
+
+
+def _cap_reached(run: Run) -> None:
+    run.refresh_from_db(fields=["status"])
+    if run.status not in RUN_TERMINAL:
+        run_transition(run, R.STOPPED, reason="transition cap reached", counted=False)
+
+
 def node_transition(node: Node, to: str, *, expected: str | None = None, reason: str = "", worker: str = "",
                     **fields: Any) -> bool:
     """Move `node` from `expected` (default: its status as loaded) to `to`."""
@@ -74,14 +107,14 @@ def node_transition(node: Node, to: str, *, expected: str | None = None, reason:
     node.status, node.status_reason = to, reason
     for name, value in fields.items():
         setattr(node, name, value)
-    run = Run.objects.only("id", "conversation_id", "status").get(id=node.run_id)
+    run = node.run if Node.run.is_cached(node) else Run.objects.only("id", "conversation_id", "status").get(
+        id=node.run_id)
     Transition.objects.create(run_id=node.run_id, node=node, from_status=frm, to_status=to, reason=reason,
                               worker=worker)
     event_append(conversation_id=run.conversation_id, run_id=run.id, type="node.status",
                  data={"node": node.key, "plan_version": node.plan_version, "from": frm, "to": to,
                        "reason": reason})
-    if not _count_against_cap(run.id) and run.status not in RUN_TERMINAL:
-        run_transition(run, R.STOPPED, reason="transition cap reached", counted=False)
+    _count(run)
     return True
 
 
@@ -104,6 +137,6 @@ def run_transition(run: Run, to: str, *, expected: str | None = None, reason: st
     Transition.objects.create(run=run, node=None, from_status=frm, to_status=to, reason=reason)
     event_append(conversation_id=run.conversation_id, run_id=run.id, type="run.status",
                  data={"from": frm, "to": to, "reason": reason, "control": fields.get("control", run.control)})
-    if counted and not _count_against_cap(run.id) and to not in RUN_TERMINAL:
-        run_transition(run, R.STOPPED, reason="transition cap reached", counted=False)
+    if counted and to not in RUN_TERMINAL:
+        _count(run)
     return True
