@@ -21,9 +21,11 @@ ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 PG_ADMIN_URL = os.environ.get("KEEL_TEST_PG_ADMIN", "postgres://postgres@127.0.0.1:5432/postgres")
 TEST_REDIS_BASE = os.environ.get("KEEL_TEST_REDIS", "redis://127.0.0.1:6379")
-# Each deployment gets a Redis database of its own (1..12; 0 is the developer's,
-# 13 the in-process tests'), so one deployment's workers never eat another's tasks.
-_redis_dbs = iter(__import__("itertools").cycle(range(1, 13)))
+# Deployments share Redis database 1 (0 is the developer's, 13 the in-process
+# tests'): each has its own Celery queue and channel prefix, so one deployment's
+# workers never eat another's tasks. A test that flushes the broker asks for a
+# database of its own (FLUSHED_REDIS_DB), so it wipes nobody else's messages.
+SHARED_REDIS_DB, FLUSHED_REDIS_DB = 1, 12
 LOGS = ROOT / "tests" / "artifacts" / "logs"
 
 
@@ -137,16 +139,18 @@ def _wait_for_http(url: str, proc: subprocess.Popen, timeout: float = 60) -> Non
     raise RuntimeError(f"{url} did not answer within {timeout} s")
 
 
-def keel_start(mode: str, tmp_path: Path, extra_env: dict[str, str] | None = None) -> Keel:
+def keel_start(mode: str, tmp_path: Path, extra_env: dict[str, str] | None = None,
+               redis_db: int = SHARED_REDIS_DB) -> Keel:
     """Migrate, seed and serve a fresh Keel. mode: 'embedded' or 'production'."""
     env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
     env.update({"PYTHONUNBUFFERED": "1", "DJANGO_SETTINGS_MODULE": "config.settings",
                 "KEEL_CHANNEL_PREFIX": f"keel-test-{uuid.uuid4().hex[:8]}"})
     if mode == "production":
         env["DATABASE_URL"] = pg_database_create()
-        env["REDIS_URL"] = f"{TEST_REDIS_BASE}/{next(_redis_dbs)}"
+        env["REDIS_URL"] = f"{TEST_REDIS_BASE}/{redis_db}"
         env["KEEL_QUEUE"] = f"keel-{uuid.uuid4().hex[:8]}"
-        redis_flush(env["REDIS_URL"])
+        if redis_db != SHARED_REDIS_DB:
+            redis_flush(env["REDIS_URL"])
     elif mode == "embedded":
         env["KEEL_SQLITE_PATH"] = str(tmp_path / "keel.sqlite3")
     else:

@@ -172,7 +172,12 @@ def _finish(node, run, to: str, reason: str, me: str, result_ref: str = "") -> i
             return None  # someone else finished it
         if node.activity_id:
             activity_close(activity_id=node.activity_id, status=to)
-        run.refresh_from_db(fields=["status"])
+        # Two parallel nodes finishing at once must not both miss their common
+        # successor (each seeing the other still in progress): the run row's lock
+        # makes the second wait, and then read the first one's committed status.
+        # NO KEY UPDATE: it must not block the foreign-key checks (KEY SHARE) that
+        # other transactions take on the run row at commit, or they deadlock.
+        run.status = Run.objects.select_for_update(no_key=True).values_list("status", flat=True).get(id=run.id)
         ready = nodes_promote(run)
         if len(ready) == 1 and in_place_enabled():
             next_id = ready[0]

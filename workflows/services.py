@@ -161,7 +161,7 @@ def compensation_tools() -> list[str]:
 def plan_replan(*, run: Run, replace: list[str], reason: str, params_update: dict[str, Any] | None = None) -> int:
     """Local replan: a new plan version replaces only the named nodes; completed
     nodes outside them keep their receipts and coordinates."""
-    run = Run.objects.select_for_update().get(id=run.id)
+    run = Run.objects.select_for_update(no_key=True).get(id=run.id)
     version = run.plan_version + 1
     params = {**run.params, **(params_update or {})}
     specs = [s for s in blueprint_nodes(run.blueprint, params) if s["key"] in replace]

@@ -137,6 +137,6 @@ def run_transition(run: Run, to: str, *, expected: str | None = None, reason: st
     Transition.objects.create(run=run, node=None, from_status=frm, to_status=to, reason=reason)
     event_append(conversation_id=run.conversation_id, run_id=run.id, type="run.status",
                  data={"from": frm, "to": to, "reason": reason, "control": fields.get("control", run.control)})
-    if counted and to not in RUN_TERMINAL:
+    if counted:
         _count(run)
     return True

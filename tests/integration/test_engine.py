@@ -7,7 +7,7 @@ import psycopg
 import pytest
 import redis
 
-from tests.support import Api, keel_start, keel_stop, process_group_kill
+from tests.support import FLUSHED_REDIS_DB, Api, keel_start, keel_stop, process_group_kill
 
 REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
 FAST = {"KEEL_LEASE_SECONDS": "3", "KEEL_SWEEP_SECONDS": "1"}
@@ -206,7 +206,7 @@ def test_a_worker_killed_after_the_import_wrote_loses_nothing_and_duplicates_not
 
 
 def test_a_run_finishes_from_the_database_alone_after_the_broker_is_flushed(tmp_path):
-    keel = keel_start("production", tmp_path, FAST)
+    keel = keel_start("production", tmp_path, FAST, redis_db=FLUSHED_REDIS_DB)
     try:
         first = keel.worker_start(concurrency=2)
         alice, bob = Api(keel.base_url, "alice"), Api(keel.base_url, "bob")
