@@ -48,7 +48,7 @@ class RunOutputSerializer(serializers.Serializer):
     plans = serializers.SerializerMethodField()
 
     def get_nodes(self, run) -> list[dict]:
-        return NodeOutputSerializer(run.nodes.filter(retired_in__isnull=True).order_by("id"), many=True).data
+        return NodeOutputSerializer(run.nodes.filter(retired_in__isnull=True).order_by("position", "plan_version"), many=True).data
 
     def get_state(self, run) -> list[dict]:
         coordinates = run.coordinates.filter(call__node__retired_in__isnull=True)
