@@ -6,13 +6,12 @@ import signal
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.support import Api, keel_start, keel_stop  # noqa: E402
+from tests.support import Api, keel_start, keel_stop, wait_until  # noqa: E402
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -53,12 +52,7 @@ def celery_client(keel):
 
 
 def wait(predicate, timeout: float = 300, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.02)
-    raise TimeoutError(what)
+    wait_until(predicate, what, timeout=timeout, interval=0.02)
 
 
 __all__ = ["Api", "keel_start", "keel_stop", "deployment", "celery_client", "summary", "percentile", "wait"]

@@ -30,7 +30,6 @@ def raw_chain_hops(app, redis_url: str, n: int) -> list[float]:
 
 
 def dag_chain_hops(alice: Api, n: int) -> tuple[list[float], dict]:
-    from django.db.models import Min
 
     from workflows.models import Node, Transition
 

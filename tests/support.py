@@ -29,6 +29,16 @@ SHARED_REDIS_DB, FLUSHED_REDIS_DB = 1, 12
 LOGS = ROOT / "tests" / "artifacts" / "logs"
 
 
+def wait_until(predicate, what: str, timeout: float = 30, interval: float = 0.05) -> None:
+    """Poll `predicate` until it holds; fail naming `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(interval)
+    raise TimeoutError(f"timed out waiting for {what}")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -2,7 +2,6 @@
 from datetime import timedelta
 
 from celery import shared_task
-from django.db import transaction
 from django.utils import timezone
 
 from .executor import node_execute

@@ -7,7 +7,7 @@ import psycopg
 import pytest
 import redis
 
-from tests.support import FLUSHED_REDIS_DB, Api, keel_start, keel_stop, process_group_kill
+from tests.support import FLUSHED_REDIS_DB, Api, keel_start, keel_stop, process_group_kill, wait_until
 
 REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
 FAST = {"KEEL_LEASE_SECONDS": "3", "KEEL_SWEEP_SECONDS": "1"}
@@ -193,7 +193,7 @@ def test_a_worker_killed_after_the_import_wrote_loses_nothing_and_duplicates_not
         run = start_run(alice, group_name="Survivor")
         alice.wait_for_run(run["id"], {"awaiting_approval"})
         bob.post(f"/api/v1/approvals/{pending_approval(bob, run['id'])['id']}/approve/")
-        _wait(lambda: groups_named(keel, "Survivor") == 1, "the import to write its group")
+        wait_until(lambda: groups_named(keel, "Survivor") == 1, "the import to write its group")
         assert alice.get(f"/api/v1/runs/{run['id']}/")["status"] == "running"  # the node has not completed
         process_group_kill(doomed)  # SIGKILL to the worker and its pool children
         keel.worker_start(concurrency=1)
@@ -235,17 +235,6 @@ def test_a_tampered_template_id_is_a_provenance_block(keel, apis):
     assert "provenance block on template_id" in bad["status_reason"]
     assert not [a for a in bob.get("/api/v1/approvals/")["results"] if a["run"] == bad["id"]]
     assert groups_named(keel, "Tampered") == 0
-
-
-def _wait(predicate, what: str, timeout: float = 30) -> None:
-    import time
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture
