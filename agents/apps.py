@@ -5,5 +5,7 @@ class AgentsConfig(AppConfig):
     name = "agents"
 
     def ready(self) -> None:
-        from agents import checks  # noqa: F401 - registers the system check
-        from agents import tools  # noqa: F401 - registers the tools
+        # Imported here, not at the top: Django loads apps.py before the models exist.
+        from .replies import answerers_register
+
+        answerers_register()

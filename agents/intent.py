@@ -1,7 +1,7 @@
 """Intent classification into a finite control signal (seed 000 §4, DESIGN.md §2).
 
 `intent_classify(text)` is the builtin backend's classifier: keyword rules in English and
-Chinese, the requirement lexicons of agents.requirements (a region, a population or a pay
+Chinese, the requirement lexicons of payroll.requirements (a region, a population or a pay
 item is itself a sign of a payroll request), and a character-n-gram similarity to a few
 exemplars as the fallback for misspellings and phrasings the rules miss.
 
@@ -21,7 +21,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from .requirements import requirements_extract, text_normalize
+from payroll.requirements import requirements_extract, text_normalize
 
 SIGNALS = ("chat", "analyze", "resolve", "unknown")
 

@@ -16,7 +16,7 @@ exploration waiting for a value) and picks exactly one branch:
 - unknown  → a clarifying question.
 
 The intent and the route, each with its reason, are frames; every model call made in the
-turn is a model-call frame of the turn's Activity (agents.frames). Control information
+turn is a model-call frame of the turn's Activity (timeline.model_frames). Control information
 (signals, routes, run status) drives branches; narrative (Anchor, Ledger, Collection)
 only informs the model and never carries a business id.
 
@@ -37,20 +37,26 @@ from django.db import transaction
 from django.utils import timezone
 
 from config.api import Conflict, DomainError
+from llm import ModelError, model_call
+from memory.services import memory_link
+from payroll.models import PayrollTemplate
+from payroll.previews import requirements_words, template_memories
+from payroll.requirements import requirements_extract
+from policy.services import policy_answer
 from tenants.models import Membership
+from timeline.model_frames import model_frames_into
 from timeline.models import Activity, Conversation
 from timeline.selectors import conversation_get_for
 from timeline.services import activity_close, activity_open, event_append, frame_record
+from workflows.models import Run, RunStatus
+from workflows.services import active_nodes, node_input_answer, run_start
+from workflows.tools import ToolContext, tool_get
 
 from .attachments import EmployeeList, employee_list_parse
-from .frames import model_frames_into
 from .intent import intent_classify, intent_messages, signal_parse
-from .llm import ModelError, model_call
-from .memory import (anchor_set, history_messages, ledger_append, ledger_sync, memory_link, memory_recall,
-                     narrative_context, requirements_words)
+from .memory import anchor_set, history_messages, ledger_append, ledger_sync, narrative_context
 from .models import Exploration, Message
-from .react import ExplorationState, dependencies_known, react_explore
-from .requirements import requirements_extract
+from .react import ExplorationState, dependencies_known, observation_words, react_explore
 
 MAX_TEXT = 4000
 TURN_MODEL_CALL_CAP = 8
@@ -273,7 +279,6 @@ def _classify(turn: Turn) -> tuple[str, str]:
 
 
 def _run_awaiting_input(turn: Turn):
-    from workflows.models import Run, RunStatus
 
     return (Run.objects.filter(conversation=turn.conversation, tenant_id=turn.membership.tenant_id,
                                status=RunStatus.AWAITING_INPUT).order_by("-created_at").first())
@@ -337,8 +342,6 @@ def _analyze(turn: Turn) -> Outcome:
 def _policy(turn: Turn, topic: str) -> Outcome:
     import json
 
-    from policy.services import policy_answer
-
     on_date = _date_in(turn.text)
     turn.calls += 1  # the policy workflow's one bounded decision counts against the turn
     result = policy_answer(tenant=turn.membership.tenant, question=turn.text[:500], on_date=on_date,
@@ -365,8 +368,6 @@ def _policy(turn: Turn, topic: str) -> Outcome:
 
 
 def _configuration(turn: Turn) -> Outcome:
-    from .registry import ToolContext, tool_get
-    from .react import observation_words
 
     lowered = turn.text.lower()
     if re.search(r"\b(employees?|staff|people|headcount|workers?)\b", lowered) or any(
@@ -393,10 +394,8 @@ def _configuration(turn: Turn) -> Outcome:
 def _plan_start(turn: Turn, *, request: str, requirements: dict[str, Any], template_name: str | None,
                 employees: list[str] | None) -> Outcome:
     """The planning boundary: recall experience as context, then start the fixed plan."""
-    from payroll.models import PayrollTemplate
-    from workflows.services import run_start
 
-    items = memory_recall(tenant_id=turn.membership.tenant_id, requirements=requirements)
+    items = template_memories(tenant_id=turn.membership.tenant_id, requirements=requirements)
     if items:
         _frame(turn, "memory", "memory: planning", f"Recalled {len(items)} earlier experience(s) as context; "
                                                    "they rank candidates but authorise nothing.",
@@ -461,7 +460,6 @@ def _resume_exploration(turn: Turn, exploration: Exploration) -> Outcome:
 
 def _resume_run(turn: Turn, run) -> Outcome:
     """The second form of human involvement: the answer, or "continue", in a later turn."""
-    from workflows.services import active_nodes, node_input_answer
 
     node = active_nodes(run.id).filter(status="awaiting_input").first()
     question = (node.question or {}) if node else {}

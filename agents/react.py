@@ -24,8 +24,10 @@ from django.db import transaction
 
 from timeline.services import frame_record
 
-from .memory import memory_recall, narrative_context, requirements_words
-from .registry import ToolContext, tool_get
+from payroll.previews import requirements_words, template_memories
+from workflows.tools import ToolContext, tool_get
+
+from .memory import narrative_context
 
 ITERATION_CAP = 4
 ACTIONS = ("list_templates", "list_groups", "count_employees", "ask_user", "finish")
@@ -157,7 +159,7 @@ def react_explore(*, state: ExplorationState, tenant_id: int, user_id: int, conv
     first = not state.scratchpad
     memory_texts: list[str] = []
     if first:  # the first-ReAct boundary: the one place exploration consults memory
-        items = memory_recall(tenant_id=tenant_id, requirements=state.requirements)
+        items = template_memories(tenant_id=tenant_id, requirements=state.requirements)
         memory_texts = [item.text for item in items]
         if items:
             _frame(activity_id, "memory", "memory: first ReAct step",

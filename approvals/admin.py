@@ -1,7 +1,7 @@
-"""Approvals in the admin timeline: read-only, scoped to the member's tenant (see timeline/admin.py)."""
+"""Approvals in the admin timeline: read-only, scoped to the member's tenant (see tenants/admin.py)."""
 from django.contrib import admin
 
-from timeline.admin import ReadOnlyInline, TenantScopedAdmin, admin_link
+from tenants.admin import ReadOnlyInline, TenantScopedAdmin, admin_link
 
 from .models import ApprovalDecision, ApprovalRequest
 

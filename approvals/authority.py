@@ -4,6 +4,10 @@ resolved arguments are exactly the ones being written?"""
 from typing import Any
 
 from config.api import Forbidden
+from tenants.models import Membership
+from workflows.tools import TOOLS
+
+from .models import ApprovalDecision, ApprovalRequest, ApprovalStatus
 
 
 def approval_covers(*, tenant_id: int, approval_id: int | None, tool: str, arguments: dict[str, Any]) -> None:
@@ -14,15 +18,14 @@ def approval_covers(*, tenant_id: int, approval_id: int | None, tool: str, argum
     """
     if approval_id is None:
         raise Forbidden(f"The agent may not run {tool} without a decided approval.", code="approval_required")
-    from approvals.models import ApprovalRequest, ApprovalStatus
-
     approval = ApprovalRequest.objects.filter(id=approval_id, tenant_id=tenant_id).first()
     if approval is None or approval.status != ApprovalStatus.APPROVED:
         raise Forbidden(f"No approved request authorises this {tool}.", code="approval_required")
     _decider_check(approval, tool)
-    # An approved import also authorises its declared compensation: restoring the
-    # very snapshot the approver saw named in the import's arguments.
-    covered = {approval.tool} | ({"restore_snapshot"} if approval.tool == "import_template" else set())
+    # An approved step also authorises its declared compensation (restoring the very
+    # snapshot the approver saw named in the step's arguments, say).
+    compensation = TOOLS[approval.tool].compensation if approval.tool in TOOLS else None
+    covered = {approval.tool} | ({compensation} if compensation else set())
     if tool not in covered:
         raise Forbidden(f"No approved request authorises this {tool}.", code="approval_required")
     resolved = approval.arguments
@@ -35,10 +38,6 @@ def _decider_check(approval, tool: str) -> None:
     """The decision itself again, at the write: the decider was someone other than the
     requester, of this tenant, and of a role the approval matrix allowed when they decided.
     An approval marked approved by any other path (a stray update, the admin site) fails here."""
-    from tenants.models import Membership
-
-    from approvals.models import ApprovalDecision
-
     if approval.decided_by_id is None or approval.decided_by_id == approval.requested_by_id:
         raise Forbidden(f"The approval for this {tool} breaks the four-eyes rule: its requester decided it.",
                         code="four_eyes")

@@ -15,18 +15,20 @@ from django.db import transaction
 from config.api import Forbidden, Unprocessable
 from tenants.models import Membership, Role, Tenant
 from timeline.push import broadcast_on_commit
+from workflows.tools import TOOLS
 
 from .models import ApprovalRequest, ApprovalRule, ApprovalStatus
 
 DECIDING_ROLES = (Role.APPROVER, Role.ADMIN)  # the roles that may decide anything at all
 DEFAULT_DEADLINE_SECONDS = 24 * 3600
-DEFAULT_RULES: dict[str, dict[str, Any]] = {
-    # A payroll import: any approver, but a group reaching more than 50 employees or
-    # 500,000 of monthly gross is an admin's call.
-    "import_template": {"roles": [Role.APPROVER, Role.ADMIN], "deadline_seconds": 24 * 3600,
-                        "remind_before_seconds": 2 * 3600, "headcount_limit": 50,
-                        "monthly_gross_limit": Decimal("500000"), "above_limit_role": Role.ADMIN},
-}
+
+
+def default_rule(tool_name: str) -> dict[str, Any]:
+    """A tool's default matrix row: what the tool declares (`Tool.approval_rule`), else any approver."""
+    declared = dict(TOOLS[tool_name].approval_rule) if tool_name in TOOLS else {}
+    if "monthly_gross_limit" in declared and declared["monthly_gross_limit"] is not None:
+        declared["monthly_gross_limit"] = Decimal(str(declared["monthly_gross_limit"]))
+    return declared or {"roles": list(DECIDING_ROLES)}
 ROLE_LABEL = {Role.APPROVER: "an approver", Role.ADMIN: "a tenant admin"}
 
 
@@ -41,13 +43,11 @@ def rule_for(tenant_id: int, tool: str) -> ApprovalRule | None:
 
 def rules_for(membership: Membership) -> list[ApprovalRule]:
     """Every tool that asks for approval has a row; missing rows show the defaults, unsaved."""
-    from agents.registry import TOOLS
-
     rows = {r.tool: r for r in ApprovalRule.objects.filter(tenant_id=membership.tenant_id)}
     for name, tool in sorted(TOOLS.items()):
         if tool.needs_approval and name not in rows:
             rows[name] = ApprovalRule(tenant_id=membership.tenant_id, tool=name,
-                                      **DEFAULT_RULES.get(name, {"roles": list(DECIDING_ROLES)}))
+                                      **default_rule(name))
     return [rows[k] for k in sorted(rows)]
 
 
@@ -116,8 +116,6 @@ def matrix_rule_update(*, membership: Membership, tool: str, roles: list[str], d
                        remind_before_seconds: int, headcount_limit: int | None,
                        monthly_gross_limit: Decimal | None, above_limit_role: str) -> ApprovalRule:
     """A tenant admin changes one row; pending approvals of that tool are re-routed."""
-    from agents.registry import TOOLS
-
     if membership.role != Role.ADMIN:
         raise Forbidden("Only a tenant admin may change the approval matrix.", code="admin_required")
     if tool not in TOOLS or not TOOLS[tool].needs_approval:
@@ -166,5 +164,6 @@ def approvals_reroute(*, tenant_id: int, tool: str) -> int:
 def matrix_seed_defaults() -> None:
     """seed_demo: every tenant gets the default rows it does not have yet (edits survive a re-seed)."""
     for tenant in Tenant.objects.all():
-        for tool, defaults in DEFAULT_RULES.items():
-            ApprovalRule.objects.get_or_create(tenant=tenant, tool=tool, defaults=dict(defaults))
+        for name, tool in sorted(TOOLS.items()):
+            if tool.needs_approval and tool.approval_rule:
+                ApprovalRule.objects.get_or_create(tenant=tenant, tool=name, defaults=default_rule(name))

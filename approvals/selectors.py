@@ -10,6 +10,9 @@ from django.utils import timezone
 
 from config.api import NotFound
 from tenants.models import Membership
+from timeline.models import Event
+from workflows.selectors import run_get_for
+from workflows.tools import TOOLS
 
 from .matrix import ROLE_LABEL, approval_refusal
 from .models import ApprovalDecision, ApprovalReminder, ApprovalRequest, ApprovalStatus
@@ -54,23 +57,14 @@ def person(user) -> str:
 
 
 def arguments_described(approval: ApprovalRequest) -> list[dict[str, str]]:
-    """The fully resolved arguments in business language, each with its exact value."""
-    from payroll.models import PayrollTemplate, Snapshot
-
+    """The fully resolved arguments in business language (as the tool describes them),
+    each with its exact value."""
+    tool = TOOLS.get(approval.tool)
     rows = []
     for name, value in approval.arguments.items():
         label, text = name.replace("_", " ").capitalize(), str(value)
-        if name == "template_id":
-            template = PayrollTemplate.objects.filter(id=value).first()
-            label = "Template"
-            text = f"{template.name} ({template.code}, version {template.version})" if template else "unknown template"
-        elif name == "snapshot_id":
-            snapshot = Snapshot.objects.filter(id=value, tenant_id=approval.tenant_id).first()
-            label = "Safety snapshot"
-            text = (f"“{snapshot.label}”, taken {timezone.localtime(snapshot.created_at):%Y-%m-%d %H:%M}"
-                    if snapshot else "missing snapshot")
-        elif name == "group_name":
-            label, text = "New payroll group", f"“{value}”"
+        if tool is not None and tool.argument_describe is not None:
+            label, text = tool.argument_describe(approval.tenant_id, name, value) or (label, text)
         rows.append({"name": name, "label": label, "text": text, "exact": str(value)})
     return rows
 
@@ -119,12 +113,7 @@ def reminders_for(membership: Membership) -> list[ApprovalReminder]:
 
 def approval_history(membership: Membership, run_id: int) -> dict[str, Any]:
     """Every approval of a run, every decision attempt, and the run's approval events."""
-    from timeline.models import Event
-    from workflows.models import Run
-
-    run = Run.objects.filter(id=run_id, tenant_id=membership.tenant_id).select_related("created_by").first()
-    if run is None:
-        raise NotFound("No such run.")
+    run = run_get_for(membership, run_id)
     approvals = list(ApprovalRequest.objects.filter(run=run).select_related("node", "decided_by", "requested_by")
                      .order_by("created_at"))
     decisions = list(ApprovalDecision.objects.filter(approval__run=run).select_related("user", "approval")

@@ -18,7 +18,10 @@ from tenants.models import Membership
 from timeline.push import broadcast_on_commit, tenant_group
 from timeline.services import event_append, frame_record
 from workflows.models import Node, NodeStatus, Run
-from workflows.services import nodes_dispatch_on_commit, plan_replan, run_settle
+from workflows.blueprints import blueprint_get
+from workflows.dispatch import nodes_dispatch_on_commit
+from workflows.services import plan_replan, run_settle
+from workflows.tools import Preview, tool_get
 from workflows.transitions import node_transition
 
 from .matrix import DEFAULT_DEADLINE_SECONDS, approval_refusal, approval_route, approvals_group, rule_for
@@ -43,63 +46,13 @@ def deadline_seconds(tool: str, tenant_id: int | None = None) -> float:
     return float(rule.deadline_seconds if rule else DEFAULT_DEADLINE_SECONDS)
 
 
-# Catalog regions → the location names employees carry.
-REGION_LOCATIONS = {"SG": ["Singapore"], "HK": ["Hong Kong"], "US": ["United States", "US"]}
-
-
-def import_scope(*, tenant_id: int, template_id: int) -> dict[str, Any]:
-    """The employees a new group from this template is for: unassigned employees at the
-    template's region, their count and monthly gross. The import itself assigns nobody;
-    this is the size the approval matrix's thresholds compare."""
-    from django.db.models import Count, Sum
-
-    from payroll.models import Employee, PayrollTemplate
-
-    template = PayrollTemplate.objects.filter(id=template_id).first()
-    if template is None:
-        return {}
-    region = template.region
-    employees = Employee.objects.filter(tenant_id=tenant_id, group__isnull=True)
-    if region.startswith("CN-"):
-        where = region.removeprefix("CN-")
-        employees = employees.filter(location__iexact=where)
-    elif region == "CN":
-        where = "China"
-        employees = employees.filter(currency="CNY")
-    else:
-        locations = REGION_LOCATIONS.get(region, [region])
-        where = locations[0]
-        employees = employees.filter(location__in=locations)
-    totals = employees.aggregate(n=Count("id"), gross=Sum("base_salary"))
-    return {"headcount": totals["n"] or 0, "monthly_gross": str(totals["gross"] or 0), "currency": template.currency,
-            "location": where}
-
-
-def listed_scope(*, tenant_id: int, employee_ids: list[str], currency: str) -> dict[str, Any]:
-    """The size of an explicit employee list (a run started from an attachment)."""
-    from django.db.models import Count, Sum
-
-    from payroll.models import Employee
-
-    ids = [int(i) for i in employee_ids if str(i).isdigit()]
-    totals = Employee.objects.filter(tenant_id=tenant_id, id__in=ids).aggregate(n=Count("id"), gross=Sum("base_salary"))
-    return {"headcount": totals["n"] or 0, "monthly_gross": str(totals["gross"] or 0), "currency": currency,
-            "location": "the attached list", "listed": True}
-
-
-def _preview(tenant_id: int, tool: str, arguments: dict[str, Any]) -> tuple[str, dict | None, dict[str, Any]]:
-    """What the approver reads: a business sentence, for an import the diff, and the
-    size of what it touches (the matrix's thresholds compare it)."""
-    if tool == "import_template":
-        from payroll.services import import_diff
-
-        diff = import_diff(tenant_id=tenant_id, template_id=int(arguments["template_id"]),
-                           group_name=arguments["group_name"])
-        template = diff.get("template", {})
-        name = template.get("name", "the matched template")
-        measures = import_scope(tenant_id=tenant_id, template_id=int(arguments["template_id"]))
-        return f"Import template “{name}” into a new group “{arguments['group_name']}”.", diff, measures
-    return f"Run {tool.replace('_', ' ')}.", None, {}
+def _preview(tenant_id: int, tool_name: str, arguments: dict[str, Any],
+             params: dict[str, Any] | None = None) -> Preview:
+    """What the approver reads, as the tool declares it (a sentence, a diff, measures)."""
+    tool = tool_get(tool_name)
+    if tool.preview is None:
+        return Preview(summary=f"Run {tool_name.replace('_', ' ')}.")
+    return tool.preview(tenant_id, arguments, params or {})
 
 
 def _broadcast(tenant_id: int, approval_id: int, status: str, **extra: Any) -> None:
@@ -121,11 +74,8 @@ def approval_gate(*, node: Node, run: Run, arguments: dict[str, Any]) -> int | N
     granted = approval_granted(node=node, arguments=arguments)
     if granted:
         return granted
-    summary, diff, measures = _preview(run.tenant_id, node.tool, arguments)
-    if node.tool == "import_template" and run.params.get("employee_ids"):
-        # An attached employee list says exactly who the new group is for.
-        measures = listed_scope(tenant_id=run.tenant_id, employee_ids=run.params["employee_ids"],
-                                currency=measures.get("currency", ""))
+    preview = _preview(run.tenant_id, node.tool, arguments, run.params)
+    summary, diff, measures = preview.summary, preview.diff, preview.measures
     route = approval_route(tenant_id=run.tenant_id, tool=node.tool, measures=measures)
     with transaction.atomic():
         if ApprovalRequest.objects.filter(node=node, status=A.PENDING).exists():
@@ -228,32 +178,27 @@ def _decision_apply(approval: ApprovalRequest, membership: Membership, comment: 
         return
     node_transition(node, N.BLOCKED, expected=N.AWAITING_APPROVAL,
                     reason=f"rejected by {membership.user}: {comment}".rstrip(": "))
-    if approval.replan:
-        from workflows.blueprints import blueprint_get
-
-        excluded = [*run.params.get("excluded_templates", []), str(approval.arguments.get("template_id", ""))]
-        plan_replan(run=run, replace=blueprint_get(run.blueprint)["replan_on_reject"],
-                    reason=f"rejected by {membership.user}; excluding that template",
-                    params_update={"excluded_templates": excluded, "template_code": None})
+    tool = tool_get(approval.tool)
+    if approval.replan and tool.rejection_replan is not None:
+        plan_replan(run=run, replace=blueprint_get(run.blueprint).get("replan_on_reject", [node.key]),
+                    reason=f"rejected by {membership.user}; replanning without the rejected choice",
+                    params_update=tool.rejection_replan(run.params, approval.arguments))
     else:
         run_settle(run, reason=f"the approval was rejected by {membership.user}" + (f": {comment}" if comment else ""))
 
 
 def _stale_reason(approval: ApprovalRequest) -> str:
-    """Preconditions again at decision time: snapshot still current, template unchanged."""
-    if approval.tool != "import_template":
-        return ""
-    from agents.models import StateCoordinate
-    from payroll.services import configuration_checksum
-
-    snapshot = StateCoordinate.objects.filter(run_id=approval.run_id, key="snapshot_id",
-                                              value=approval.arguments.get("snapshot_id")).select_related("call").first()
-    checksum = (snapshot.call.result or {}).get("checksum") if snapshot else None
-    if checksum and checksum != configuration_checksum(tenant_id=approval.tenant_id):
-        return "the payroll configuration changed after the snapshot"
-    _, diff, _ = _preview(approval.tenant_id, approval.tool, approval.arguments)
-    if approval.diff is not None and diff != approval.diff:
-        return "the template or the configuration changed"
+    """Preconditions again at decision time: what the tool says it needs still holds,
+    and the approver's preview (the diff) is still what the change would do."""
+    tool = tool_get(approval.tool)
+    if tool.preconditions_check is not None:
+        reason = tool.preconditions_check(approval.tenant_id, approval.run_id, approval.arguments)
+        if reason:
+            return reason
+    if approval.diff is not None:
+        preview = _preview(approval.tenant_id, approval.tool, approval.arguments, approval.run.params)
+        if preview.diff != approval.diff:
+            return "what the change would do is no longer what was shown"
     return ""
 
 
@@ -268,9 +213,7 @@ def _supersede(approval: ApprovalRequest, membership: Membership, reason: str) -
                      data={"approval": str(approval.id), "node": node.key, "reason": reason})
         node_transition(node, N.BLOCKED, expected=N.AWAITING_APPROVAL, reason=f"superseded: {reason}")
         _broadcast(run.tenant_id, approval.id, A.SUPERSEDED)
-        from workflows.blueprints import blueprint_get
-
-        plan_replan(run=run, replace=blueprint_get(run.blueprint)["replan_on_stale"], reason=reason)
+        plan_replan(run=run, replace=blueprint_get(run.blueprint).get("replan_on_stale", [node.key]), reason=reason)
 
 
 def approvals_expire_overdue(*, now: datetime | None = None) -> int:
@@ -370,3 +313,19 @@ def _reminder_email(approval: ApprovalRequest, emails: list[str], seconds_left: 
                  f" for run {approval.run_id}. It expires at {approval.deadline:%Y-%m-%d %H:%M} UTC; after that the "
                  f"run stops and has to be started again.\n\nDecide it in the approvals inbox: /approvals/{approval.id}/"),
         from_email=settings.DEFAULT_FROM_EMAIL, recipient_list=emails, fail_silently=True)
+
+
+class ApprovalGate:
+    """The engine's gate (workflows.gate.Gate), implemented by this app's services."""
+
+    def granted(self, *, node: Node, arguments: dict[str, Any]) -> int | None:
+        return approval_granted(node=node, arguments=arguments)
+
+    def request(self, *, node: Node, run: Run, arguments: dict[str, Any]) -> int | None:
+        return approval_gate(node=node, run=run, arguments=arguments)
+
+    def for_compensation(self, *, node: Node) -> int | None:
+        return approval_for_compensation(node=node)
+
+    def expire_overdue(self, *, now: datetime) -> int:
+        return approvals_expire_overdue(now=now)

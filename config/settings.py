@@ -52,7 +52,9 @@ INSTALLED_APPS = [
     "workflows",
     "timeline",
     "approvals",
+    "memory",
     "policy",
+    "console",
 ]
 
 MIDDLEWARE = [
@@ -81,7 +83,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "tenants.context_processors.membership",
-                "approvals.context_processors.pending_approvals",
+                "console.context_processors.pending_approvals",
             ],
         },
     },

@@ -12,7 +12,7 @@ api_v1 = [
     path("", include("approvals.apis")),
     path("", include("agents.apis")),
     path("", include("policy.apis")),
-    path("", include("timeline.metrics_apis")),
+    path("", include("console.apis")),
 ]
 
 urlpatterns = [
@@ -20,10 +20,7 @@ urlpatterns = [
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("payroll/", include("payroll.urls")),
-    path("approvals/", include("approvals.urls")),
-    path("metrics/", include("timeline.metrics_urls")),
-    path("", include("timeline.urls")),
-    path("", include("agents.urls")),
+    path("", include("console.urls")),
     path("", include("tenants.urls")),
 ]
 

@@ -4,6 +4,15 @@ from django.apps import AppConfig
 class PayrollConfig(AppConfig):
     name = "payroll"
 
+    def ready(self) -> None:
+        # Imported here, not at the top: Django loads apps.py before the models exist.
+        from llm.builtin import answerer_register
+
+        from . import blueprints, tools  # noqa: F401 - registering is importing
+        from .requirements import requirements_answer
+
+        answerer_register("requirements", requirements_answer)
+
     def seed_demo(self) -> None:
         """Called by `manage.py seed_demo`: the template catalog and the demo employees."""
         from .seed import seed_demo

@@ -11,8 +11,8 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
-from agents.llm import ModelError, backend_get
-from agents.llm.builtin import MODEL as BUILTIN_MODEL
+from llm import ModelError, backend_get
+from llm.builtin import MODEL as BUILTIN_MODEL
 from tenants.models import Tenant
 
 from .models import LineRole, PolicyAnswerCache, PolicyDocument, PolicyLine, PolicyVersion

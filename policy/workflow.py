@@ -23,7 +23,7 @@ from typing import Any, Callable
 from django.db import models
 from django.db.models import Q
 
-from agents.llm import ModelError, ModelTimeout, model_call
+from llm import ModelError, ModelTimeout, model_call
 from tenants.models import Tenant
 
 from .models import LineRole

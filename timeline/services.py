@@ -13,6 +13,7 @@ from django.db.models import F, Value
 from django.db.models.functions import Coalesce, Greatest, Least
 from django.utils import timezone
 
+from config.celery import app
 from tenants.models import Membership
 
 from .masking import payload_mask
@@ -172,10 +173,9 @@ def activity_link(*, activity_id: int, kind: str, object_id: int | str) -> None:
 @transaction.atomic
 def wiring_check_start(*, membership: Membership) -> WiringCheck:
     """Record a wiring check and hand it to a worker once the row is committed."""
-    from .tasks import wiring_check_run
-
     check = WiringCheck.objects.create(tenant=membership.tenant, requested_by=membership.user)
-    transaction.on_commit(lambda: wiring_check_run.delay(check.id))
+    # By name: the task module imports this one (tasks → services), never the reverse.
+    transaction.on_commit(lambda: app.send_task("timeline.tasks.wiring_check_run", args=[check.id]))
     return check
 
 

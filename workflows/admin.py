@@ -1,9 +1,12 @@
-"""Runs in the admin timeline: read-only, scoped to the member's tenant (see timeline/admin.py)."""
+"""Runs, tool calls and state coordinates in the admin timeline, with the provenance chain of
+every coordinate. Read-only, scoped to the member's tenant (see tenants/admin.py)."""
 from django.contrib import admin
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
 
-from timeline.admin import ReadOnlyInline, TenantScopedAdmin, admin_link
+from tenants.admin import ReadOnlyInline, TenantScopedAdmin, admin_link
 
-from .models import Node, Plan, Run, Transition
+from .models import CoordinateConsumption, Node, Plan, ProvenanceBlock, Run, StateCoordinate, ToolCall, Transition
 
 
 class NodeInline(ReadOnlyInline):
@@ -61,8 +64,6 @@ class NodeAdmin(TenantScopedAdmin):
 
     @admin.display(description="accepted on call")
     def result_link(self, node: Node):
-        from agents.models import ToolCall
-
         call = ToolCall.objects.filter(id=node.result_ref).first() if node.result_ref.isdigit() else None
         return admin_link(call, f"{call.tool} · call {call.id}") if call else (node.result_ref or "—")
 
@@ -90,3 +91,88 @@ class PlanAdmin(TenantScopedAdmin):
     readonly_fields = ["run_id", "version", "reason", "graph", "created_at"]
     fields = readonly_fields
     ordering = ["-created_at"]
+
+
+# --- the tool runtime: calls, coordinates, provenance ---------------------------------------
+
+def _call_text(call: ToolCall) -> str:
+    return f"{call.tool} · call {call.id} · {call.status}"
+
+
+@admin.register(ToolCall)
+class ToolCallAdmin(TenantScopedAdmin):
+    list_display = ["id", "tool", "status", "run_id", "node", "latency_ms", "started_at"]
+    list_filter = ["status", "tool"]
+    search_fields = ["id__exact", "run__id__exact", "tool", "=idempotency_key", "=produced__key",
+                     "=consumed__coordinate__key"]
+    search_help_text = "Search by call id, run id, tool, idempotency key or a state key it produced or consumed."
+    readonly_fields = ["id", "run_link", "node", "tool", "status", "error", "idempotency_key", "approval_id",
+                       "arguments", "result", "produced_coordinates", "consumed_coordinates", "started_at",
+                       "ended_at", "latency_ms"]
+    fields = readonly_fields
+    ordering = ["-started_at"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("node")
+
+    @admin.display(description="run")
+    def run_link(self, call: ToolCall):
+        return admin_link(call.run, call.run_id)
+
+    @admin.display(description="produced")
+    def produced_coordinates(self, call: ToolCall):
+        rows = [(admin_link(c, c.key), str(c.value)) for c in call.produced.all()]
+        return format_html_join(mark_safe("<br>"), "{} = <code>{}</code>", rows) or "—"
+
+    @admin.display(description="consumed")
+    def consumed_coordinates(self, call: ToolCall):
+        links = CoordinateConsumption.objects.filter(call=call).select_related("coordinate", "coordinate__call")
+        rows = [(admin_link(link.coordinate, link.coordinate.key), str(link.coordinate.value),
+                 admin_link(link.coordinate.call, _call_text(link.coordinate.call))) for link in links]
+        return format_html_join(mark_safe("<br>"), "{} = <code>{}</code> from {}", rows) or "—"
+
+
+@admin.register(StateCoordinate)
+class StateCoordinateAdmin(TenantScopedAdmin):
+    list_display = ["key", "value", "producer", "call_id", "run_id", "plan_version", "created_at"]
+    list_filter = ["key", "producer"]
+    search_fields = ["=key", "run__id__exact", "call__id__exact", "producer", "receipt_ref"]
+    search_help_text = "Search by state key, run id, producing call id, producer or receipt."
+    readonly_fields = ["key", "value", "run_link", "plan_version", "producer", "receipt_ref", "created_at",
+                       "provenance_chain"]
+    fields = readonly_fields
+    ordering = ["-created_at"]
+
+    @admin.display(description="run")
+    def run_link(self, coordinate: StateCoordinate):
+        return admin_link(coordinate.run, coordinate.run_id)
+
+    @admin.display(description="provenance chain")
+    def provenance_chain(self, coordinate: StateCoordinate):
+        consumers = (CoordinateConsumption.objects.filter(coordinate=coordinate).select_related("call", "call__node")
+                     .order_by("at"))
+        consumer_rows = format_html_join(
+            "", '<li data-testid="consumer">{} <span class="help">step {} · {}</span></li>',
+            [(admin_link(link.call, _call_text(link.call)), link.call.node.key, f"{link.at:%Y-%m-%d %H:%M:%S}")
+             for link in consumers])
+        return format_html(
+            '<div data-testid="provenance-chain"><p><strong>Produced by</strong> <span data-testid="producer">{}</span>'
+            ' <span class="help">step {} · receipt {}</span></p>'
+            '<p><strong>Consumed by</strong></p><ul style="margin-left:0;padding-left:1.2rem">{}</ul></div>',
+            admin_link(coordinate.call, _call_text(coordinate.call)), coordinate.call.node.key,
+            coordinate.receipt_ref, consumer_rows or format_html("<li>{}</li>", "no call has consumed it yet"))
+
+
+@admin.register(ProvenanceBlock)
+class ProvenanceBlockAdmin(TenantScopedAdmin):
+    list_display = ["at", "key", "run_id", "node", "reason"]
+    list_filter = ["key"]
+    search_fields = ["run__id__exact", "=key", "supplied", "expected"]
+    search_help_text = "Search by run id, state key or the supplied or expected value."
+    readonly_fields = ["at", "run_link", "node", "key", "supplied", "expected", "reason"]
+    fields = readonly_fields
+    ordering = ["-at"]
+
+    @admin.display(description="run")
+    def run_link(self, block: ProvenanceBlock):
+        return admin_link(block.run, block.run_id)

@@ -5,7 +5,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agents.models import StateCoordinate
+from workflows.models import StateCoordinate
 from config.api import NotFound
 from tenants.selectors import membership_for_user
 from timeline.models import Conversation

@@ -1,60 +1,74 @@
-"""Declarative blueprints: a goal becomes a task graph with dependencies and
-acceptance criteria (the Planner of seed 001). Data, not code paths."""
+"""Blueprints are data (the Planner of seed 001): a goal becomes a task graph of
+nodes with tools, dependencies, `run_when`, optional steps and acceptance criteria.
+
+The engine knows no domain's blueprint: a domain app registers its own
+(`blueprint_register`, usually from a JSON file) when Django starts. The engine's
+own benchmark blueprints (no-op chain and fan-out) are generated here."""
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
+
+import jsonschema
 
 from config.api import DomainError
 
-BLUEPRINTS: dict[str, dict[str, Any]] = {
-    "payroll_group_setup": {
-        "title": "Payroll group setup",
-        "params": {"request": {"type": "string", "minLength": 3, "maxLength": 4000},
-                   "group_name": {"type": "string", "minLength": 1, "maxLength": 120},
-                   "template_code": {"type": "string", "maxLength": 60},
-                   # From an attached employee list (agents.attachments), exact ids as strings.
-                   "employee_ids": {"type": "array", "items": {"type": "string", "pattern": "^[0-9]{1,19}$"},
-                                    "minItems": 1, "maxItems": 5000}},
-        "required": ["request", "group_name"],
-        "nodes": [
-            {"key": "interpret", "tool": "interpret_request", "goal": "Understand the request",
-             "depends_on": [], "arguments": {"request": "$params.request"}},
-            {"key": "match", "tool": "match_salary_template", "goal": "Match a salary template",
-             "depends_on": ["interpret"],
-             "arguments": {"template_code": "$params.template_code", "exclude_template_ids": "$params.excluded_templates",
-                           "answer": "$params.answer"}},
-            {"key": "snapshot", "tool": "snapshot_payroll_groups", "goal": "Snapshot the current payroll groups",
-             "depends_on": ["interpret"], "arguments": {}},
-            {"key": "import", "tool": "import_template", "goal": "Import the template into a new group",
-             "depends_on": ["match", "snapshot"],
-             "arguments": {"group_name": "$params.group_name", "template_id": "$params.template_id"}},
-            {"key": "verify", "tool": "verify_import", "goal": "Verify the imported group", "depends_on": ["import"],
-             "arguments": {}},
-            # Only when an employee list was attached: assign them to the verified new group.
-            {"key": "assign", "tool": "assign_employees", "goal": "Assign the listed employees to the new group",
-             "depends_on": ["verify"], "when": "employee_ids", "arguments": {"employee_ids": "$params.employee_ids"}},
-            {"key": "restore", "tool": "restore_snapshot", "goal": "Restore the snapshot after a failed import",
-             "depends_on": ["import"], "run_when": "failed", "arguments": {}},
-        ],
-        # What a rejection with replan replaces (interpret and snapshot keep their receipts).
-        "replan_on_reject": ["match", "import", "verify", "assign", "restore"],
-        # What a changed precondition at approval replaces: a fresh snapshot and a new approval.
-        "replan_on_stale": ["snapshot", "import", "verify", "assign", "restore"],
-    },
-    # Benchmarks: no-op nodes, to measure the engine's own cost per hop.
-    "noop_chain": {
-        "title": "No-op chain", "params": {"n": {"type": "integer", "minimum": 1, "maximum": 1000}},
-        "required": ["n"], "nodes": "chain",
-    },
-    "noop_fanout": {
-        "title": "No-op fan-out", "params": {"n": {"type": "integer", "minimum": 1, "maximum": 5000}},
-        "required": ["n"], "nodes": "fanout",
+# What a registered blueprint must look like; checked once, at registration.
+BLUEPRINT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["name", "title", "params", "required", "nodes"],
+    "properties": {
+        "name": {"type": "string", "pattern": "^[a-z][a-z0-9_]*$"},
+        "title": {"type": "string"},
+        "params": {"type": "object"},
+        "required": {"type": "array", "items": {"type": "string"}},
+        "nodes": {"oneOf": [
+            {"enum": ["chain", "fanout"]},
+            {"type": "array", "minItems": 1, "items": {
+                "type": "object", "required": ["key", "tool", "goal", "depends_on", "arguments"],
+                "properties": {
+                    "key": {"type": "string", "pattern": "^[a-z][a-z0-9_]*$"},
+                    "tool": {"type": "string"}, "goal": {"type": "string"},
+                    "depends_on": {"type": "array", "items": {"type": "string"}},
+                    "run_when": {"enum": ["completed", "failed"]},
+                    "when": {"type": "string", "description": "the node exists only if this param is given"},
+                    "arguments": {"type": "object"},
+                    "acceptance": {"type": "array", "items": {"type": "string"}},
+                }}},
+        ]},
+        "replan_on_reject": {"type": "array", "items": {"type": "string"}},
+        "replan_on_stale": {"type": "array", "items": {"type": "string"}},
     },
 }
+
+BLUEPRINTS: dict[str, dict[str, Any]] = {}
 
 
 class BlueprintError(DomainError):
     code = "invalid_blueprint"
+
+
+def blueprint_register(spec: dict[str, Any]) -> dict[str, Any]:
+    """Add a blueprint. Refuses a malformed one, a second one of the same name, and a
+    node that depends on a key the blueprint does not have."""
+    jsonschema.validate(spec, BLUEPRINT_SCHEMA)
+    name = spec["name"]
+    if name in BLUEPRINTS:
+        raise ValueError(f"blueprint {name} registered twice")
+    if isinstance(spec["nodes"], list):
+        keys = {n["key"] for n in spec["nodes"]}
+        for node in spec["nodes"]:
+            missing = set(node["depends_on"]) - keys
+            if missing:
+                raise ValueError(f"blueprint {name}: node {node['key']} depends on unknown {sorted(missing)}")
+    BLUEPRINTS[name] = spec
+    return spec
+
+
+def blueprint_load(path: Path) -> dict[str, Any]:
+    """Register the blueprint a JSON file holds."""
+    return blueprint_register(json.loads(Path(path).read_text(encoding="utf-8")))
 
 
 def blueprint_get(name: str) -> dict[str, Any]:
@@ -91,8 +105,6 @@ def _bind(arguments: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
 
 
 def params_validate(name: str, params: Any) -> dict[str, Any]:
-    import jsonschema
-
     spec = blueprint_get(name)
     schema = {"type": "object", "properties": spec["params"], "required": spec["required"]}
     if not isinstance(params, dict):
@@ -103,3 +115,10 @@ def params_validate(name: str, params: Any) -> dict[str, Any]:
         where = ".".join(str(p) for p in err.absolute_path) or "params"
         raise BlueprintError(f"{where}: {err.message}") from err
     return params
+
+
+# The engine's own: no-op nodes, to measure the engine's cost per hop.
+blueprint_register({"name": "noop_chain", "title": "No-op chain", "nodes": "chain", "required": ["n"],
+                    "params": {"n": {"type": "integer", "minimum": 1, "maximum": 1000}}})
+blueprint_register({"name": "noop_fanout", "title": "No-op fan-out", "nodes": "fanout", "required": ["n"],
+                    "params": {"n": {"type": "integer", "minimum": 1, "maximum": 5000}}})

@@ -13,14 +13,16 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from agents.pipeline import ProvenanceBlocked, arguments_resolve, provenance_block_record, tool_call_execute
-from agents.registry import NeedsInput, ToolContext, tool_get
 from config.api import DomainError
 from timeline.models import Activity
 from timeline.services import activity_close, activity_open, event_append, events_batched, frame_record
 
+from .dispatch import nodes_dispatch_on_commit
+from .gate import gate
 from .models import RUN_TERMINAL, Node, NodeStatus, Run
-from .services import lease_seconds, nodes_dispatch_on_commit, nodes_promote, run_settle
+from .pipeline import ProvenanceBlocked, arguments_resolve, provenance_block_record, tool_call_execute
+from .services import lease_seconds, nodes_promote, run_settle
+from .tools import NeedsInput, ToolContext, is_compensation, tool_get
 from .transitions import node_transition
 
 log = logging.getLogger(__name__)
@@ -60,9 +62,7 @@ def node_execute(node_id: int) -> int | None:
                     if node_transition(node, N.BLOCKED, expected=N.READY, reason=str(block), worker=me):
                         run_settle(run, reason=f"step {node.key} refused: {block}")
                 return None
-            from approvals.services import approval_gate
-
-            approval_id = approval_gate(node=node, run=run, arguments=arguments)
+            approval_id = gate().request(node=node, run=run, arguments=arguments)
             if approval_id is None:
                 return None  # now awaiting approval: no worker slot, no broker message held
         if tool.inline:
@@ -73,24 +73,14 @@ def node_execute(node_id: int) -> int | None:
         if not _reclaim(node, run, me):
             return None
         if tool.needs_approval:
-            from approvals.services import approval_granted
-
             arguments, consumed = arguments_resolve(node, run)
-            approval_id = approval_granted(node=node, arguments=arguments)
+            approval_id = gate().granted(node=node, arguments=arguments)
     else:
         return None  # done, waiting, or someone else's lease
 
     if approval_id is None and is_compensation(tool.name):
-        from approvals.services import approval_for_compensation
-
-        approval_id = approval_for_compensation(node=node)
+        approval_id = gate().for_compensation(node=node)
     return _execute_claimed(node, run, tool, me, approval_id, arguments, consumed)
-
-
-def is_compensation(tool_name: str) -> bool:
-    from agents.registry import TOOLS
-
-    return any(t.compensation == tool_name for t in TOOLS.values())
 
 
 def _execute_inline(node: Node, run: Run, tool, me: str) -> int | None:

@@ -10,13 +10,15 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from config.api import Conflict, NotFound
+from config.api import Conflict, DomainError, NotFound
 from tenants.models import Membership
 from timeline.models import Activity
 from timeline.services import activity_close, activity_open, conversation_create, event_append, events_batched, frame_record
 
 from .blueprints import BLUEPRINTS, blueprint_get, blueprint_nodes, params_validate
+from .dispatch import nodes_dispatch_on_commit
 from .models import RUN_TERMINAL, Control, Node, NodeStatus, Plan, Run, RunStatus
+from .tools import compensation_tools
 from .transitions import node_transition, run_transition
 
 N, R = NodeStatus, RunStatus
@@ -103,18 +105,6 @@ def nodes_promote(run: Run) -> list[int]:
     return ready
 
 
-def nodes_dispatch_on_commit(node_ids: list[int]) -> None:
-    if not node_ids:
-        return
-    from .tasks import node_run
-
-    def send() -> None:
-        for node_id in node_ids:
-            node_run.delay(node_id)
-
-    transaction.on_commit(send)
-
-
 def run_settle(run: Run, *, reason: str = "") -> None:
     """Derive the run's status from its active nodes and move it there."""
     run.refresh_from_db(fields=["status", "status_reason", "control"])
@@ -128,7 +118,7 @@ def run_settle(run: Run, *, reason: str = "") -> None:
         target, control = R.AWAITING_APPROVAL, Control.APPROVAL
     elif N.AWAITING_INPUT in states:
         target, control = R.AWAITING_INPUT, Control.USER
-    elif active_nodes(run.id).filter(tool__in=compensation_tools(), status=N.COMPLETED).exists():
+    elif active_nodes(run.id).filter(tool__in=list(compensation_tools()), status=N.COMPLETED).exists():
         target, control = R.ROLLED_BACK, Control.ORCHESTRATOR
         reason = reason or "the import failed; the snapshot taken before it was restored"
     elif N.FAILED in states:
@@ -149,12 +139,6 @@ def run_settle(run: Run, *, reason: str = "") -> None:
     if target in RUN_TERMINAL and run.activity_id:
         activity_close(activity_id=run.activity_id, status=target,
                        summary=f"{RUN_SUMMARIES[target]}" + (f" ({reason})" if reason and target != R.COMPLETED else ""))
-
-
-def compensation_tools() -> list[str]:
-    from agents.registry import TOOLS
-
-    return [t.compensation for t in TOOLS.values() if t.compensation]
 
 
 @transaction.atomic
@@ -189,8 +173,6 @@ def node_input_answer(*, membership: Membership, run_id: int, answer: str) -> Ru
         raise Conflict("This run is not waiting for an answer.", code="not_awaiting_input")
     answer = (answer or "").strip()
     if not answer:
-        from config.api import DomainError
-
         raise DomainError("The answer is empty.")
     arguments = {**node.arguments, "answer": answer}
     if not node_transition(node, N.READY, expected=N.AWAITING_INPUT, reason="the user answered",

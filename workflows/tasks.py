@@ -1,10 +1,15 @@
 """Celery tasks: thin — fetch by id, call the engine, return quietly if done."""
+import time
 from datetime import timedelta
 
+import redis
+
 from celery import shared_task
+from django.conf import settings
 from django.utils import timezone
 
 from .executor import node_execute
+from .gate import gate
 from .models import RUN_TERMINAL, Node, NodeStatus
 from .services import lease_seconds
 
@@ -33,18 +38,11 @@ def sweep() -> dict:
             undispatched.append(node_id)
     for node_id in expired_leases + undispatched:
         node_run.delay(node_id)
-    from approvals.services import approvals_expire_overdue
-
-    expired = approvals_expire_overdue(now=now)
+    expired = gate().expire_overdue(now=now)
     return {"leases": len(expired_leases), "undispatched": len(undispatched), "approvals_expired": expired}
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def baseline_hop(key: str, index: int) -> None:
     """The benchmarks' baseline: a raw Celery task that only notes when it ran."""
-    import time
-
-    import redis
-    from django.conf import settings
-
     redis.Redis.from_url(settings.REDIS_URL).rpush(key, f"{index}:{time.time()}")

@@ -5,7 +5,7 @@ import json
 import pytest
 from django.core.management import call_command
 
-from agents.llm import scripted_reset
+from llm import scripted_reset
 from agents.models import Exploration, Message
 from agents.orchestrator import message_post
 from approvals.models import ApprovalRequest

@@ -6,8 +6,8 @@ import re
 import pytest
 
 from agents.intent import SIGNALS, intent_classify, signal_parse
-from agents.llm import model_call
-from agents.requirements import requirements_extract
+from llm import model_call
+from payroll.requirements import requirements_extract
 
 # Each row: text, expected signal, expected requirement fields (only those listed are checked).
 TEMPLATED = [

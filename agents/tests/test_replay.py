@@ -5,8 +5,8 @@ import json
 import pytest
 from django.core.management import call_command
 
-from agents.llm import scripted_reset
-from agents.models import ToolCall
+from llm import scripted_reset
+from workflows.models import ToolCall
 from agents.orchestrator import message_post
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide

@@ -84,7 +84,7 @@ def test_an_expired_approval_blocks_the_run_and_cannot_be_decided():
 
 
 def test_the_top_bar_counts_reminders_addressed_to_the_approver(rf):
-    from approvals.context_processors import pending_approvals
+    from console.context_processors import pending_approvals
 
     approval = waiting_approval()
     approval_reminders_send(now=approval.deadline - timedelta(minutes=5))

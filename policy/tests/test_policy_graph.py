@@ -5,7 +5,7 @@ from datetime import date
 import pytest
 from django.core.management import call_command
 
-from agents.llm import on_model_call
+from llm import on_model_call
 from policy.models import PolicyAnswerCache
 from policy.services import policy_answer
 from policy.workflow import CAP_GUARD, GRAPH_PATH, graph_load, policy_graph_walk

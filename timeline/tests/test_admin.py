@@ -3,7 +3,7 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from agents.models import CoordinateConsumption, ProvenanceBlock, StateCoordinate, ToolCall
+from workflows.models import CoordinateConsumption, ProvenanceBlock, StateCoordinate, ToolCall
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
 from timeline.models import Activity, Event, Frame

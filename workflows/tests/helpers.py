@@ -30,7 +30,7 @@ def drive(run: Run, max_steps: int = 100) -> Run:
 
 def no_broker():
     """Patch the dispatch so nothing reaches a broker; `drive` runs the nodes."""
-    return mock.patch("workflows.tasks.node_run.delay")
+    return mock.patch("workflows.dispatch.app.send_task")
 
 
 def statuses(run: Run) -> dict[str, str]:

@@ -1,7 +1,7 @@
 import pytest
 from django.core.management import call_command
 
-from agents.models import ProvenanceBlock, StateCoordinate
+from workflows.models import ProvenanceBlock, StateCoordinate
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
 from payroll.models import PayrollGroup, PayrollTemplate

@@ -1,2 +1,0 @@
-"""Importing this package registers every tool (agents.apps calls it)."""
-from . import noop, payroll  # noqa: F401

@@ -1,0 +1,177 @@
+"""Reads that cross apps for the console's pages: the chat history, the run panel
+(DAG, progress, what waits on whom), waits and the provenance trail. The record's
+own reads stay in timeline.selectors; this module may read every layer below it."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from django.db.models import Sum
+from django.utils import timezone
+
+from agents.models import Message
+from approvals.models import ApprovalRequest
+from tenants.models import Membership, Role
+from timeline.models import Activity, Conversation
+from workflows.models import Node, Run, StateCoordinate, ToolCall, Transition
+
+from .dag import Dag, dag_layout
+
+
+@dataclass
+class ChatLine:
+    role: str  # "user" | "assistant"
+    text: str
+    intent: str = ""
+    attachment_name: str = ""
+    attachment_rows: int = 0
+
+
+def messages_for(conversation: Conversation) -> list[ChatLine]:
+    """The chat history: the conversation front's Message rows, its one source."""
+    return [ChatLine(role=m.role, text=m.text, intent=m.intent, attachment_name=m.attachment_name,
+                     attachment_rows=m.attachment_rows)
+            for m in Message.objects.filter(conversation=conversation).order_by("created_at", "id")]
+
+
+def frame_tools_for(conversation: Conversation) -> list[str]:
+    """The tool names used in the conversation (for the filter menu), from the Activity links."""
+    return sorted(set(ToolCall.objects.filter(run__conversation=conversation).values_list("tool", flat=True)))
+
+
+# --- runs: the panel, the DAG, waits, provenance -----------------------------------------------
+
+def latest_run_for(conversation: Conversation):
+    return Run.objects.filter(conversation=conversation).order_by("-created_at", "-id").first()
+
+
+@dataclass
+class Wait:
+    """An approval or input wait: its own segment on the timeline, with its duration."""
+
+    kind: str  # "approval" | "input"
+    node: str
+    started_at: datetime
+    ended_at: datetime | None
+    outcome: str
+
+    @property
+    def seconds(self) -> float:
+        return ((self.ended_at or timezone.now()) - self.started_at).total_seconds()
+
+    percent: float = 100.0  # of the longest wait shown beside it
+
+    @property
+    def label(self) -> str:
+        return "Approval wait" if self.kind == "approval" else "Waiting for an answer"
+
+    @property
+    def outcome_label(self) -> str:
+        if self.ended_at is None:
+            return "still waiting"
+        if self.outcome == "ready":
+            return "approved" if self.kind == "approval" else "answered"
+        return {"blocked": "refused or expired"}.get(self.outcome, self.outcome.replace("_", " "))
+
+
+def waits_for_runs(run_ids: list[int]) -> list[Wait]:
+    """Pair each node's entry into awaiting_approval/awaiting_input with its exit."""
+    waits: list[Wait] = []
+    open_: dict[tuple[int, str], Wait] = {}
+    for t in (Transition.objects.filter(run_id__in=run_ids, node__isnull=False).select_related("node")
+              .order_by("at", "id")):
+        slot = (t.node_id, t.from_status)
+        if t.from_status in ("awaiting_approval", "awaiting_input") and slot in open_:
+            wait = open_.pop(slot)
+            wait.ended_at, wait.outcome = t.at, t.to_status
+        if t.to_status in ("awaiting_approval", "awaiting_input"):
+            wait = Wait(kind="approval" if t.to_status == "awaiting_approval" else "input", node=t.node.key,
+                        started_at=t.at, ended_at=None, outcome="waiting")
+            open_[(t.node_id, t.to_status)] = wait
+            waits.append(wait)
+    longest = max((w.seconds for w in waits), default=0) or 1
+    for wait in waits:
+        wait.percent = round(max(wait.seconds / longest * 100, 1), 2)
+    return waits
+
+
+@dataclass
+class RunPanel:
+    run: Any
+    dag: Dag
+    steps_done: int
+    steps_total: int
+    waiting_on: str
+    waiting_since: datetime | None
+    question: dict[str, Any] | None
+    approval: Any
+    plans: list[Any]
+    cost: Decimal = Decimal(0)
+
+    @property
+    def percent(self) -> int:
+        return int(self.steps_done * 100 / self.steps_total) if self.steps_total else 0
+
+
+def nodes_in_plan_order(nodes, plans) -> list[Any]:
+    """Nodes in the order their plan lists them (ids are random, so never by id)."""
+    order: dict[tuple[int, str], int] = {}
+    for plan in plans:
+        for i, spec in enumerate(plan.graph):
+            order[(plan.version, spec["key"])] = i
+    return sorted(nodes, key=lambda n: (n.plan_version, order.get((n.plan_version, n.key), 99), n.key))
+
+
+def run_panel(membership: Membership, run) -> RunPanel:
+    """What the run panel shows: the DAG, progress, and what is waiting on whom."""
+    plans = list(run.plans.all())
+    nodes = nodes_in_plan_order(Node.objects.filter(run=run, retired_in__isnull=True), plans)
+    steps = [n for n in nodes if n.run_when == "completed"]
+    waiting_on, since, question, approval = "", None, None, None
+    awaiting_input = next((n for n in nodes if n.status == "awaiting_input"), None)
+    if awaiting_input is not None:
+        waiting_on = "your answer" if run.created_by_id == membership.user_id else "the requester's answer"
+        question = awaiting_input.question or {"text": awaiting_input.status_reason}
+        since = awaiting_input.transitions.filter(to_status="awaiting_input").order_by("-at").values_list(
+            "at", flat=True).first()
+    approval = ApprovalRequest.objects.filter(run=run, status="pending").order_by("created_at").first()
+    if approval is not None:
+        approvers = (Membership.objects.filter(tenant_id=run.tenant_id, role__in=[Role.APPROVER, Role.ADMIN])
+                     .select_related("user").order_by("user__username"))
+        names = ", ".join(m.user.username for m in approvers)
+        waiting_on = f"an approver ({names})" if names else "an approver"
+        since = approval.created_at
+    return RunPanel(run=run, dag=dag_layout(nodes), steps_done=sum(1 for n in steps if n.status == "completed"),
+                    steps_total=len(steps), waiting_on=waiting_on, waiting_since=since, question=question,
+                    approval=approval, plans=plans,
+                    cost=Activity.objects.filter(run=run).aggregate(c=Sum("cost"))["c"] or Decimal(0))
+
+
+@dataclass
+class CoordinateTrail:
+    key: str
+    value: Any
+    producer: str
+    call_id: str
+    node: str
+    receipt_ref: str
+    plan_version: int
+    consumers: list[dict[str, str]]
+
+    @property
+    def value_text(self) -> str:
+        return self.value if isinstance(self.value, str) else json.dumps(self.value, ensure_ascii=False)
+
+
+def provenance_for_runs(run_ids: list[int]) -> list[CoordinateTrail]:
+    """Each coordinate with the call that produced it and the calls that consumed it."""
+    coordinates = (StateCoordinate.objects.filter(run_id__in=run_ids).select_related("call__node")
+                   .prefetch_related("consumptions__call__node").order_by("created_at", "id"))
+    return [CoordinateTrail(key=c.key, value=c.value, producer=c.producer, call_id=str(c.call_id),
+                            node=c.call.node.key, receipt_ref=c.receipt_ref, plan_version=c.plan_version,
+                            consumers=[{"call_id": str(x.call_id), "tool": x.call.tool, "node": x.call.node.key}
+                                       for x in c.consumptions.all()])
+            for c in coordinates]

@@ -1,0 +1,109 @@
+"""The approver's desk: the inbox (queue + card), a run's approval history, the matrix.
+Decisions go through the API (/api/v1/approvals/{id}/approve/), the one entry the page
+shares with scripts; these views only read, except the matrix form."""
+from decimal import Decimal, InvalidOperation
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from config.api import DomainError
+from tenants.models import Membership, Role
+from tenants.selectors import membership_for_user
+
+from approvals.matrix import DECIDING_ROLES, matrix_rule_update, rules_for
+from approvals.models import ApprovalStatus
+from approvals.selectors import approval_card, approval_get, approval_history, approvals_for, reminders_for
+
+
+def _queue_context(membership: Membership, selected_id: int | None) -> dict:
+    pending = list(approvals_for(membership, ApprovalStatus.PENDING))
+    recent = list(approvals_for(membership).exclude(status=ApprovalStatus.PENDING).order_by("-decided_at",
+                                                                                             "-deadline")[:8])
+    return {"pending": pending, "recent": recent, "selected_id": selected_id,
+            "reminders": reminders_for(membership), "can_decide": membership.can_approve}
+
+
+@login_required
+def inbox(request: HttpRequest, approval_id: int | None = None) -> HttpResponse:
+    membership = membership_for_user(request.user)
+    context = _queue_context(membership, approval_id)
+    if approval_id is None and context["pending"]:
+        approval = context["pending"][0]
+    else:
+        approval = approval_get(membership, approval_id) if approval_id else None
+    context["selected_id"] = approval.id if approval else None
+    context["card"] = approval_card(membership, approval) if approval else None
+    return render(request, "approvals/inbox.html", context)
+
+
+@login_required
+def queue_partial(request: HttpRequest) -> HttpResponse:
+    membership = membership_for_user(request.user)
+    selected = request.GET.get("selected")
+    context = _queue_context(membership, int(selected) if selected and selected.isdigit() else None)
+    return render(request, "approvals/inbox.html#queue", context)
+
+
+@login_required
+def card_partial(request: HttpRequest, approval_id: int) -> HttpResponse:
+    membership = membership_for_user(request.user)
+    card = approval_card(membership, approval_get(membership, approval_id))
+    return render(request, "approvals/inbox.html#card", {"card": card, "can_decide": membership.can_approve})
+
+
+@login_required
+def run_history(request: HttpRequest, run_id: int) -> HttpResponse:
+    membership = membership_for_user(request.user)
+    return render(request, "approvals/history.html", approval_history(membership, run_id))
+
+
+def _optional_int(value: str, what: str) -> int | None:
+    value = (value or "").strip().replace(",", "")
+    if not value:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise DomainError(f"{what} must be a whole number.")
+
+
+def _optional_decimal(value: str, what: str) -> Decimal | None:
+    value = (value or "").strip().replace(",", "")
+    if not value:
+        return None
+    try:
+        return Decimal(value)
+    except InvalidOperation:
+        raise DomainError(f"{what} must be an amount such as 500000.")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def matrix(request: HttpRequest) -> HttpResponse:
+    membership = membership_for_user(request.user)
+    if request.method == "POST":
+        tool = request.POST.get("tool", "")
+        try:
+            matrix_rule_update(
+                membership=membership, tool=tool, roles=request.POST.getlist("roles"),
+                deadline_seconds=round(float(request.POST.get("deadline_hours") or 0) * 3600),
+                remind_before_seconds=round(float(request.POST.get("remind_minutes") or 0) * 60),
+                headcount_limit=_optional_int(request.POST.get("headcount_limit", ""), "The headcount limit"),
+                monthly_gross_limit=_optional_decimal(request.POST.get("monthly_gross_limit", ""),
+                                                      "The monthly gross limit"),
+                above_limit_role=request.POST.get("above_limit_role", Role.ADMIN))
+        except ValueError:
+            messages.error(request, "Deadline and reminder must be numbers.")
+        except DomainError as err:
+            if err.status_code == 403:
+                raise
+            messages.error(request, err.message)
+        else:
+            messages.success(request, f"Saved the rule for {tool.replace('_', ' ')}; pending approvals re-routed.")
+        return redirect("approvals-matrix")
+    return render(request, "approvals/matrix.html", {
+        "rules": rules_for(membership), "can_edit": membership.role == Role.ADMIN,
+        "deciding_roles": [(r.value, r.label) for r in DECIDING_ROLES]})

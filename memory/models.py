@@ -1,0 +1,34 @@
+"""Memory L2 and L3 (seed 000 §8): traceable facts with their receipts, and the
+experience distilled from them. Context, never authority."""
+from django.db import models
+
+from config.ids import BusinessIdField
+
+
+class MemoryItem(models.Model):
+    """Memory L2 (a traceable fact with its receipt) and L3 (experience distilled across
+    runs, keeping the id of its L2 evidence). Scoped per tenant. Context, never authority:
+    an approval is only ever an ApprovalRequest row."""
+
+    class Layer(models.TextChoices):
+        L2 = "L2"
+        L3 = "L3"
+
+    id = BusinessIdField()
+    tenant = models.ForeignKey("tenants.Tenant", on_delete=models.CASCADE, related_name="+")
+    layer = models.CharField(max_length=2, choices=Layer.choices)
+    kind = models.CharField(max_length=40, help_text="e.g. template_approved, template_preference")
+    text = models.TextField(help_text="the statement, in words; no business ids")
+    signature = models.JSONField(default=dict, help_text="what kind of request it is about")
+    data = models.JSONField(default=dict, help_text="program values (e.g. the template) — never shown to the model")
+    evidence = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="distilled")
+    approval = models.ForeignKey("approvals.ApprovalRequest", null=True, blank=True, on_delete=models.CASCADE,
+                                 related_name="+")
+    tool_call = models.ForeignKey("workflows.ToolCall", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "agents_memoryitem"  # moved from agents with its rows
+        ordering = ["created_at"]
+        constraints = [models.UniqueConstraint(fields=["tenant", "layer", "kind", "approval"],
+                                               name="memory_receipt_unique")]

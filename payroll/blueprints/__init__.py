@@ -1,0 +1,8 @@
+"""The payroll domain's blueprints, registered with the engine when Django starts."""
+from pathlib import Path
+
+from workflows.blueprints import blueprint_load
+
+HERE = Path(__file__).parent
+
+PAYROLL_GROUP_SETUP = blueprint_load(HERE / "payroll_group_setup.json")

@@ -1,0 +1,187 @@
+"""What the generic apps need to know about payroll's tools, declared on the tools
+(payroll/tools.py) so that approvals, memory and metrics never name one: the
+approval card (sentence, diff, the size of what the import touches), the
+preconditions re-checked when an approver decides, how arguments read on the
+card, what a rejection changes in the plan, what memory learns, and how many
+groups an import created."""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from django.db.models import Count, Sum
+from django.utils import timezone
+
+from memory.models import MemoryItem
+from memory.services import memory_recall
+from workflows.models import StateCoordinate
+from workflows.tools import Experience, Preview
+
+from .models import Employee, PayrollGroup, PayrollTemplate, Snapshot
+from .selectors import configuration_checksum, import_diff
+
+# Catalog regions → the location names employees carry.
+REGION_LOCATIONS = {"SG": ["Singapore"], "HK": ["Hong Kong"], "US": ["United States", "US"]}
+
+
+def import_scope(*, tenant_id: int, template_id: int) -> dict[str, Any]:
+    """The employees a new group from this template is for: unassigned employees at the
+    template's region, their count and monthly gross. The import itself assigns nobody;
+    this is the size the approval matrix's thresholds compare."""
+    template = PayrollTemplate.objects.filter(id=template_id).first()
+    if template is None:
+        return {}
+    region = template.region
+    employees = Employee.objects.filter(tenant_id=tenant_id, group__isnull=True)
+    if region.startswith("CN-"):
+        where = region.removeprefix("CN-")
+        employees = employees.filter(location__iexact=where)
+    elif region == "CN":
+        where = "China"
+        employees = employees.filter(currency="CNY")
+    else:
+        locations = REGION_LOCATIONS.get(region, [region])
+        where = locations[0]
+        employees = employees.filter(location__in=locations)
+    totals = employees.aggregate(n=Count("id"), gross=Sum("base_salary"))
+    return {"headcount": totals["n"] or 0, "monthly_gross": str(totals["gross"] or 0), "currency": template.currency,
+            "location": where}
+
+
+def listed_scope(*, tenant_id: int, employee_ids: list[str], currency: str) -> dict[str, Any]:
+    """The size of an explicit employee list (a run started from an attachment)."""
+    ids = [int(i) for i in employee_ids if str(i).isascii() and str(i).isdigit()]
+    totals = Employee.objects.filter(tenant_id=tenant_id, id__in=ids).aggregate(n=Count("id"), gross=Sum("base_salary"))
+    return {"headcount": totals["n"] or 0, "monthly_gross": str(totals["gross"] or 0), "currency": currency,
+            "location": "the attached list", "listed": True}
+
+
+def import_preview(tenant_id: int, arguments: dict[str, Any], params: dict[str, Any]) -> Preview:
+    diff = import_diff(tenant_id=tenant_id, template_id=int(arguments["template_id"]),
+                       group_name=arguments["group_name"])
+    name = diff.get("template", {}).get("name", "the matched template")
+    measures = import_scope(tenant_id=tenant_id, template_id=int(arguments["template_id"]))
+    if params.get("employee_ids"):
+        # An attached employee list says exactly who the new group is for.
+        measures = listed_scope(tenant_id=tenant_id, employee_ids=params["employee_ids"],
+                                currency=measures.get("currency", ""))
+    return Preview(summary=f"Import template “{name}” into a new group “{arguments['group_name']}”.",
+                   diff=diff, measures=measures)
+
+
+def import_preconditions(tenant_id: int, run_id: int, arguments: dict[str, Any]) -> str:
+    """The snapshot the approver saw named is still current."""
+    snapshot = (StateCoordinate.objects.filter(run_id=run_id, key="snapshot_id", value=arguments.get("snapshot_id"))
+                .select_related("call").first())
+    checksum = (snapshot.call.result or {}).get("checksum") if snapshot else None
+    if checksum and checksum != configuration_checksum(tenant_id=tenant_id):
+        return "the payroll configuration changed after the snapshot"
+    return ""
+
+
+def import_argument(tenant_id: int, name: str, value: Any) -> tuple[str, str]:
+    if name == "template_id":
+        template = PayrollTemplate.objects.filter(id=value).first()
+        return "Template", (f"{template.name} ({template.code}, version {template.version})"
+                            if template else "unknown template")
+    if name == "snapshot_id":
+        snapshot = Snapshot.objects.filter(id=value, tenant_id=tenant_id).first()
+        return "Safety snapshot", (f"“{snapshot.label}”, taken {timezone.localtime(snapshot.created_at):%Y-%m-%d %H:%M}"
+                                   if snapshot else "missing snapshot")
+    if name == "group_name":
+        return "New payroll group", f"“{value}”"
+    return name.replace("_", " ").capitalize(), str(value)
+
+
+def import_rejection_replan(params: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    """Reject and replan: match again, without the rejected template and without a pinned code."""
+    excluded = [*params.get("excluded_templates", []), str(arguments.get("template_id", ""))]
+    return {"excluded_templates": excluded, "template_code": None}
+
+
+def import_effects(tenant_id: int, keys: list[str]) -> dict[str, int]:
+    """Payroll groups created under each idempotency key (more than one is a duplicate)."""
+    return dict(Counter(PayrollGroup.objects.filter(
+        tenant_id=tenant_id, idempotency_record__operation="template_import",
+        idempotency_record__key__in=keys).values_list("idempotency_record__key", flat=True)))
+
+
+# --- memory: what an approved import teaches ----------------------------------------------
+
+POPULATION_WORDS = {"sales": "sales", "executive": "executives", "intern": "interns", "shift": "shift workers",
+                    "engineering": "engineering", "salaried": "salaried staff", "hourly": "hourly staff"}
+ITEM_WORDS = {"commission": "commission", "overtime": "overtime", "annual_bonus": "an annual bonus",
+              "housing_fund": "a housing fund", "social_insurance": "social insurance", "cpf": "CPF",
+              "mpf": "MPF", "performance_bonus": "a performance bonus", "allowance": "allowances", "tips": "tips",
+              "bonus": "a bonus"}
+REGION_WORDS = {"CN-SH": "Shanghai", "CN-BJ": "Beijing", "CN-SZ": "Shenzhen", "CN-GZ": "Guangzhou",
+                "HK": "Hong Kong", "SG": "Singapore", "US": "the US"}
+
+
+def request_signature(requirements: dict[str, Any]) -> dict[str, Any]:
+    """What kind of request it was, in words-free keys (no free text, no ids)."""
+    return {"region": requirements.get("region"), "pay_frequency": requirements.get("pay_frequency"),
+            "population": requirements.get("population"),
+            "items_named": sorted(requirements.get("items_named") or [])}
+
+
+def request_words(signature: dict[str, Any]) -> str:
+    population = POPULATION_WORDS.get(signature.get("population") or "", "payroll")
+    items = [ITEM_WORDS.get(i, i) for i in signature.get("items_named") or []]
+    text = f"a {population} request" + (f" with {' and '.join(items)}" if items else "")
+    where = [w for w in [REGION_WORDS.get(signature.get("region") or ""),
+                         (signature.get("pay_frequency") or "").replace("_", "-")] if w]
+    return text + (f" ({', '.join(where)})" if where else "")
+
+
+def request_similarity(a: dict[str, Any], b: dict[str, Any]) -> float:
+    """How alike two requests are; 0 when they are about different people or places."""
+    if not a.get("population") or a.get("population") != b.get("population"):
+        return 0.0
+    score = 1.0
+    for key in ("region", "pay_frequency"):
+        if a.get(key) and b.get(key):
+            if a[key] != b[key]:
+                return 0.0
+            score += 1
+    items_a, items_b = set(a.get("items_named") or []), set(b.get("items_named") or [])
+    if items_a or items_b:
+        overlap = len(items_a & items_b) / len(items_a | items_b)
+        if overlap < 0.5:
+            return 0.0
+        score += overlap
+    return score
+
+
+def import_experience(tenant_id: int, run_id: int, arguments: dict[str, Any], approved_by: str) -> Experience | None:
+    requirements = (StateCoordinate.objects.filter(run_id=run_id, key="requirements")
+                    .order_by("-plan_version").values_list("value", flat=True).first()) or {}
+    template = PayrollTemplate.objects.filter(id=int(arguments.get("template_id", 0))).first()
+    if template is None:
+        return None
+    signature = request_signature(requirements)
+    words = request_words(signature)
+    return Experience(signature=signature, data={"template_id": str(template.id)}, kind="template_approved",
+                      fact=f"The template “{template.name}” was approved by {approved_by} for {words}.",
+                      preference=f"For {words}, the approved choice was “{template.name}”.")
+
+
+def requirements_words(requirements: dict[str, Any]) -> str:
+    """The requirements in words: what a prompt may say about them."""
+    parts = []
+    if requirements.get("population"):
+        parts.append(POPULATION_WORDS.get(requirements["population"], requirements["population"]))
+    if requirements.get("region"):
+        parts.append("in " + REGION_WORDS.get(requirements["region"], requirements["region"]))
+    if requirements.get("pay_frequency"):
+        parts.append("paid " + requirements["pay_frequency"].replace("_", "-"))
+    items = [ITEM_WORDS.get(i, i.replace("_", " ")) for i in requirements.get("items_named") or []]
+    if items:
+        parts.append("with " + " and ".join(items))
+    return " ".join(parts) or "no details yet"
+
+
+def template_memories(*, tenant_id: int, requirements: dict[str, Any], limit: int = 3) -> list[MemoryItem]:
+    """L3 experience of this tenant for requests like this one: approved template choices."""
+    return memory_recall(tenant_id=tenant_id, signature=request_signature(requirements),
+                         similarity=request_similarity, limit=limit)

@@ -1,0 +1,441 @@
+"""The payroll tools: each a thin, contract-checked door to the system of record.
+Exact values (ids, versions) travel as coordinates; the model never sees them."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Count
+
+from timeline.services import frame_record
+from memory.services import memory_link
+from workflows.models import Run
+from workflows.pipeline import coordinate_resolve, node_activity_id, tool_model_call
+from workflows.tools import Acceptance, NeedsInput, Tool, ToolContext, ToolError, tool_register
+
+from . import previews
+from .models import Employee, PayrollGroup, PayrollTemplate, Snapshot, TemplateItem
+from .requirements import requirements_extract
+from .selectors import configuration_checksum, employees_for, groups_for
+from .services import Actor, employees_assign, snapshot_create, snapshot_restore, template_import
+
+ID = {"type": "string", "pattern": "^[0-9]{1,19}$"}
+
+# requirements_extract speaks region codes; the catalog speaks region names.
+REGION_CITY = {"CN-SH": "shanghai", "CN-BJ": "beijing", "CN-SZ": "shenzhen", "CN-GZ": "guangzhou",
+               "SG": "sg", "US": "us", "HK": "hk"}
+POPULATION_WORDS = {"sales": ["sales", "commission"], "executive": ["executive", "annual-bonus"],
+                    "intern": ["intern"], "shift": ["shift", "hourly"], "hourly": ["hourly", "shift"],
+                    "salaried": ["salaried"]}
+
+
+def _actor(ctx: ToolContext):
+
+    return Actor(tenant_id=ctx.tenant_id, user_id=ctx.user_id, role=None, approval_id=ctx.approval_id)
+
+
+# --- interpret_request --------------------------------------------------------------------
+
+def interpret_request(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+
+    messages = [
+        {"role": "system", "content": "Extract payroll-group requirements as JSON with keys region, pay_frequency, "
+                                      "population, items_named, group_name, missing."},
+        {"role": "user", "content": arguments["request"]},
+    ]
+    result = tool_model_call(ctx, messages, purpose="requirements")
+    try:
+        requirements = json.loads(result.text)
+        if not isinstance(requirements, dict):
+            raise ValueError("not an object")
+    except ValueError:
+        # The model's answer is a proposal; a malformed one falls back to the rules, recorded.
+        requirements = requirements_extract(arguments["request"])
+        requirements["fallback"] = "the model's answer was not valid JSON; rules were used"
+    return {"requirements": requirements, "receipt_ref": f"call/{ctx.call_id}"}
+
+
+def _interpret_summary(output: dict[str, Any]) -> str:
+    r = output["requirements"]
+    parts = [p for p in [r.get("region"), r.get("pay_frequency"), r.get("population")] if p]
+    items = ", ".join(r.get("items_named") or [])
+    return f"Understood the request: {' · '.join(parts) or 'no details yet'}" + (f"; items: {items}." if items else ".")
+
+
+tool_register(Tool(
+    name="interpret_request",
+    description="Turn the user's free-text request into structured payroll requirements.",
+    input_schema={"type": "object", "properties": {"request": {"type": "string", "minLength": 1}},
+                  "required": ["request"]},
+    output_schema={"type": "object", "properties": {"requirements": {"type": "object"}},
+                   "required": ["requirements"]},
+    fn=interpret_request, produces=["requirements"], summary=_interpret_summary,
+    accept=lambda ctx, arguments, output: [Acceptance(
+        "the requirements were read from the request",
+        isinstance(output["requirements"], dict) and "missing" in output["requirements"])],
+    milestones={"completed": "the request has been understood"},
+))
+
+
+# --- match_salary_template -----------------------------------------------------------------
+
+def _requirements(ctx: ToolContext) -> dict[str, Any]:
+
+    coordinate = coordinate_resolve(Run.objects.get(id=ctx.run_id), "requirements")
+    return dict(coordinate.value) if coordinate else {}
+
+
+def template_score(template, requirements: dict[str, Any]) -> tuple[int, list[str]]:
+    """How well a catalog template fits the requirements, with the reasons."""
+    score, why = 0, []
+    text = " ".join([template.code, template.name.lower(), (template.description or "").lower()])
+    region = requirements.get("region")
+    template_region = template.region.lower().replace("cn-", "")
+    if region:
+        city = REGION_CITY.get(region, region.lower())
+        if city == template_region:
+            score, why = score + 3, why + ["region"]
+        elif region.startswith("CN-") and template.region == "CN":
+            score, why = score + 1, why + ["nationwide template"]
+        else:
+            score -= 3
+    frequency = requirements.get("pay_frequency")
+    if frequency:
+        if frequency == template.pay_frequency:
+            score, why = score + 2, why + ["pay frequency"]
+        else:
+            score -= 1
+    population = requirements.get("population")
+    if population and any(w in text for w in POPULATION_WORDS.get(population, [population])):
+        score, why = score + 3, why + ["population"]
+    item_codes = [i.code for i in template.items.all()]
+    for named in requirements.get("items_named") or []:
+        if any(named in code for code in item_codes) or named.replace("_", " ") in text:
+            score, why = score + 1, why + [named]
+    if "legacy" in text and "legacy" not in json.dumps(requirements).lower():
+        score -= 1
+    return score, why
+
+
+def match_salary_template(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+
+    requirements = _requirements(ctx)
+    excluded = {int(t) for t in arguments.get("exclude_template_ids") or [] if str(t).isdigit()}
+    templates = [t for t in PayrollTemplate.objects.prefetch_related("items").order_by("code", "-version")
+                 if t.id not in excluded]
+    answer = (arguments.get("answer") or "").strip()
+    code = arguments.get("template_code")
+    if code:
+        pinned = [t for t in templates if t.code == code]
+        if not pinned:
+            raise ToolError(f"No template with code {code!r} is available.")
+        chosen, score, why = pinned[0], 0, ["pinned by the caller"]
+    else:
+        ranked = sorted(((template_score(t, requirements), t) for t in templates),
+                        key=lambda pair: (-pair[0][0], pair[1].code))
+        if answer:
+            picked = [t for (_, t) in ranked if answer.lower() in (t.name.lower(), t.code, (t.name_zh or ""))]
+            if not picked and answer.isdigit() and 1 <= int(answer) <= 3:
+                picked = [ranked[int(answer) - 1][1]]
+            if not picked:
+                raise NeedsInput(f"“{answer}” is not one of the offered templates. Which one should I use?",
+                                 _options(ranked[:3]))
+            chosen = picked[0]
+            (score, why) = next(s for s, t in ranked if t is chosen)
+            why = why + ["chosen by the user"]
+        else:
+            if not ranked or ranked[0][0][0] <= 0:
+                raise NeedsInput("No template fits the request yet. Which region and pay frequency is the group for?")
+            remembered = _memory_preference(ctx, requirements, ranked)
+            if remembered is not None:
+                # Experience only reorders the candidates; the import still needs its own approval.
+                ranked = [remembered] + [pair for pair in ranked if pair is not remembered]
+            (score, why), chosen = ranked[0]
+            if remembered is not None:
+                why = why + ["approved before for a similar request"]
+            elif len(ranked) > 1 and ranked[1][0][0] == score:
+                tied = [pair for pair in ranked if pair[0][0] == score][:3]
+                raise NeedsInput("Several templates fit equally well. Which one should I use?", _options(tied))
+    return {"template_id": str(chosen.id), "template_version": chosen.version, "template_name": chosen.name,
+            "score": score, "reasons": why, "receipt_ref": f"catalog/{chosen.code}@v{chosen.version}"}
+
+
+def _memory_preference(ctx: ToolContext, requirements: dict[str, Any], ranked):
+    """The planning boundary's memory retrieval: the L3 experience of this tenant for a
+    similar request, if it names a template that still fits. Recorded as a frame that
+    links the L3 item to its L2 receipt."""
+
+    for item in previews.template_memories(tenant_id=ctx.tenant_id, requirements=requirements):
+        pair = next((p for p in ranked if str(p[1].id) == item.data.get("template_id") and p[0][0] > 0), None)
+        if pair is None:
+            continue
+        _memory_frame(ctx, item, pair[1].name)
+        return pair
+    return None
+
+
+def _memory_frame(ctx: ToolContext, item, template_name: str) -> None:
+
+
+    activity_id = node_activity_id(ctx.node_id)
+    if not activity_id:
+        return
+    with transaction.atomic():
+        frame_record(activity_id=activity_id, kind="memory", name="memory: L3 experience",
+                     summary=f"Experience from an earlier approval ranked “{template_name}” first "
+                             "(context only; the import still needs its own approval).",
+                     payload={"boundary": "planning", **memory_link(item)})
+
+
+def _options(ranked) -> list[dict[str, Any]]:
+    return [{"label": t.name, "label_zh": t.name_zh, "answer": t.name} for (_, t) in ranked]
+
+
+tool_register(Tool(
+    name="match_salary_template",
+    description="Search the template catalog for the template that best fits the interpreted requirements.",
+    input_schema={"type": "object", "properties": {
+        "template_code": {"type": "string"}, "exclude_template_ids": {"type": "array", "items": ID},
+        "answer": {"type": "string"}}},
+    output_schema={"type": "object", "properties": {"template_id": ID, "template_version": {"type": "integer"}},
+                   "required": ["template_id", "template_version"]},
+    fn=match_salary_template, produces=["template_id"],
+    summary=lambda output: f"Matched the template “{output['template_name']}”.",
+    accept=lambda ctx, arguments, output: [Acceptance(
+        "a catalog template was chosen",
+        PayrollTemplate.objects.filter(id=int(output["template_id"]), version=output["template_version"]).exists())],
+    milestones={"awaiting_input": "the template choice is waiting for the user's answer",
+                "completed": "the template has been matched"},
+))
+
+
+# --- snapshot_payroll_groups ------------------------------------------------------------------
+
+def snapshot_payroll_groups(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+
+    receipt = snapshot_create(actor=_actor(ctx), label=f"before run {ctx.run_id}", idempotency_key=ctx.idempotency_key)
+    return {"snapshot_id": receipt.body["snapshot_id"], "checksum": receipt.body["checksum"],
+            "receipt_ref": f"payroll/snapshots/{receipt.body['snapshot_id']}"}
+
+
+def _snapshot_accept(ctx, arguments, output) -> list[Acceptance]:
+
+    snapshot = Snapshot.objects.filter(id=int(output["snapshot_id"]), tenant_id=ctx.tenant_id).first()
+    return [Acceptance("the snapshot exists in this tenant", snapshot is not None),
+            Acceptance("its checksum matches the receipt", bool(snapshot and snapshot.checksum == output["checksum"]))]
+
+
+tool_register(Tool(
+    name="snapshot_payroll_groups",
+    description="Snapshot the tenant's whole payroll configuration before changing it.",
+    input_schema={"type": "object"},
+    output_schema={"type": "object", "properties": {"snapshot_id": ID, "checksum": {"type": "string"}},
+                   "required": ["snapshot_id", "checksum"]},
+    fn=snapshot_payroll_groups, produces=["snapshot_id"], side_effects=True, accept=_snapshot_accept,
+    summary=lambda output: "Took a snapshot of the current payroll groups.",
+    milestones={"completed": "a snapshot of the current payroll groups was taken"},
+))
+
+
+# --- import_template --------------------------------------------------------------------------
+
+def import_template(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+
+    receipt = template_import(actor=_actor(ctx), template_id=int(arguments["template_id"]),
+                              group_name=arguments["group_name"], idempotency_key=ctx.idempotency_key)
+    body = receipt.body
+    return {"group_id": body["group_id"], "items_created": body["items_created"],
+            "template_id": body["template_id"], "template_version": body["template_version"],
+            "receipt_ref": f"payroll/groups/{body['group_id']}"}
+
+
+def _import_accept(ctx, arguments, output) -> list[Acceptance]:
+
+    group = PayrollGroup.objects.filter(id=int(output["group_id"]), tenant_id=ctx.tenant_id).first()
+    expected = TemplateItem.objects.filter(template_id=int(arguments["template_id"])).count()
+    actual = group.items.count() if group else 0
+    return [Acceptance("the group exists", group is not None),
+            Acceptance("it has the template's item count", actual == expected, f"{actual} of {expected} items"),
+            Acceptance("it was built from the approved template",
+                       bool(group and str(group.template_id) == str(arguments["template_id"])))]
+
+
+tool_register(Tool(
+    name="import_template",
+    description="Import the matched template into a new payroll group.",
+    input_schema={"type": "object", "properties": {"template_id": ID, "snapshot_id": ID,
+                                                   "group_name": {"type": "string", "minLength": 1}},
+                  "required": ["template_id", "snapshot_id", "group_name"]},
+    output_schema={"type": "object", "properties": {"group_id": ID, "items_created": {"type": "integer"}},
+                   "required": ["group_id", "items_created"]},
+    fn=import_template, produces=["group_id"], consumes=["template_id", "snapshot_id"], side_effects=True,
+    read_only=False, needs_approval=True, compensation="restore_snapshot", accept=_import_accept,
+    summary=lambda output: f"Imported the template: {output['items_created']} payroll items created.",
+    preview=previews.import_preview, preconditions_check=previews.import_preconditions,
+    argument_describe=previews.import_argument, rejection_replan=previews.import_rejection_replan,
+    experience=previews.import_experience, effects_count=previews.import_effects,
+    # Any approver, but a group reaching more than 50 employees or 500,000 of monthly
+    # gross is an admin's call.
+    approval_rule={"roles": ["approver", "admin"], "deadline_seconds": 24 * 3600,
+                   "remind_before_seconds": 2 * 3600, "headcount_limit": 50, "monthly_gross_limit": "500000",
+                   "above_limit_role": "admin"},
+    milestones={"awaiting_approval": "the import is waiting for an approver",
+                "completed": "the template was imported into the new group", "failed": "the import failed",
+                "blocked": "the import was refused or timed out"},
+))
+
+
+# --- verify_import ------------------------------------------------------------------------------
+
+def verify_import(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+
+    group = PayrollGroup.objects.filter(id=int(arguments["group_id"]), tenant_id=ctx.tenant_id).first()
+    if group is None:
+        raise ToolError("The imported group is missing.")
+    return {"group_name": group.name, "items": group.items.count(),
+            "template_items": group.template.items.count() if group.template_id else 0,
+            "receipt_ref": f"payroll/groups/{group.id}"}
+
+
+tool_register(Tool(
+    name="verify_import",
+    description="Check that the imported group is complete.",
+    input_schema={"type": "object", "properties": {"group_id": ID}, "required": ["group_id"]},
+    output_schema={"type": "object", "properties": {"items": {"type": "integer"}}, "required": ["items"]},
+    fn=verify_import, consumes=["group_id"], inline=True,
+    accept=lambda ctx, arguments, output: [Acceptance("every template item is in the group",
+                                                      output["items"] == output["template_items"] > 0,
+                                                      f"{output['items']} of {output['template_items']}")],
+    summary=lambda output: f"Verified the group “{output['group_name']}”: {output['items']} items.",
+    milestones={"completed": "the new group was verified"},
+))
+
+
+# --- restore_snapshot ---------------------------------------------------------------------------
+
+def restore_snapshot(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+
+    receipt = snapshot_restore(actor=_actor(ctx), snapshot_id=int(arguments["snapshot_id"]),
+                               idempotency_key=ctx.idempotency_key)
+    return {"snapshot_id": receipt.body["snapshot_id"], "checksum": receipt.body["checksum"],
+            "receipt_ref": f"payroll/snapshots/{receipt.body['snapshot_id']}"}
+
+
+def _restore_accept(ctx, arguments, output) -> list[Acceptance]:
+
+    snapshot = Snapshot.objects.get(id=int(arguments["snapshot_id"]), tenant_id=ctx.tenant_id)
+    now = configuration_checksum(tenant_id=ctx.tenant_id)
+    return [Acceptance("the configuration checksum equals the snapshot's", now == snapshot.checksum)]
+
+
+tool_register(Tool(
+    name="restore_snapshot",
+    description="Restore the payroll configuration to the snapshot taken before the change.",
+    input_schema={"type": "object", "properties": {"snapshot_id": ID}, "required": ["snapshot_id"]},
+    output_schema={"type": "object", "properties": {"checksum": {"type": "string"}}, "required": ["checksum"]},
+    fn=restore_snapshot, consumes=["snapshot_id"], side_effects=True, read_only=False, accept=_restore_accept,
+    summary=lambda output: "Restored the payroll configuration from the snapshot.",
+    milestones={"completed": "the configuration was restored to the snapshot"},
+))
+
+
+# --- assign_employees --------------------------------------------------------------------------
+
+def assign_employees(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+
+    receipt = employees_assign(actor=_actor(ctx), group_id=int(arguments["group_id"]),
+                               employee_ids=[int(e) for e in arguments["employee_ids"]],
+                               idempotency_key=ctx.idempotency_key)
+    return {"group_id": receipt.body["group_id"], "assigned": receipt.body["assigned"],
+            "receipt_ref": f"payroll/groups/{receipt.body['group_id']}"}
+
+
+def _assign_accept(ctx, arguments, output) -> list[Acceptance]:
+
+    listed = {int(e) for e in arguments["employee_ids"]}
+    in_group = Employee.objects.filter(tenant_id=ctx.tenant_id, id__in=listed,
+                                       group_id=int(output["group_id"])).count()
+    return [Acceptance("every listed employee is in the new group", in_group == len(listed),
+                       f"{in_group} of {len(listed)}")]
+
+
+tool_register(Tool(
+    name="assign_employees",
+    description="Assign the employees of the attached list to the new payroll group.",
+    input_schema={"type": "object", "properties": {"group_id": ID,
+                                                   "employee_ids": {"type": "array", "items": ID, "minItems": 1}},
+                  "required": ["group_id", "employee_ids"]},
+    output_schema={"type": "object", "properties": {"assigned": {"type": "integer"}}, "required": ["assigned"]},
+    fn=assign_employees, consumes=["group_id"], side_effects=True, read_only=False, accept=_assign_accept,
+    summary=lambda output: f"Assigned {output['assigned']} employees to the new group.",
+    milestones={"completed": "the listed employees were assigned to the new group"},
+))
+
+
+# --- Read-only exploration tools (ReAct) -------------------------------------------------------
+# Called by agents.react outside any run: they read one tenant's data (and the global
+# catalog) and return observations in words. No ids and no template codes reach the model;
+# `names` lets the program resolve a chosen template exactly, by itself.
+
+def list_templates(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+
+    requirements = {k: arguments.get(k) for k in ("region", "pay_frequency", "population")}
+    requirements["items_named"] = list(arguments.get("items_named") or [])
+    latest: dict[str, Any] = {}
+    for t in PayrollTemplate.objects.prefetch_related("items").order_by("code", "version"):
+        latest[t.code] = t
+    scored = sorted(((template_score(t, requirements), t) for t in latest.values()),
+                    key=lambda pair: (-pair[0][0], pair[1].code))
+    if any(requirements.get(k) for k in ("population", "region")) or requirements["items_named"]:
+        # Fit on who and where: a template must match the population or items named.
+        wanted = {"population"} | set(requirements["items_named"])
+        scored = [p for p in scored if p[0][0] > 0 and (wanted & set(p[0][1]) or not requirements.get("population"))]
+    fits = [{"name": t.name, "region": t.region, "pay_frequency": t.pay_frequency, "score": score,
+             "reasons": why} for (score, why), t in scored[:8]]
+    return {"count": len(scored), "templates": fits}
+
+
+def list_groups(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+
+    groups = [{"name": g.name, "items": len(g.items.all()), "employees": len(g.employees.all()),
+               "template": g.template.name if g.template_id else None} for g in groups_for(ctx.tenant_id)]
+    return {"count": len(groups), "groups": groups}
+
+
+def count_employees(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+
+
+    by = arguments.get("by") or "location"
+    rows = employees_for(ctx.tenant_id).values(by).annotate(n=Count("id")).order_by(by)
+    counts = {row[by]: row["n"] for row in rows}
+    return {"by": by, "total": sum(counts.values()), "counts": counts,
+            "unassigned": employees_for(ctx.tenant_id).filter(group__isnull=True).count()}
+
+
+EXPLORE_TOOLS = ("list_templates", "list_groups", "count_employees")
+
+tool_register(Tool(
+    name="list_templates",
+    description="List catalog templates that fit the known requirements (region, pay frequency, population, items).",
+    input_schema={"type": "object", "properties": {
+        "region": {"type": ["string", "null"]}, "pay_frequency": {"type": ["string", "null"]},
+        "population": {"type": ["string", "null"]}, "items_named": {"type": "array", "items": {"type": "string"}}}},
+    output_schema={"type": "object", "properties": {"count": {"type": "integer"}, "templates": {"type": "array"}},
+                   "required": ["count", "templates"]},
+    fn=list_templates, summary=lambda output: f"{output['count']} catalog templates fit.",
+))
+tool_register(Tool(
+    name="list_groups",
+    description="List the tenant's payroll groups with their item and employee counts.",
+    input_schema={"type": "object"},
+    output_schema={"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]},
+    fn=list_groups, summary=lambda output: f"The company has {output['count']} payroll groups.",
+))
+tool_register(Tool(
+    name="count_employees",
+    description="Count the tenant's employees by department or by location.",
+    input_schema={"type": "object", "properties": {"by": {"enum": ["department", "location"]}}},
+    output_schema={"type": "object", "properties": {"total": {"type": "integer"}}, "required": ["total"]},
+    fn=count_employees, summary=lambda output: f"{output['total']} employees, counted by {output['by']}.",
+))

@@ -1,0 +1,167 @@
+"""RunPipeline (seed 000 §5, DESIGN.md §5): before a call, resolve every
+consumed key from its coordinate, check provenance, inject the exact value and
+record the consumption link; after a successful call, write the produced
+coordinates. The model never retypes an id."""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from llm import ModelResult, model_call
+from timeline.model_frames import model_frame_record
+from timeline.services import frame_record
+
+from .faults import fault_point
+from .models import CoordinateConsumption, Node, ProvenanceBlock, Run, StateCoordinate, ToolCall
+from .tools import ToolContext, ToolError, producers_of, tool_get
+
+
+class ProvenanceBlocked(ToolError):
+    def __init__(self, key: str, supplied: Any, expected: Any, reason: str):
+        super().__init__(f"provenance block on {key}: {reason}")
+        self.key, self.supplied, self.expected, self.reason = key, supplied, expected, reason
+
+
+def coordinate_resolve(run, key: str) -> StateCoordinate | None:
+    """The value of `key` in scope tenant + run, from a node of the current plan."""
+    return (StateCoordinate.objects.select_related("call", "call__node")
+            .filter(run_id=run.id, tenant_id=run.tenant_id, key=key, call__node__retired_in__isnull=True)
+            .order_by("-plan_version", "-created_at").first())
+
+
+def arguments_resolve(node, run) -> tuple[dict[str, Any], list[StateCoordinate]]:
+    """Proposed arguments + every consumed key injected from its coordinate.
+
+    Raises ProvenanceBlocked when a proposal supplies a consumed key with another
+    value, or when a coordinate's producer or call does not check out."""
+    tool = tool_get(node.tool)
+    arguments = dict(node.arguments)
+    used = []
+    for key in tool.consumes:
+        coordinate = coordinate_resolve(run, key)
+        if coordinate is None:
+            raise ToolError(f"{tool.name} needs {key}, which no completed step has produced")
+        if coordinate.producer not in producers_of(key):
+            raise ProvenanceBlocked(key, coordinate.value, None, f"{coordinate.producer} may not produce {key}")
+        if coordinate.call.status != ToolCall.Status.SUCCEEDED or coordinate.call.run_id != run.id:
+            raise ProvenanceBlocked(key, coordinate.value, None, "its producing call did not succeed in this run")
+        if key in arguments and str(arguments[key]) != str(coordinate.value):
+            raise ProvenanceBlocked(key, arguments[key], coordinate.value,
+                                    f"the supplied value differs from the one {coordinate.producer} produced")
+        arguments[key] = coordinate.value
+        used.append(coordinate)
+    return arguments, used
+
+
+def provenance_block_record(*, node, run, block: ProvenanceBlocked) -> None:
+    with transaction.atomic():
+        ProvenanceBlock.objects.create(tenant_id=run.tenant_id, run_id=run.id, node_id=node.id, key=block.key,
+                                       supplied=str(block.supplied), expected=str(block.expected),
+                                       reason=block.reason)
+        if node.activity_id:
+            frame_record(activity_id=node.activity_id, kind="provenance", name=f"provenance block: {block.key}",
+                         status="error", level="error",
+                         summary=f"A supplied {block.key.replace('_', ' ')} did not match the recorded one; "
+                                 "the step was refused.",
+                         payload={"key": block.key, "supplied": str(block.supplied),
+                                  "expected": str(block.expected), "reason": block.reason})
+
+
+def idempotency_key_for(node) -> str:
+    # (run, node, plan version, logical attempt): a redelivery reuses it, a replan does not.
+    return f"run{node.run_id}:{node.key}:v{node.plan_version}:a1"
+
+
+def tool_call_execute(*, node, run, arguments: dict[str, Any], consumed: list[StateCoordinate],
+                      approval_id: int | None) -> tuple[ToolCall, dict[str, Any]]:
+    """Run the node's tool once. A redelivered node finds its succeeded call and
+    gets the stored result back; the business system's idempotency key absorbs
+    a second attempt at a call that died half-way."""
+    tool = tool_get(node.tool)
+    key = idempotency_key_for(node)
+    call, created = ToolCall.objects.get_or_create(
+        node_id=node.id, idempotency_key=key,
+        defaults={"tenant_id": run.tenant_id, "run_id": run.id, "tool": tool.name, "arguments": arguments,
+                  "approval_id": approval_id},
+    )
+    if call.status == ToolCall.Status.SUCCEEDED:
+        return call, call.result
+    if not created:  # a retry after a crash or a failure: the same key, started afresh
+        ToolCall.objects.filter(id=call.id).update(arguments=arguments, approval_id=approval_id,
+                                                   status=ToolCall.Status.STARTED, error="")
+    for coordinate in consumed:
+        CoordinateConsumption.objects.get_or_create(coordinate=coordinate, call=call)
+    ctx = ToolContext(tenant_id=run.tenant_id, run_id=run.id, node_id=node.id, node_key=node.key,
+                      user_id=run.created_by_id, call_id=call.id, idempotency_key=key, approval_id=approval_id,
+                      params=run.params)
+    started = timezone.now()
+    t0 = time.perf_counter()
+    try:
+        tool.input_validate(arguments)
+        fault_point(f"{tool.name}.before")
+        output = tool.fn(ctx, arguments)
+        tool.output_validate(output)
+        fault_point(f"{tool.name}.after")
+    except Exception as err:
+        latency = (time.perf_counter() - t0) * 1000
+        ToolCall.objects.filter(id=call.id).update(status=ToolCall.Status.FAILED, error=str(err),
+                                                   ended_at=timezone.now(), latency_ms=latency)
+        _tool_frame(node, call, tool, arguments, None, str(err), started, consumed)
+        raise
+    latency = (time.perf_counter() - t0) * 1000
+    with transaction.atomic(savepoint=False):
+        for produced in tool.produces:
+            try:
+                with transaction.atomic():
+                    StateCoordinate.objects.create(
+                        tenant_id=run.tenant_id, run_id=run.id, key=produced, value=output[produced],
+                        producer=tool.name, call=call, receipt_ref=output.get("receipt_ref", f"call/{call.id}"),
+                        plan_version=node.plan_version)
+            except IntegrityError:
+                existing = StateCoordinate.objects.get(run_id=run.id, key=produced, plan_version=node.plan_version)
+                if existing.call_id != call.id:
+                    raise ToolError(f"conflict: {produced} was already written in this scope by "
+                                    f"{existing.producer} (call {existing.call_id})")
+        ToolCall.objects.filter(id=call.id).update(status=ToolCall.Status.SUCCEEDED, result=output,
+                                                   ended_at=timezone.now(), latency_ms=latency)
+        _tool_frame(node, call, tool, arguments, output, "", started, consumed)
+    call.status, call.result = ToolCall.Status.SUCCEEDED, output
+    return call, output
+
+
+def _tool_frame(node, call, tool, arguments, output, error, started, consumed) -> None:
+    if not node.activity_id:
+        return
+    summary = (tool.summary(output) if (tool.summary and output is not None)
+               else f"{node.goal}: {'done' if output is not None else 'failed'}.")
+    frame_record(activity_id=node.activity_id, kind="tool_call", name=tool.name, started_at=started,
+                 status="ok" if output is not None else "error", level="info" if output is not None else "error",
+                 summary=summary, operation="execute_tool", tool_name=tool.name, tool_call_id=str(call.id),
+                 payload={"arguments": arguments, "result": output, "error": error,
+                          "idempotency_key": call.idempotency_key,
+                          "consumed": [{"key": c.key, "call_id": str(c.call_id), "producer": c.producer}
+                                       for c in consumed],
+                          "produces": tool.produces})
+
+
+def tool_model_call(ctx: ToolContext, messages: list[dict[str, Any]], *, purpose: str) -> ModelResult:
+    """A tool's one way to the model: reserve a call under the run's model-call cap
+    (compare-and-set, so concurrent nodes cannot overspend it), call the model, and
+    record the call as a frame of the node's activity."""
+    if not Run.objects.filter(id=ctx.run_id, model_calls__lt=F("model_call_cap")).update(
+            model_calls=F("model_calls") + 1):
+        raise ToolError("the run's model-call cap is reached")
+    result = model_call(messages, purpose=purpose)
+    activity_id = Node.objects.values_list("activity_id", flat=True).get(id=ctx.node_id)
+    if activity_id:
+        model_frame_record(activity_id, purpose, result)
+    return result
+
+
+def node_activity_id(node_id: int) -> int | None:
+    """The activity a node's frames go to (None before the node was claimed)."""
+    return Node.objects.values_list("activity_id", flat=True).get(id=node_id)

@@ -1,0 +1,176 @@
+"""The tool registry (seed 000 §5): every tool declares its contract.
+
+A tool registers its name, a description for the model, JSON Schemas for its
+input and output, the state keys it produces and consumes, whether it has side
+effects, its compensation tool and whether it needs approval — and everything the
+generic apps need to know about it, so that the engine, the approval gate, the
+metrics and memory never name a tool: the approval card's preview, the
+preconditions re-checked at decision time, the default approval rule, what a
+rejection changes in the plan, the ledger's words per status, what experience it
+leaves in memory, and how to count the records it created. Domain apps register
+their tools when Django starts. The run pipeline (workflows/pipeline.py) is the
+only caller of `Tool.fn`."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import jsonschema
+
+
+class ToolError(Exception):
+    """The tool ran and the business system refused or failed: the node fails."""
+
+
+class NeedsInput(Exception):
+    """The tool cannot choose without the user: the node waits for input."""
+
+    def __init__(self, question: str, options: list[dict[str, Any]] | None = None):
+        super().__init__(question)
+        self.question = question
+        self.options = options or []
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    tenant_id: int
+    run_id: int
+    node_id: int
+    node_key: str
+    user_id: int
+    call_id: int
+    idempotency_key: str
+    approval_id: int | None
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    criterion: str
+    ok: bool
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Preview:
+    """What an approver reads before deciding: a business sentence, the exact change
+    (a diff, when the tool can compute one) and the size of what it touches (the
+    approval matrix's thresholds compare `measures`: headcount, monthly_gross...)."""
+
+    summary: str
+    diff: dict[str, Any] | None = None
+    measures: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Experience:
+    """What an approved, completed call teaches memory: a fact (L2) and the preference
+    distilled from it (L3), both in words, keyed by a signature of the request."""
+
+    signature: dict[str, Any]
+    data: dict[str, Any]
+    fact: str
+    preference: str
+    kind: str = "choice_approved"
+
+
+@dataclass
+class Tool:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any]
+    fn: Callable[[ToolContext, dict[str, Any]], dict[str, Any]]
+    produces: list[str] = field(default_factory=list)
+    consumes: list[str] = field(default_factory=list)
+    side_effects: bool = False
+    compensation: str | None = None
+    needs_approval: bool = False
+    read_only: bool = True
+    # Claim, call and completion in ONE transaction: only for tools with no side
+    # effects and no model call. A crash rolls the whole step back to ready, and
+    # the sweeper runs it again; a hop then costs one commit.
+    inline: bool = False
+    accept: Callable[[ToolContext, dict[str, Any], dict[str, Any]], list[Acceptance]] | None = None
+    summary: Callable[[dict[str, Any]], str] | None = None  # business-safe, never an id
+    # --- for the approval gate (approvals never names a tool) ---
+    # (tenant_id, resolved arguments, run params) -> what the approver reads
+    preview: Callable[[int, dict[str, Any], dict[str, Any]], Preview] | None = None
+    # (tenant_id, run_id, resolved arguments) -> why the approved change would now be wrong, or ""
+    preconditions_check: Callable[[int, int, dict[str, Any]], str] | None = None
+    # (tenant_id, argument name, value) -> (label, text) for the approval card
+    argument_describe: Callable[[int, str, Any], tuple[str, str]] | None = None
+    # The approval matrix's default row for this tool (roles, deadline, thresholds).
+    approval_rule: dict[str, Any] = field(default_factory=dict)
+    # (run params, rejected arguments) -> params for the replan a "reject and replan" starts
+    rejection_replan: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
+    # --- for memory and the ledger ---
+    milestones: dict[str, str] = field(default_factory=dict)  # node status reached -> words
+    # (tenant_id, run_id, approved arguments, approver's name) -> what to remember, or None
+    experience: Callable[[int, int, dict[str, Any], str], Experience | None] | None = None
+    # --- for the metrics ---
+    # (tenant_id, idempotency keys) -> how many records this tool created under each key
+    effects_count: Callable[[int, list[str]], dict[str, int]] | None = None
+
+    def input_validate(self, arguments: dict[str, Any]) -> None:
+        try:
+            jsonschema.validate(arguments, self.input_schema)
+        except jsonschema.ValidationError as err:
+            raise ToolError(f"{self.name}: invalid arguments: {err.message}") from err
+
+    def output_validate(self, output: dict[str, Any]) -> None:
+        try:
+            jsonschema.validate(output, self.output_schema)
+        except jsonschema.ValidationError as err:
+            raise ToolError(f"{self.name}: the result broke its contract: {err.message}") from err
+
+    def as_model_tool(self) -> dict[str, Any]:
+        """The OpenAI tool-calling form. Consumed keys are left out: the model never supplies them."""
+        props = {k: v for k, v in self.input_schema.get("properties", {}).items() if k not in self.consumes}
+        return {"type": "function", "function": {"name": self.name, "description": self.description,
+                                                 "parameters": {"type": "object", "properties": props}}}
+
+
+TOOLS: dict[str, Tool] = {}
+
+
+def tool_register(tool: Tool) -> Tool:
+    if tool.name in TOOLS:
+        raise ValueError(f"tool {tool.name} registered twice")
+    TOOLS[tool.name] = tool
+    return tool
+
+
+def tool_get(name: str) -> Tool:
+    try:
+        return TOOLS[name]
+    except KeyError:
+        raise ToolError(f"no tool named {name!r} is registered") from None
+
+
+def compensation_tools() -> set[str]:
+    return {t.compensation for t in TOOLS.values() if t.compensation}
+
+
+def is_compensation(tool_name: str) -> bool:
+    return tool_name in compensation_tools()
+
+
+def producers_of(key: str) -> set[str]:
+    return {t.name for t in TOOLS.values() if key in t.produces}
+
+
+def registry_problems() -> list[str]:
+    """What the system check reports: a consumed key nobody produces, a missing compensation."""
+    problems = []
+    for tool in TOOLS.values():
+        for key in tool.consumes:
+            if not producers_of(key):
+                problems.append(f"tool {tool.name} consumes {key!r}, which no registered tool produces")
+        if tool.compensation and tool.compensation not in TOOLS:
+            problems.append(f"tool {tool.name} names compensation {tool.compensation!r}, which is not registered")
+        if tool.inline and (tool.side_effects or tool.needs_approval):
+            problems.append(f"tool {tool.name} is inline but has side effects or needs approval")
+        if tool.side_effects and not tool.read_only and tool.needs_approval and not tool.compensation:
+            problems.append(f"tool {tool.name} has approved side effects but no compensation tool")
+    return problems
