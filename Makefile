@@ -5,9 +5,9 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 PG_TEST_URL ?= postgres://postgres@127.0.0.1:5432/keel
 REDIS_TEST_URL ?= redis://127.0.0.1:6379/13
-APPS := tenants payroll agents workflows timeline approvals policy
+APPS := tenants llm timeline workflows approvals memory payroll policy agents console
 
-.PHONY: run test test-unit test-integration test-browser venv clean
+.PHONY: run test test-layers test-unit test-integration test-browser venv clean
 
 venv: $(VENV)/.installed
 
@@ -24,7 +24,11 @@ run: venv
 test: venv
 	bash scripts/services.sh
 	bash scripts/chromium.sh
-	$(MAKE) --no-print-directory test-unit test-integration test-browser
+	$(MAKE) --no-print-directory test-layers test-unit test-integration test-browser
+
+# The layers contract (.importlinter): a lower layer never imports a higher one.
+test-layers: venv
+	$(VENV)/bin/lint-imports
 
 # Fast unit tests on SQLite and in-memory layers.
 test-unit: venv

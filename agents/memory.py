@@ -9,7 +9,6 @@
 """
 from __future__ import annotations
 
-
 from django.db import IntegrityError, transaction
 
 from workflows.models import Transition

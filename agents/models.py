@@ -3,7 +3,6 @@ from django.db import models
 
 from config.ids import BusinessIdField
 
-
 # --- The conversation front (seed 000 §4, §8) ------------------------------------------------
 
 class Message(models.Model):

@@ -28,6 +28,7 @@ replaces the deltas. The POST answers once the turn is done with the same reply.
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from datetime import date
@@ -54,9 +55,20 @@ from workflows.tools import ToolContext, tool_get
 
 from .attachments import EmployeeList, employee_list_parse
 from .intent import intent_classify, intent_messages, signal_parse
-from .memory import anchor_set, history_messages, ledger_append, ledger_sync, narrative_context
+from .memory import (
+    anchor_set,
+    history_messages,
+    ledger_append,
+    ledger_sync,
+    narrative_context,
+)
 from .models import Exploration, Message
-from .react import ExplorationState, dependencies_known, observation_words, react_explore
+from .react import (
+    ExplorationState,
+    dependencies_known,
+    observation_words,
+    react_explore,
+)
 
 MAX_TEXT = 4000
 TURN_MODEL_CALL_CAP = 8
@@ -340,7 +352,6 @@ def _analyze(turn: Turn) -> Outcome:
 
 
 def _policy(turn: Turn, topic: str) -> Outcome:
-    import json
 
     on_date = _date_in(turn.text)
     turn.calls += 1  # the policy workflow's one bounded decision counts against the turn

@@ -22,9 +22,8 @@ from typing import Any, Callable
 
 from django.db import transaction
 
-from timeline.services import frame_record
-
 from payroll.previews import requirements_words, template_memories
+from timeline.services import frame_record
 from workflows.tools import ToolContext, tool_get
 
 from .memory import narrative_context

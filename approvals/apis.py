@@ -1,5 +1,10 @@
 from django.urls import path
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    inline_serializer,
+)
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -9,7 +14,13 @@ from config.api import DomainError
 from tenants.selectors import membership_for_user
 
 from .models import ApprovalStatus
-from .selectors import approval_get, approval_history, approvals_for, person, waited_seconds
+from .selectors import (
+    approval_get,
+    approval_history,
+    approvals_for,
+    person,
+    waited_seconds,
+)
 from .services import approval_decide
 
 

@@ -17,14 +17,20 @@ from config.api import Conflict, Forbidden
 from tenants.models import Membership
 from timeline.push import broadcast_on_commit, tenant_group
 from timeline.services import event_append, frame_record
-from workflows.models import Node, NodeStatus, Run
 from workflows.blueprints import blueprint_get
 from workflows.dispatch import nodes_dispatch_on_commit
+from workflows.models import Node, NodeStatus, Run
 from workflows.services import plan_replan, run_settle
 from workflows.tools import Preview, tool_get
 from workflows.transitions import node_transition
 
-from .matrix import DEFAULT_DEADLINE_SECONDS, approval_refusal, approval_route, approvals_group, rule_for
+from .matrix import (
+    DEFAULT_DEADLINE_SECONDS,
+    approval_refusal,
+    approval_route,
+    approvals_group,
+    rule_for,
+)
 from .models import ApprovalDecision, ApprovalReminder, ApprovalRequest, ApprovalStatus
 from .selectors import approval_get, duration_text
 

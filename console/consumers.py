@@ -4,9 +4,8 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from tenants.models import Membership
-
 from approvals.matrix import approvals_group
+from tenants.models import Membership
 from timeline.models import Conversation
 from timeline.push import conversation_group, tenant_group
 from timeline.selectors import event_project, events_after

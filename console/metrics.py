@@ -18,13 +18,21 @@ from typing import Any, Iterable
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
-from workflows.models import ProvenanceBlock, ToolCall
-from workflows.tools import TOOLS
 from approvals.models import ApprovalRequest, ApprovalStatus
 from config.api import DomainError
-from workflows.models import RUN_TERMINAL, Node, NodeStatus, Plan, Run, RunStatus, Transition
-
 from timeline.models import Event
+from workflows.models import (
+    RUN_TERMINAL,
+    Node,
+    NodeStatus,
+    Plan,
+    ProvenanceBlock,
+    Run,
+    RunStatus,
+    ToolCall,
+    Transition,
+)
+from workflows.tools import TOOLS
 
 N, R = NodeStatus, RunStatus
 DEFAULT_DAYS = 30

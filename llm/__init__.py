@@ -14,8 +14,14 @@ import logging
 import os
 from typing import Callable, Protocol
 
-from .base import (ModelError, ModelResult, ModelTimeout, message_text, messages_tokens_estimate,
-                   tokens_estimate)
+from .base import (
+    ModelError,
+    ModelResult,
+    ModelTimeout,
+    message_text,
+    messages_tokens_estimate,
+    tokens_estimate,
+)
 from .builtin import BuiltinBackend
 from .openai_compat import OpenAIBackend
 from .scripted import ScriptedBackend, scripted_reset

@@ -17,7 +17,13 @@ import re
 import time
 from typing import Callable
 
-from .base import ModelResult, last_user_text, message_text, messages_tokens_estimate, tokens_estimate
+from .base import (
+    ModelResult,
+    last_user_text,
+    message_text,
+    messages_tokens_estimate,
+    tokens_estimate,
+)
 
 MODEL = "keel-builtin-1"
 

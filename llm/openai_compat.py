@@ -15,7 +15,13 @@ import urllib.error
 import urllib.request
 from typing import Any, Callable
 
-from .base import ModelError, ModelResult, ModelTimeout, messages_tokens_estimate, tokens_estimate
+from .base import (
+    ModelError,
+    ModelResult,
+    ModelTimeout,
+    messages_tokens_estimate,
+    tokens_estimate,
+)
 from .prices import cost_for
 
 

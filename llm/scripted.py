@@ -17,7 +17,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .base import ModelError, ModelResult, ModelTimeout, messages_tokens_estimate, tokens_estimate
+from .base import (
+    ModelError,
+    ModelResult,
+    ModelTimeout,
+    messages_tokens_estimate,
+    tokens_estimate,
+)
 
 _lock = threading.Lock()
 _positions: dict[str, tuple[int, int]] = {}  # realpath -> (mtime_ns, next index)

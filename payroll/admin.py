@@ -1,6 +1,14 @@
 from django.contrib import admin
 
-from .models import Employee, GroupItem, IdempotencyRecord, PayrollGroup, PayrollTemplate, Snapshot, TemplateItem
+from .models import (
+    Employee,
+    GroupItem,
+    IdempotencyRecord,
+    PayrollGroup,
+    PayrollTemplate,
+    Snapshot,
+    TemplateItem,
+)
 
 
 class TemplateItemInline(admin.TabularInline):

@@ -12,7 +12,14 @@ from django.db.models import Prefetch, QuerySet
 
 from config.api import NotFound
 
-from .models import Employee, GroupItem, PayrollGroup, PayrollTemplate, Snapshot, TemplateItem
+from .models import (
+    Employee,
+    GroupItem,
+    PayrollGroup,
+    PayrollTemplate,
+    Snapshot,
+    TemplateItem,
+)
 
 # Functions a formula may call; everything else must be a declared variable or an earlier item.
 FORMULA_FUNCTIONS = frozenset({"min", "max", "round", "abs"})

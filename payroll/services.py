@@ -22,10 +22,18 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from approvals.authority import approval_covers
 from config.api import Conflict, DomainError, Forbidden, NotFound, Unprocessable
 from tenants.models import Role
 
-from .models import Employee, GroupItem, IdempotencyRecord, IdempotencyState, PayrollGroup, Snapshot
+from .models import (
+    Employee,
+    GroupItem,
+    IdempotencyRecord,
+    IdempotencyState,
+    PayrollGroup,
+    Snapshot,
+)
 from .selectors import (
     checksum_of,
     configuration_checksum,
@@ -81,8 +89,6 @@ def _authorise(actor: Actor, *, tool: str | None, arguments: dict[str, Any] | No
             raise Forbidden(f"Only an approver or a tenant admin may {what}; ask one to do it or to approve it.",
                             code="role_required")
         return
-    from approvals.authority import approval_covers  # approvals imports payroll; import late
-
     approval_covers(tenant_id=actor.tenant_id, approval_id=actor.approval_id, tool=tool, arguments=arguments or {})
 
 

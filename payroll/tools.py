@@ -8,17 +8,30 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Count
 
-from timeline.services import frame_record
 from memory.services import memory_link
+from timeline.services import frame_record
 from workflows.models import Run
 from workflows.pipeline import coordinate_resolve, node_activity_id, tool_model_call
-from workflows.tools import Acceptance, NeedsInput, Tool, ToolContext, ToolError, tool_register
+from workflows.tools import (
+    Acceptance,
+    NeedsInput,
+    Tool,
+    ToolContext,
+    ToolError,
+    tool_register,
+)
 
 from . import previews
 from .models import Employee, PayrollGroup, PayrollTemplate, Snapshot, TemplateItem
 from .requirements import requirements_extract
 from .selectors import configuration_checksum, employees_for, groups_for
-from .services import Actor, employees_assign, snapshot_create, snapshot_restore, template_import
+from .services import (
+    Actor,
+    employees_assign,
+    snapshot_create,
+    snapshot_restore,
+    template_import,
+)
 
 ID = {"type": "string", "pattern": "^[0-9]{1,19}$"}
 

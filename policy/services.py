@@ -15,7 +15,13 @@ from llm import ModelError, backend_get
 from llm.builtin import MODEL as BUILTIN_MODEL
 from tenants.models import Tenant
 
-from .models import LineRole, PolicyAnswerCache, PolicyDocument, PolicyLine, PolicyVersion
+from .models import (
+    LineRole,
+    PolicyAnswerCache,
+    PolicyDocument,
+    PolicyLine,
+    PolicyVersion,
+)
 from .selectors import corpus_version
 from .workflow import graph_load, policy_graph_walk
 

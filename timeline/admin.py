@@ -3,6 +3,7 @@ Activities with their frames as a waterfall, search by run, tool, call id and st
 key. Access and tenant scoping come from tenants/admin.py."""
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.contrib import admin
@@ -68,8 +69,6 @@ def frames_waterfall(activity: Activity) -> SafeString:
 
 
 def _json(data: Any) -> str:
-    import json
-
     return json.dumps(data, indent=2, ensure_ascii=False, default=str)
 
 

@@ -7,8 +7,17 @@ from rest_framework.views import APIView
 
 from tenants.selectors import membership_for_user
 
-from .selectors import (FrameFilters, activity_get_for, conversation_get_for, event_project, events_after,
-                        frame_payload_get_for, frames_page, wiring_check_get)
+from .models import FramePayload
+from .selectors import (
+    FrameFilters,
+    activity_get_for,
+    conversation_get_for,
+    event_project,
+    events_after,
+    frame_payload_get_for,
+    frames_page,
+    wiring_check_get,
+)
 from .services import conversation_create, event_json, wiring_check_start
 
 
@@ -112,8 +121,6 @@ class ActivityFrameListApi(APIView):
 
 
 def _has_payload(frame) -> bool:
-    from .models import FramePayload
-
     try:
         return frame.payload is not None
     except FramePayload.DoesNotExist:

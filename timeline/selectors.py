@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from typing import Any, Iterable
+from urllib.parse import urlencode
 
 from django.db.models import Q, QuerySet, Sum
 from django.utils import timezone
@@ -111,8 +112,6 @@ class FrameFilters:
         return bool(self.kind or self.tool or self.level or self.errors)
 
     def as_query(self) -> str:
-        from urllib.parse import urlencode
-
         return urlencode({k: v for k, v in (("kind", self.kind), ("tool", self.tool), ("level", self.level),
                                             ("errors", "1" if self.errors else "")) if v})
 

@@ -6,7 +6,16 @@ from django.utils.safestring import mark_safe
 
 from tenants.admin import ReadOnlyInline, TenantScopedAdmin, admin_link
 
-from .models import CoordinateConsumption, Node, Plan, ProvenanceBlock, Run, StateCoordinate, ToolCall, Transition
+from .models import (
+    CoordinateConsumption,
+    Node,
+    Plan,
+    ProvenanceBlock,
+    Run,
+    StateCoordinate,
+    ToolCall,
+    Transition,
+)
 
 
 class NodeInline(ReadOnlyInline):

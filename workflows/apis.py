@@ -1,26 +1,37 @@
 from django.urls import path
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from workflows.models import StateCoordinate
-from config.api import NotFound
 from tenants.selectors import membership_for_user
-from timeline.models import Conversation
+from timeline.selectors import conversation_get_for
+from workflows.models import StateCoordinate
 
 from .blueprints import BLUEPRINTS
 from .models import Node
-from .selectors import run_get_for
+from .selectors import node_acceptance, run_get_for
 from .services import node_input_answer, run_start
 
 
+class AcceptanceOutputSerializer(serializers.Serializer):
+    criterion = serializers.CharField()
+    met = serializers.BooleanField(allow_null=True, help_text="null until the step's receipt was checked")
+    detail = serializers.CharField(allow_blank=True)
+
+
 class NodeOutputSerializer(serializers.ModelSerializer):
+    acceptance = serializers.SerializerMethodField()
+
     class Meta:
         model = Node
         fields = ["key", "goal", "tool", "status", "status_reason", "depends_on", "run_when", "attempts",
-                  "result_ref", "plan_version", "question", "started_at", "finished_at"]
+                  "result_ref", "plan_version", "question", "started_at", "finished_at", "acceptance"]
+
+    @extend_schema_field(AcceptanceOutputSerializer(many=True))
+    def get_acceptance(self, node: Node) -> list[dict]:
+        return node_acceptance(node)
 
 
 class CoordinateOutputSerializer(serializers.ModelSerializer):
@@ -63,7 +74,8 @@ class RunCreateApi(APIView):
     class InputSerializer(serializers.Serializer):
         blueprint = serializers.ChoiceField(choices=sorted(BLUEPRINTS))
         params = serializers.JSONField()
-        conversation = serializers.CharField(required=False)
+        conversation = serializers.RegexField(r"^[0-9]{1,19}\Z", required=False,
+                                              error_messages={"invalid": "conversation must be an id (digits)."})
 
     @extend_schema(request=InputSerializer, responses={201: RunOutputSerializer})
     def post(self, request: Request) -> Response:
@@ -72,10 +84,7 @@ class RunCreateApi(APIView):
         data.is_valid(raise_exception=True)
         conversation_id = None
         if data.validated_data.get("conversation"):
-            raw = data.validated_data["conversation"]
-            conversation_id = int(raw) if raw.isdigit() else None
-            if not Conversation.objects.filter(id=conversation_id, tenant_id=membership.tenant_id).exists():
-                raise NotFound("No such conversation.")
+            conversation_id = conversation_get_for(membership, int(data.validated_data["conversation"])).id
         run = run_start(membership=membership, blueprint=data.validated_data["blueprint"],
                         params=data.validated_data["params"], conversation_id=conversation_id)
         return Response(RunOutputSerializer(run).data, status=201)

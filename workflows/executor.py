@@ -15,14 +15,25 @@ from django.utils import timezone
 
 from config.api import DomainError
 from timeline.models import Activity
-from timeline.services import activity_close, activity_open, event_append, events_batched, frame_record
+from timeline.services import (
+    activity_close,
+    activity_open,
+    event_append,
+    events_batched,
+    frame_record,
+)
 
 from .dispatch import nodes_dispatch_on_commit
 from .gate import gate
 from .models import RUN_TERMINAL, Node, NodeStatus, Run
-from .pipeline import ProvenanceBlocked, arguments_resolve, provenance_block_record, tool_call_execute
+from .pipeline import (
+    ProvenanceBlocked,
+    arguments_resolve,
+    provenance_block_record,
+    tool_call_execute,
+)
 from .services import lease_seconds, nodes_promote, run_settle
-from .tools import NeedsInput, ToolContext, is_compensation, tool_get
+from .tools import Acceptance, NeedsInput, ToolContext, is_compensation, tool_get
 from .transitions import node_transition
 
 log = logging.getLogger(__name__)
@@ -141,7 +152,12 @@ def _execute_claimed(node, run, tool, me, approval_id, arguments, consumed) -> i
                       user_id=run.created_by_id, call_id=call.id, idempotency_key=call.idempotency_key,
                       approval_id=approval_id, params=run.params)
     results = tool.accept(ctx, arguments, output) if tool.accept else []
+    checked = {r.criterion for r in results}
+    # A criterion the blueprint asks for that the tool did not check is not met: the
+    # receipt decides completion, never the absence of a check.
+    results += [Acceptance(c, False, "not checked against the receipt") for c in node.acceptance if c not in checked]
     failed = [r for r in results if not r.ok]
+    outcome = [{"criterion": r.criterion, "met": r.ok, "detail": r.detail} for r in results]
     if results and node.activity_id:
         with transaction.atomic():
             frame_record(activity_id=node.activity_id, kind="validation", name="acceptance",
@@ -150,15 +166,17 @@ def _execute_claimed(node, run, tool, me, approval_id, arguments, consumed) -> i
                          payload={"criteria": [r.__dict__ for r in results], "receipt_ref": str(call.id)})
     if failed:
         reason = "acceptance not met: " + "; ".join(f"{r.criterion} ({r.detail})" for r in failed)
-        return _finish(node, run, N.FAILED, reason, me, result_ref=str(call.id))
-    return _finish(node, run, N.COMPLETED, "accepted", me, result_ref=str(call.id))
+        return _finish(node, run, N.FAILED, reason, me, result_ref=str(call.id), acceptance_results=outcome)
+    return _finish(node, run, N.COMPLETED, "accepted", me, result_ref=str(call.id), acceptance_results=outcome)
 
 
-def _finish(node, run, to: str, reason: str, me: str, result_ref: str = "") -> int | None:
+def _finish(node, run, to: str, reason: str, me: str, result_ref: str = "",
+            acceptance_results: list[dict] | None = None) -> int | None:
     next_id = None
+    extra = {"acceptance_results": acceptance_results} if acceptance_results is not None else {}
     with events_batched():
         if not node_transition(node, to, expected=N.IN_PROGRESS, reason=reason, worker=me, result_ref=result_ref,
-                               lease_owner="", lease_expires_at=None):
+                               lease_owner="", lease_expires_at=None, **extra):
             return None  # someone else finished it
         if node.activity_id:
             activity_close(activity_id=node.activity_id, status=to)

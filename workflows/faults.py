@@ -1,7 +1,7 @@
 """Fault injection at named points around each tool call, for the recovery tests.
 
 Off unless KEEL_FAULTS is set, e.g.
-    KEEL_FAULTS="import_template.after=sleep:30,snapshot_payroll_groups.before=sleep:0.3"
+    KEEL_FAULTS="<a tool>.after=sleep:30,<another tool>.before=sleep:0.3"
 `<tool>.before` runs before the tool's call, `<tool>.after` after the system of
 record answered and before the node's completion is written — the window in
 which a killed worker must lose nothing and duplicate nothing."""

@@ -95,7 +95,9 @@ class Node(models.Model):
     run_when = models.CharField(max_length=20, default="completed",
                                 help_text="'completed': all dependencies completed; 'failed': any dependency failed (compensation)")
     arguments = models.JSONField(default=dict, help_text="proposed arguments; consumed keys come from coordinates")
-    acceptance = models.JSONField(default=list)
+    acceptance = models.JSONField(default=list, help_text="the blueprint's acceptance criteria for this step")
+    acceptance_results = models.JSONField(default=list, help_text="each check against the receipt: "
+                                                                  "[{criterion, met, detail}]")
     status = models.CharField(max_length=20, choices=NodeStatus.choices, default=NodeStatus.PENDING)
     status_reason = models.TextField(blank=True)
     attempts = models.IntegerField(default=0)

@@ -16,7 +16,14 @@ from timeline.model_frames import model_frame_record
 from timeline.services import frame_record
 
 from .faults import fault_point
-from .models import CoordinateConsumption, Node, ProvenanceBlock, Run, StateCoordinate, ToolCall
+from .models import (
+    CoordinateConsumption,
+    Node,
+    ProvenanceBlock,
+    Run,
+    StateCoordinate,
+    ToolCall,
+)
 from .tools import ToolContext, ToolError, producers_of, tool_get
 
 

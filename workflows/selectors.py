@@ -1,7 +1,7 @@
 from config.api import NotFound
 from tenants.models import Membership
 
-from .models import Run
+from .models import Node, Run
 
 
 def run_get_for(membership: Membership, run_id: int) -> Run:
@@ -9,6 +9,17 @@ def run_get_for(membership: Membership, run_id: int) -> Run:
     if run is None:
         raise NotFound("No such run.")
     return run
+
+
+def node_acceptance(node: Node) -> list[dict]:
+    """Each acceptance criterion of the step and whether its receipt met it (None: not
+    checked yet), then any further check the tool made."""
+    results = {r["criterion"]: r for r in node.acceptance_results or []}
+    rows = [{"criterion": c, "met": results[c]["met"] if c in results else None,
+             "detail": results.get(c, {}).get("detail", "")} for c in node.acceptance]
+    rows += [{"criterion": c, "met": r["met"], "detail": r.get("detail", "")}
+             for c, r in results.items() if c not in node.acceptance]
+    return rows
 
 
 def runs_for(membership: Membership):

@@ -10,14 +10,22 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from config.api import Conflict, DomainError, NotFound
+from config.api import Conflict, DomainError
 from tenants.models import Membership
 from timeline.models import Activity
-from timeline.services import activity_close, activity_open, conversation_create, event_append, events_batched, frame_record
+from timeline.services import (
+    activity_close,
+    activity_open,
+    conversation_create,
+    event_append,
+    events_batched,
+    frame_record,
+)
 
 from .blueprints import BLUEPRINTS, blueprint_get, blueprint_nodes, params_validate
 from .dispatch import nodes_dispatch_on_commit
 from .models import RUN_TERMINAL, Control, Node, NodeStatus, Plan, Run, RunStatus
+from .selectors import run_get_for
 from .tools import compensation_tools
 from .transitions import node_transition, run_transition
 
@@ -165,9 +173,7 @@ def plan_replan(*, run: Run, replace: list[str], reason: str, params_update: dic
 @transaction.atomic
 def node_input_answer(*, membership: Membership, run_id: int, answer: str) -> Run:
     """The user's answer resumes the run at the node that was awaiting input."""
-    run = Run.objects.filter(id=run_id, tenant_id=membership.tenant_id).first()
-    if run is None:
-        raise NotFound("No such run.")
+    run = run_get_for(membership, run_id)
     node = active_nodes(run.id).filter(status=N.AWAITING_INPUT).first()
     if node is None:
         raise Conflict("This run is not waiting for an answer.", code="not_awaiting_input")

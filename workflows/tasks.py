@@ -3,7 +3,6 @@ import time
 from datetime import timedelta
 
 import redis
-
 from celery import shared_task
 from django.conf import settings
 from django.utils import timezone

@@ -5,11 +5,11 @@ import json
 import pytest
 from django.core.management import call_command
 
-from llm import scripted_reset
 from agents.models import Exploration, Message
 from agents.orchestrator import message_post
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
+from llm import scripted_reset
 from payroll.models import Employee, PayrollGroup, PayrollTemplate
 from payroll.services import configuration_checksum
 from timeline.models import Activity, Event, Frame, FramePayload

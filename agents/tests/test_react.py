@@ -5,10 +5,10 @@ import json
 import pytest
 from django.core.management import call_command
 
-from llm import scripted_reset
 from agents.models import Exploration
 from agents.orchestrator import message_post
 from agents.react import ITERATION_CAP, step_parse
+from llm import scripted_reset
 from payroll.services import configuration_checksum
 from timeline.models import Activity, Frame
 from timeline.services import conversation_create

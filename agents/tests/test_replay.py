@@ -5,17 +5,16 @@ import json
 import pytest
 from django.core.management import call_command
 
-from llm import scripted_reset
-from workflows.models import ToolCall
 from agents.orchestrator import message_post
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
+from llm import scripted_reset
 from payroll.models import PayrollGroup
 from timeline.models import Activity
 from timeline.services import conversation_create
 from workflows.blueprints import blueprint_get
 from workflows.executor import node_execute
-from workflows.models import Node, Run, Transition
+from workflows.models import Node, Run, ToolCall, Transition
 from workflows.tests.helpers import membership, no_broker
 
 pytestmark = pytest.mark.django_db

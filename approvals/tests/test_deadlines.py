@@ -8,7 +8,12 @@ from django.utils import timezone
 from approvals.matrix import matrix_rule_update
 from approvals.models import ApprovalReminder
 from approvals.selectors import reminders_for
-from approvals.services import approval_decide, approval_reminders_send, approvals_expire_overdue, deadline_seconds
+from approvals.services import (
+    approval_decide,
+    approval_reminders_send,
+    approvals_expire_overdue,
+    deadline_seconds,
+)
 from config.api import Conflict
 from timeline.models import Event
 from workflows.tests.helpers import membership, no_broker

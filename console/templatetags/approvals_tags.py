@@ -1,4 +1,5 @@
 from datetime import datetime
+from decimal import Decimal, InvalidOperation
 
 from django import template
 from django.utils import timezone
@@ -39,8 +40,6 @@ def money(value) -> str:
 @register.filter
 def percent(rate) -> str:
     """"0.080000" → "8%"; "0.002600" → "0.26%"."""
-    from decimal import Decimal, InvalidOperation
-
     try:
         value = (Decimal(str(rate)) * 100).normalize()
     except (InvalidOperation, TypeError):

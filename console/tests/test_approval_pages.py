@@ -3,9 +3,8 @@ import pytest
 from django.test import Client
 
 from approvals.services import approval_decide
-from workflows.tests.helpers import membership, no_broker
-
 from approvals.tests.helpers import seed, waiting_approval
+from workflows.tests.helpers import membership, no_broker
 
 pytestmark = pytest.mark.django_db
 

@@ -3,11 +3,10 @@ import pytest
 from channels.testing import WebsocketCommunicator
 
 from approvals.matrix import approvals_group
+from approvals.tests.helpers import seed
 from config.asgi import application
 from timeline.push import group_send_now
 from workflows.tests.helpers import membership
-
-from approvals.tests.helpers import seed
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 

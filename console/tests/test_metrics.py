@@ -10,13 +10,12 @@ from django.core.management import call_command
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from workflows.models import ProvenanceBlock, ToolCall
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
-from payroll.models import IdempotencyRecord, PayrollGroup
 from console.metrics import Period, metrics_for, period_parse
+from payroll.models import IdempotencyRecord, PayrollGroup
 from timeline.models import Conversation, Event
-from workflows.models import Node, Plan, Run, Transition
+from workflows.models import Node, Plan, ProvenanceBlock, Run, ToolCall, Transition
 from workflows.services import run_start
 from workflows.tests.helpers import drive, membership, no_broker
 

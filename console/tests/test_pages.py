@@ -3,9 +3,8 @@ from django.core.management import call_command
 
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
-from workflows.tests.helpers import drive, membership, no_broker
-
 from timeline.tests.helpers import PROMPT, client_for, run_to_approval
+from workflows.tests.helpers import drive, membership, no_broker
 
 pytestmark = pytest.mark.django_db
 
@@ -152,9 +151,10 @@ def test_the_timeline_index_lists_conversations_with_the_views_the_role_may_open
 
 
 def test_the_panel_asks_the_user_when_the_run_waits_for_an_answer():
+    from django.db import transaction
+
     from workflows.models import Node
     from workflows.transitions import node_transition
-    from django.db import transaction
 
     run = run_to_approval()
     verify = Node.objects.get(run=run, key="verify")

@@ -9,13 +9,18 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
+from approvals.matrix import DECIDING_ROLES, matrix_rule_update, rules_for
+from approvals.models import ApprovalStatus
+from approvals.selectors import (
+    approval_card,
+    approval_get,
+    approval_history,
+    approvals_for,
+    reminders_for,
+)
 from config.api import DomainError
 from tenants.models import Membership, Role
 from tenants.selectors import membership_for_user
-
-from approvals.matrix import DECIDING_ROLES, matrix_rule_update, rules_for
-from approvals.models import ApprovalStatus
-from approvals.selectors import approval_card, approval_get, approval_history, approvals_for, reminders_for
 
 
 def _queue_context(membership: Membership, selected_id: int | None) -> dict:

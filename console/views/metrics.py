@@ -9,10 +9,16 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from console.metrics import (
+    RUN_STATUS_ORDER,
+    DayFigures,
+    Metric,
+    PeriodError,
+    metrics_for,
+    period_parse,
+)
 from tenants.selectors import membership_for_user
 from workflows.models import RunStatus
-
-from console.metrics import RUN_STATUS_ORDER, DayFigures, Metric, PeriodError, metrics_for, period_parse
 
 # The status colours of static/keel/keel.css, by CSS variable (UI.md: one meaning everywhere).
 STATUS_COLOUR = {

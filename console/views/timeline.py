@@ -13,9 +13,17 @@ from config.api import Forbidden
 from tenants.models import Membership
 from tenants.selectors import membership_for_user
 from timeline.models import Frame
-from timeline.selectors import (FrameFilters, activities_for, activity_get_for, conversation_get_for,
-                                conversation_totals, conversations_for, frame_payload_get_for, frames_page,
-                                waterfall_rows)
+from timeline.selectors import (
+    FrameFilters,
+    activities_for,
+    activity_get_for,
+    conversation_get_for,
+    conversation_totals,
+    conversations_for,
+    frame_payload_get_for,
+    frames_page,
+    waterfall_rows,
+)
 
 from ..selectors import frame_tools_for, provenance_for_runs, waits_for_runs
 

@@ -4,8 +4,16 @@ from decimal import Decimal
 
 import pytest
 
-from llm import (ModelError, ModelResult, ModelTimeout, backend_get, model_call, on_model_call,
-                        scripted_reset, tokens_estimate)
+from llm import (
+    ModelError,
+    ModelResult,
+    ModelTimeout,
+    backend_get,
+    model_call,
+    on_model_call,
+    scripted_reset,
+    tokens_estimate,
+)
 from llm.builtin import decide
 from llm.prices import cost_for, price_known
 

@@ -4,13 +4,13 @@ and grants nothing."""
 import pytest
 from django.core.management import call_command
 
-from payroll.previews import template_memories
-from memory.models import MemoryItem
-from workflows.models import StateCoordinate
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
+from memory.models import MemoryItem
 from payroll.models import PayrollTemplate
+from payroll.previews import template_memories
 from timeline.models import Frame
+from workflows.models import StateCoordinate
 from workflows.services import run_start
 from workflows.tests.helpers import drive, membership, no_broker
 

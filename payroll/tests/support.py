@@ -4,7 +4,14 @@ from __future__ import annotations
 from django.test import Client
 from rest_framework.test import APIClient
 
-from payroll.models import Employee, GroupItem, IdempotencyRecord, PayrollGroup, PayrollTemplate, Snapshot
+from payroll.models import (
+    Employee,
+    GroupItem,
+    IdempotencyRecord,
+    PayrollGroup,
+    PayrollTemplate,
+    Snapshot,
+)
 from payroll.selectors import configuration_checksum
 from payroll.services import Actor
 from tenants.models import Membership, Tenant

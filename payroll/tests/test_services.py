@@ -8,7 +8,14 @@ from django.utils import timezone
 
 from config.api import Conflict, DomainError, Forbidden, NotFound, Unprocessable
 from payroll import services
-from payroll.models import Employee, GroupItem, IdempotencyRecord, IdempotencyState, PayrollGroup, PayrollTemplate
+from payroll.models import (
+    Employee,
+    GroupItem,
+    IdempotencyRecord,
+    IdempotencyState,
+    PayrollGroup,
+    PayrollTemplate,
+)
 from payroll.tests.support import LEGACY_CODE, actor_for, state_of, template, tenant
 
 pytestmark = pytest.mark.django_db

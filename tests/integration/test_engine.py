@@ -7,7 +7,14 @@ import psycopg
 import pytest
 import redis
 
-from tests.support import FLUSHED_REDIS_DB, Api, keel_start, keel_stop, process_group_kill, wait_until
+from tests.support import (
+    FLUSHED_REDIS_DB,
+    Api,
+    keel_start,
+    keel_stop,
+    process_group_kill,
+    wait_until,
+)
 
 REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
 FAST = {"KEEL_LEASE_SECONDS": "3", "KEEL_SWEEP_SECONDS": "1"}
@@ -36,8 +43,9 @@ def groups_named(keel, name: str) -> int:
 
 
 def checksum(keel) -> str:
-    from tests.support import PYTHON, ROOT
     import subprocess
+
+    from tests.support import PYTHON, ROOT
 
     out = subprocess.run([PYTHON, "-c", "import django; django.setup(); from payroll.services import "
                           "configuration_checksum as c; from tenants.models import Tenant; "

@@ -3,11 +3,19 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from workflows.models import CoordinateConsumption, ProvenanceBlock, StateCoordinate, ToolCall
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
 from timeline.models import Activity, Event, Frame
-from workflows.models import Node, Plan, Run, Transition
+from workflows.models import (
+    CoordinateConsumption,
+    Node,
+    Plan,
+    ProvenanceBlock,
+    Run,
+    StateCoordinate,
+    ToolCall,
+    Transition,
+)
 from workflows.services import run_start
 from workflows.tests.helpers import drive, membership, no_broker
 

@@ -1,13 +1,12 @@
 import pytest
 from django.core.management import call_command
 
-from workflows.models import ProvenanceBlock, StateCoordinate
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
 from payroll.models import PayrollGroup, PayrollTemplate
 from payroll.services import configuration_checksum
 from timeline.models import Event
-from workflows.models import Transition
+from workflows.models import ProvenanceBlock, StateCoordinate, Transition
 from workflows.services import node_input_answer, run_start
 from workflows.tests.helpers import drive, membership, no_broker, statuses
 

@@ -18,13 +18,13 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
+from agents.models import Message
+from approvals.models import ApprovalRequest
+from timeline.models import Frame
+from workflows.models import Run
+
 
 def script_for_run(run_id: int) -> dict:
-    from agents.models import Message
-    from approvals.models import ApprovalRequest
-    from timeline.models import Frame
-    from workflows.models import Run
-
     run = Run.objects.filter(id=run_id).first()
     if run is None:
         raise CommandError(f"No run {run_id}.")

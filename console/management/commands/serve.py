@@ -10,6 +10,7 @@ import uvicorn
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
+from config.embedded import embedded_celery_start
 from timeline.push import server_loop_register
 
 
@@ -22,8 +23,6 @@ class Command(BaseCommand):
 
     def handle(self, *args, host: str, port: int, **options):
         if settings.EMBEDDED:
-            from config.embedded import embedded_celery_start
-
             embedded_celery_start()
         config = uvicorn.Config("config.asgi:application", host=host, port=port, lifespan="off",
                                 ws="websockets-sansio", log_level="warning", access_log=False)

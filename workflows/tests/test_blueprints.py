@@ -1,0 +1,73 @@
+"""Blueprints are data a domain registers; each node's acceptance criteria are checked
+against its receipt, recorded, and shown."""
+import pytest
+from django.core.management import call_command
+from django.test import Client
+
+from approvals.services import approval_decide
+from approvals.models import ApprovalRequest
+from workflows.blueprints import BLUEPRINTS, blueprint_register
+from workflows.services import run_start
+from workflows.tests.helpers import drive, membership, no_broker, statuses
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def demo():
+    call_command("seed_demo", verbosity=0)
+    with no_broker():
+        yield
+
+
+@pytest.fixture
+def strict_chain():
+    """A two-step no-op chain whose second step asks for a criterion no tool checks."""
+    blueprint_register({"name": "strict_chain", "title": "Strict chain", "params": {}, "required": [],
+                        "nodes": [{"key": "first", "tool": "noop", "goal": "First", "depends_on": [],
+                                   "arguments": {}},
+                                  {"key": "second", "tool": "noop", "goal": "Second", "depends_on": ["first"],
+                                   "arguments": {}, "acceptance": ["the ledger balances"]}]})
+    yield "strict_chain"
+    BLUEPRINTS.pop("strict_chain")
+
+
+def test_the_payroll_blueprint_is_registered_by_the_payroll_app_as_data():
+    spec = BLUEPRINTS["payroll_group_setup"]
+    assert [n["key"] for n in spec["nodes"]][:3] == ["interpret", "match", "snapshot"]
+    assert all(n["acceptance"] for n in spec["nodes"])
+
+
+def test_it_refuses_a_blueprint_whose_node_depends_on_a_missing_step():
+    with pytest.raises(ValueError, match="depends on unknown"):
+        blueprint_register({"name": "broken", "title": "Broken", "params": {}, "required": [],
+                            "nodes": [{"key": "a", "tool": "noop", "goal": "A", "depends_on": ["nope"],
+                                       "arguments": {}}]})
+    assert "broken" not in BLUEPRINTS
+
+
+def test_a_criterion_the_receipt_was_not_checked_against_fails_the_step_naming_it(strict_chain):
+    run = drive(run_start(membership=membership("alice"), blueprint=strict_chain, params={}))
+    assert statuses(run) == {"first": "completed", "second": "failed"}
+    assert run.status == "failed"
+    assert "the ledger balances" in run.status_reason
+
+
+def test_the_run_api_and_page_show_each_steps_criteria_and_whether_they_were_met():
+    run = drive(run_start(membership=membership("alice"), blueprint="payroll_group_setup",
+                          params={"request": "set up a monthly payroll group for our Shanghai sales team with "
+                                             "commission", "group_name": "Shanghai Sales"}))
+    approval_decide(membership=membership("bob"), approval_id=ApprovalRequest.objects.get(run=run).id,
+                    verdict="approved")
+    drive(run)
+    client = Client()
+    client.login(username="alice", password="keel-demo")
+    nodes = {n["key"]: n for n in client.get(f"/api/v1/runs/{run.id}/").json()["nodes"]}
+    assert nodes["import"]["acceptance"] == [
+        {"criterion": "the group exists", "met": True, "detail": ""},
+        {"criterion": "it has the template's item count", "met": True, "detail": nodes["import"]["acceptance"][1]["detail"]},
+        {"criterion": "it was built from the approved template", "met": True, "detail": ""}]
+    assert nodes["restore"]["acceptance"] == [
+        {"criterion": "the configuration checksum equals the snapshot's", "met": None, "detail": ""}]
+    page = client.get(f"/runs/{run.id}/").content.decode()
+    assert "✓ the group exists" in page and "○ the configuration checksum equals the snapshot&#x27;s" in page
