@@ -25,7 +25,8 @@ TEST_REDIS_BASE = os.environ.get("KEEL_TEST_REDIS", "redis://127.0.0.1:6379")
 # tests'): each has its own Celery queue and channel prefix, so one deployment's
 # workers never eat another's tasks. A test that flushes the broker asks for a
 # database of its own (FLUSHED_REDIS_DB), so it wipes nobody else's messages.
-SHARED_REDIS_DB, FLUSHED_REDIS_DB = 1, 12
+# Two checkouts testing at once on one machine set KEEL_TEST_REDIS_DBS="shared,flushed".
+SHARED_REDIS_DB, FLUSHED_REDIS_DB = (int(n) for n in os.environ.get("KEEL_TEST_REDIS_DBS", "1,12").split(","))
 LOGS = ROOT / "tests" / "artifacts" / "logs"
 
 
