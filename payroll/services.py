@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import logging
 import uuid
 from collections.abc import Callable
@@ -52,7 +53,10 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 # How long a claim is trusted before another caller may assume its worker died.
-IDEMPOTENCY_LEASE = timedelta(seconds=60)
+def idempotency_lease() -> timedelta:
+    """How long a claimed key stays another caller's before a retry may take it over
+    (the claimer died): a minute by default; the recovery tests shorten it."""
+    return timedelta(seconds=float(os.environ.get("KEEL_IDEMPOTENCY_LEASE_SECONDS", "60")))
 MAX_KEY_LENGTH = 200
 MAX_NAME_LENGTH = 200
 APPROVER_ROLES = frozenset({Role.APPROVER, Role.ADMIN})
@@ -123,7 +127,7 @@ def _claim(*, tenant_id: int, operation: str, key: str, request_hash: str) -> Id
                 return IdempotencyRecord.objects.create(
                     tenant_id=tenant_id, operation=operation, key=key, request_hash=request_hash,
                     state=IdempotencyState.IN_PROGRESS, lease_token=token,
-                    expires_at=timezone.now() + IDEMPOTENCY_LEASE)
+                    expires_at=timezone.now() + idempotency_lease())
         except IntegrityError:
             pass  # someone holds (or held) this key: read what they left
         existing = IdempotencyRecord.objects.filter(tenant_id=tenant_id, operation=operation, key=key).first()
@@ -142,7 +146,7 @@ def _claim(*, tenant_id: int, operation: str, key: str, request_hash: str) -> Id
         # lease so exactly one of several late callers wins.
         taken = IdempotencyRecord.objects.filter(pk=existing.pk, state=existing.state,
                                                  lease_token=existing.lease_token).update(
-            state=IdempotencyState.IN_PROGRESS, lease_token=token, expires_at=now + IDEMPOTENCY_LEASE,
+            state=IdempotencyState.IN_PROGRESS, lease_token=token, expires_at=now + idempotency_lease(),
             updated_at=now)
         if not taken:
             raise Conflict("A request with this Idempotency-Key is still in progress; retry it in a moment.",

@@ -270,4 +270,4 @@ class Api:
                 return run
             time.sleep(0.1)
         raise AssertionError(f"run {run_id} did not reach {statuses} in {timeout} s: {run.get('status')} "
-                             f"{run.get('status_reason')} {[(n['key'], n['status']) for n in run.get('nodes', [])]}")
+                             f"{run.get('status_reason')} {[(n['key'], n['status'], n.get('status_reason', '')) for n in run.get('nodes', [])]}")

@@ -143,6 +143,8 @@ def _execute_claimed(node, run, tool, me, approval_id, arguments, consumed) -> i
                 run_settle(run)
         return None
     except DomainError as err:
+        if err.code == IN_PROGRESS_CODE:
+            return _defer(node, run, me, err.message)
         return _finish(node, run, N.FAILED, err.message, me)
     except Exception as err:  # the tool's own failure: recorded, never a hang
         log.exception("node %s failed", node.key)
@@ -168,6 +170,24 @@ def _execute_claimed(node, run, tool, me, approval_id, arguments, consumed) -> i
         reason = "acceptance not met: " + "; ".join(f"{r.criterion} ({r.detail})" for r in failed)
         return _finish(node, run, N.FAILED, reason, me, result_ref=str(call.id), acceptance_results=outcome)
     return _finish(node, run, N.COMPLETED, "accepted", me, result_ref=str(call.id), acceptance_results=outcome)
+
+
+# DESIGN.md §4: a system of record refuses a request whose idempotency key is still
+# held by an earlier attempt (a worker that died mid-write holds it until its lease
+# runs out). That is "not yet", never "failed": the step waits and tries again.
+IN_PROGRESS_CODE = "idempotency_in_progress"
+
+
+def _defer(node, run, me: str, why: str) -> None:
+    """Keep the node claimed but let its lease run out soon; the sweeper then hands it
+    to a worker again (the reclaim path), which replays or takes over the key."""
+    with transaction.atomic():
+        deferred = Node.objects.filter(id=node.id, status=N.IN_PROGRESS, lease_owner=me).update(
+            lease_expires_at=timezone.now() + timedelta(seconds=lease_seconds()))
+        if deferred:
+            event_append(conversation_id=run.conversation_id, run_id=run.id, type="node.deferred",
+                         data={"node": node.key, "reason": why})
+    return None
 
 
 def _finish(node, run, to: str, reason: str, me: str, result_ref: str = "",

@@ -17,7 +17,7 @@ from tests.support import (
 )
 
 REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
-FAST = {"KEEL_LEASE_SECONDS": "3", "KEEL_SWEEP_SECONDS": "1"}
+FAST = {"KEEL_LEASE_SECONDS": "3", "KEEL_SWEEP_SECONDS": "1", "KEEL_IDEMPOTENCY_LEASE_SECONDS": "5"}
 
 
 def start_run(alice: Api, **params) -> dict:
