@@ -1,0 +1,80 @@
+"""The API's one JSON parser: DRF's, behind a size limit and a nesting limit.
+
+Python's json module recurses once per bracket: ~50,000 "[" (100 KB) raise
+RecursionError, which DRF does not catch (a 500 on every JSON endpoint, even the
+anonymous token endpoint). Both limits are checked on the raw text, before
+json.loads sees it, so no body can make the decoder recurse or allocate much."""
+from __future__ import annotations
+
+import codecs
+import json
+import re
+from itertools import accumulate
+
+from django.conf import settings
+from rest_framework import parsers, status
+from rest_framework.exceptions import APIException, ParseError
+from rest_framework.settings import api_settings
+
+# A JSON string literal: what is inside one never opens or closes anything. An
+# unterminated one runs to the end of the text, so every match attempt succeeds
+# and the scan stays linear (a pattern that can fail rescans: quadratic).
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\\?\Z)', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+class RequestTooLarge(APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_detail = "The request body is too large."
+    default_code = "payload_too_large"
+
+
+def json_depth(text: str) -> int:
+    """The deepest bracket nesting of a JSON text (strings ignored), without recursion."""
+    brackets = _NOT_BRACKET.sub("", _STRING.sub('""', text))
+    return max(accumulate(_STEP[c] for c in brackets), default=0)
+
+
+def json_parse(raw: bytes, *, encoding: str = "utf-8", max_bytes: int | None = None,
+               max_depth: int | None = None):
+    """Parse a JSON body with Keel's limits; ParseError (400) or RequestTooLarge (413)
+    with a sentence a person can act on."""
+    max_bytes = max_bytes if max_bytes is not None else settings.KEEL_JSON_MAX_BYTES
+    max_depth = max_depth if max_depth is not None else settings.KEEL_JSON_MAX_DEPTH
+    if len(raw) > max_bytes:
+        raise RequestTooLarge(f"The JSON body is larger than {max_bytes // 1024} KB.")
+    try:
+        text = codecs.decode(raw, encoding)
+    except (UnicodeDecodeError, LookupError):
+        raise ParseError(f"JSON parse error - the body is not valid {encoding} text.", code="json_encoding")
+    depth = json_depth(text)
+    if depth > max_depth:
+        raise ParseError(f"JSON parse error - the body nests {depth} levels deep; at most {max_depth} are accepted.",
+                         code="json_too_deep")
+    parse_constant = _refuse_constant if api_settings.STRICT_JSON else None  # NaN, Infinity: not JSON
+    try:
+        return json.loads(text, parse_constant=parse_constant)
+    except RecursionError:  # not reachable under the depth limit; never a 500 all the same
+        raise ParseError("JSON parse error - the body nests too deeply.", code="json_too_deep")
+    except ValueError as exc:  # includes JSONDecodeError and ints longer than Python accepts
+        raise ParseError(f"JSON parse error - {exc}")
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not valid JSON")
+
+
+class JSONParser(parsers.JSONParser):
+    """DRF's JSONParser with Keel's limits; reads at most one byte past the limit."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        parser_context = parser_context or {}
+        encoding = parser_context.get("encoding", settings.DEFAULT_CHARSET)
+        limit = settings.KEEL_JSON_MAX_BYTES
+        raw = stream.read(limit + 1) if stream is not None else b""
+        if not raw.strip():
+            # DRF's own parser answers an empty body with a parse error too, but
+            # with a message about "Expecting value: line 1 column 1".
+            raise ParseError("JSON parse error - the body is empty; send a JSON object.", code="json_empty")
+        return json_parse(raw, encoding=encoding, max_bytes=limit)
