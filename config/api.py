@@ -60,12 +60,19 @@ class InvalidId(DomainError):  # raised by config.ids.id_parse
     code = "invalid_id"
 
 
-def problem(status: int, detail: str, code: str, **extra: Any) -> dict[str, Any]:
-    """The body of an RFC 9457 problem: standard members first, then Keel's."""
-    body = {"type": f"urn:keel:problem:{code}", "title": HTTPStatus(status).phrase, "status": status,
+PROBLEM_MEMBERS_KEPT = ("type", "title", "detail", "code")
+
+
+def problem(http_status: int, detail: str, code: str, **extra: Any) -> dict[str, Any]:
+    """The body of an RFC 9457 problem: standard members first, then the extras.
+
+    One extra may replace a standard member: `status`. A twice-decided approval
+    answers 409 with the approval's status ("expired"), which scripts and tests
+    read; RFC 9457 tells consumers to ignore a `status` that is not a number, and
+    the HTTP status line still carries 409."""
+    body = {"type": f"urn:keel:problem:{code}", "title": HTTPStatus(http_status).phrase, "status": http_status,
             "detail": detail, "code": code}
-    # Extra members never overwrite the standard ones (a DomainError's extra is data).
-    body.update({k: v for k, v in extra.items() if k not in body})
+    body.update({k: v for k, v in extra.items() if k not in PROBLEM_MEMBERS_KEPT})
     return body
 
 
@@ -147,9 +154,8 @@ class AutoSchema(openapi.AutoSchema):
 
     def get_serializer_name(self, serializer, direction):
         name = super().get_serializer_name(serializer, direction)
-        cls = serializer if isinstance(serializer, type) else type(serializer)
-        outer, _, inner = cls.__qualname__.rpartition(".")
-        if outer and "<locals>" not in outer and name == inner.removesuffix("Serializer"):
+        outer, _, inner = type(serializer).__qualname__.rpartition(".")
+        if outer and "<locals>" not in outer and name == inner:
             view = outer.rpartition(".")[2].removesuffix("Api").removesuffix("View")
-            return f"{view}{name}"
+            return f"{view}{name}"  # spectacular then drops the "Serializer" suffix
         return name

@@ -42,7 +42,7 @@ def id_parse(value: object, *, what: str = "The id") -> int:
         number = int(value.strip(" \t"))
     else:
         shown = value[:40] if isinstance(value, str) else type(value).__name__
-        raise InvalidId(f"{what} must be an id: a string of digits such as \"4821093377\", not “{shown}”.")
+        raise InvalidId(f"{what} must be an id, a string of digits such as \"4821093377\"; “{shown}” is not an id.")
     if not 0 < number <= MAX_ID:
-        raise InvalidId(f"{what} must be an id between 1 and {MAX_ID}.")
+        raise InvalidId(f"{what} must be an id between 1 and {MAX_ID}; {number} is not an id.")
     return number

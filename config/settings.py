@@ -231,9 +231,11 @@ REST_KNOX = {
 }
 
 REST_FRAMEWORK = {
+    # Token first: DRF takes the 401's WWW-Authenticate from the first class, so a
+    # missing, expired or revoked token answers 401 (not 403) and says which scheme.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "tenants.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "config.api.AutoSchema",
@@ -323,5 +325,7 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("KEEL_LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "INFO"}},
+    "loggers": {"django.db.backends": {"level": "INFO"},
+                # axes logs every log-in at INFO; lock-outs come at WARNING.
+                "axes": {"level": os.environ.get("KEEL_AXES_LOG_LEVEL", "WARNING")}},
 }

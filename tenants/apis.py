@@ -33,7 +33,8 @@ class MeApi(APIView):
 
 
 class MemberListApi(APIView):
-    @extend_schema(responses=inline_serializer("MemberList", {"results": MemberOutputSerializer(many=True)}))
+    @extend_schema(operation_id="v1_members_list",
+                   responses=inline_serializer("MemberList", {"results": MemberOutputSerializer(many=True)}))
     def get(self, request: Request) -> Response:
         members = members_for(membership_for_user(request.user))
         return Response({"results": MemberOutputSerializer(members, many=True).data})

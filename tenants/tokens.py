@@ -12,6 +12,7 @@ from django.contrib.auth.signals import user_logged_in
 from django.contrib.sessions.models import Session
 from django.db import transaction
 from django.utils import timezone
+from drf_spectacular.contrib.knox_auth_token import KnoxTokenScheme
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from knox.models import AuthToken
 from knox.settings import knox_settings
@@ -85,6 +86,14 @@ class TokensRevokedOnPasswordChange:
 
 
 # --- API --------------------------------------------------------------------------------
+
+class TokenScheme(KnoxTokenScheme):
+    """The schema's description of `Authorization: Token …` for our subclass of
+    knox's authentication (spectacular matches extensions by exact class)."""
+
+    target_class = "tenants.authentication.TokenAuthentication"
+    name = "tokenAuth"
+
 
 class InvalidCredentials(DomainError):
     code = "invalid_credentials"
