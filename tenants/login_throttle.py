@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from axes.backends import AxesStandaloneBackend
 from axes.handlers.database import AxesDatabaseHandler
+from axes.helpers import get_lockout_response
+from axes.middleware import AxesMiddleware as _AxesMiddleware
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
@@ -93,6 +96,20 @@ def lockout_response(request: HttpRequest, original_response: HttpResponse | Non
     """AXES_LOCKOUT_CALLABLE. The log-in page and the token endpoint answer a
     lockout themselves (429 with the reason, in their own format); keep that.
     Anything else that authenticates (the admin's log-in) gets the plain reason."""
-    if original_response is not None and original_response.status_code == 429:
+    if isinstance(original_response, HttpResponse) and original_response.status_code == 429:
         return original_response
     return HttpResponse(locked_out_message(), status=429, content_type="text/plain; charset=utf-8")
+
+
+class AxesMiddleware(_AxesMiddleware):
+    """axes' middleware with its async path fixed: axes 8.3.1 calls
+    get_lockout_response(request, credentials) there, dropping the view's own
+    response (and handing the credentials over as if they were it), so under
+    ASGI every lockout became a 500."""
+
+    async def __acall__(self, request: HttpRequest) -> HttpResponse:
+        response = await self.get_response(request)
+        if settings.AXES_ENABLED and getattr(request, "axes_locked_out", None):
+            credentials = getattr(request, "axes_credentials", None)
+            response = await sync_to_async(get_lockout_response, thread_sensitive=True)(request, response, credentials)
+        return response
