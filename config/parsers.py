@@ -12,6 +12,7 @@ import re
 from itertools import accumulate
 
 from django.conf import settings
+from django.core.files.uploadhandler import FileUploadHandler
 from rest_framework import parsers, status
 from rest_framework.exceptions import APIException, ParseError
 from rest_framework.settings import api_settings
@@ -78,3 +79,22 @@ class JSONParser(parsers.JSONParser):
             # with a message about "Expecting value: line 1 column 1".
             raise ParseError("JSON parse error - the body is empty; send a JSON object.", code="json_empty")
         return json_parse(raw, encoding=encoding, max_bytes=limit)
+
+
+class UploadSizeLimit(FileUploadHandler):
+    """First in FILE_UPLOAD_HANDLERS: stops a multipart upload once it passes
+    KEEL_UPLOAD_MAX_BYTES, while it streams in. DATA_UPLOAD_MAX_MEMORY_SIZE does
+    not count file parts, so without this a 1 GB "attachment" is written to a
+    temporary file in full before any view can look at its size."""
+
+    def handle_raw_input(self, input_data, META, content_length, boundary, encoding=None):
+        if content_length and content_length > settings.KEEL_UPLOAD_MAX_BYTES:
+            raise RequestTooLarge(f"The upload is larger than {settings.KEEL_UPLOAD_MAX_BYTES // 1024} KB.")
+
+    def receive_data_chunk(self, raw_data, start):
+        if start + len(raw_data) > settings.KEEL_UPLOAD_MAX_BYTES:
+            raise RequestTooLarge(f"The upload is larger than {settings.KEEL_UPLOAD_MAX_BYTES // 1024} KB.")
+        return raw_data  # the next handler stores it
+
+    def file_complete(self, file_size):
+        return None  # the next handler builds the file

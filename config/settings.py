@@ -260,6 +260,11 @@ SPECTACULAR_SETTINGS = {
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
 }
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+# A whole multipart request (attachments are at most 1 MB), refused while it streams in.
+KEEL_UPLOAD_MAX_BYTES = int(os.environ.get("KEEL_UPLOAD_MAX_BYTES", str(2 * 1024 * 1024)))
+FILE_UPLOAD_HANDLERS = ["config.parsers.UploadSizeLimit",
+                        "django.core.files.uploadhandler.MemoryFileUploadHandler",
+                        "django.core.files.uploadhandler.TemporaryFileUploadHandler"]
 KEEL_JSON_MAX_BYTES = int(os.environ.get("KEEL_JSON_MAX_BYTES", str(1024 * 1024)))
 KEEL_JSON_MAX_DEPTH = int(os.environ.get("KEEL_JSON_MAX_DEPTH", "32"))
 

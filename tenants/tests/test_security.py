@@ -136,6 +136,18 @@ def test_an_oversized_json_body_is_413_and_nan_is_400():
     assert response.status_code == 400 and "NaN" in response.json()["detail"]
 
 
+def test_an_upload_past_the_limit_is_stopped_while_it_streams_in(demo):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    token = token_for("alice")
+    conversation = api(token).post("/api/v1/conversations/", {}, content_type="application/json").json()["id"]
+    before = Conversation.objects.count()
+    response = api(token).post(f"/api/v1/conversations/{conversation}/messages/",
+                               {"text": "hi", "attachment": SimpleUploadedFile("t.csv", b"x" * (3 * 1024 * 1024))})
+    assert response.status_code == 413 and response.json()["code"] == "payload_too_large"
+    assert Conversation.objects.count() == before
+
+
 # --- One error shape ----------------------------------------------------------------------
 
 @pytest.mark.django_db
