@@ -143,6 +143,16 @@ def api_not_found(request, exception=None):  # noqa: ARG001 - Django's handler40
     return page_not_found(request, exception)
 
 
+def api_server_error(request):
+    """handler500: under /api/ a bug still answers a problem (no traceback, no HTML)."""
+    if request.path.startswith("/api/"):
+        return JsonResponse(problem(500, "Something went wrong on our side; it has been logged.", "server_error"),
+                            status=500, content_type=PROBLEM_CONTENT_TYPE)
+    from django.views.defaults import server_error
+
+    return server_error(request)
+
+
 class AutoSchema(openapi.AutoSchema):
     """drf-spectacular's AutoSchema with unique names for nested serializers.
 

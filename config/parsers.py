@@ -31,10 +31,17 @@ class RequestTooLarge(APIException):
     default_code = "payload_too_large"
 
 
-def json_depth(text: str) -> int:
-    """The deepest bracket nesting of a JSON text (strings ignored), without recursion."""
+def json_depth(text: str, stop_above: int | None = None) -> int:
+    """The deepest bracket nesting of a JSON text (strings ignored), without
+    recursion; once past `stop_above` it stops counting and returns what it has."""
     brackets = _NOT_BRACKET.sub("", _STRING.sub('""', text))
-    return max(accumulate(_STEP[c] for c in brackets), default=0)
+    deepest = 0
+    for depth in accumulate(_STEP[c] for c in brackets):
+        if depth > deepest:
+            deepest = depth
+            if stop_above is not None and deepest > stop_above:
+                break
+    return deepest
 
 
 def json_parse(raw: bytes, *, encoding: str = "utf-8", max_bytes: int | None = None,
@@ -49,10 +56,9 @@ def json_parse(raw: bytes, *, encoding: str = "utf-8", max_bytes: int | None = N
         text = codecs.decode(raw, encoding)
     except (UnicodeDecodeError, LookupError):
         raise ParseError(f"JSON parse error - the body is not valid {encoding} text.", code="json_encoding")
-    depth = json_depth(text)
-    if depth > max_depth:
-        raise ParseError(f"JSON parse error - the body nests {depth} levels deep; at most {max_depth} are accepted.",
-                         code="json_too_deep")
+    if json_depth(text, stop_above=max_depth) > max_depth:
+        raise ParseError(f"JSON parse error - the body nests more than {max_depth} levels deep; "
+                         f"at most {max_depth} are accepted.", code="json_too_deep")
     parse_constant = _refuse_constant if api_settings.STRICT_JSON else None  # NaN, Infinity: not JSON
     try:
         return json.loads(text, parse_constant=parse_constant)

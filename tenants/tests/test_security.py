@@ -113,7 +113,7 @@ def test_deeply_nested_json_on_the_token_endpoint_is_a_clear_400():
     response = Client().post("/api/v1/auth/token/", body, content_type="application/json")
     assert response.status_code == 400 and response["Content-Type"] == PROBLEM
     problem = response.json()
-    assert problem["code"] == "json_too_deep" and "50000 levels deep" in problem["detail"]
+    assert problem["code"] == "json_too_deep" and "more than 32 levels deep" in problem["detail"]
 
 
 def test_deeply_nested_json_on_an_authenticated_endpoint_writes_nothing(demo):
@@ -445,3 +445,14 @@ def test_the_demo_data_is_untouched_by_all_of_the_above(demo):
         token_post("alice", "wrong")
     Client().post("/api/v1/auth/token/", "[" * 10_000, content_type="application/json")
     assert PayrollGroup.objects.count() == groups
+
+
+def test_the_500_handler_answers_api_callers_a_problem_and_pages_the_html_page():
+    from django.test import RequestFactory
+
+    from config.api import api_server_error
+
+    api_error = api_server_error(RequestFactory().get("/api/v1/runs/"))
+    assert api_error.status_code == 500 and api_error["Content-Type"] == PROBLEM
+    assert json.loads(api_error.content)["code"] == "server_error"
+    assert api_server_error(RequestFactory().get("/console/"))["Content-Type"].startswith("text/html")
