@@ -8,12 +8,22 @@ from __future__ import annotations
 import csv
 import io
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from config.api import DomainError
 
-MAX_BYTES = 1024 * 1024
-MAX_ROWS = 5000
+# Limits, each checked before or while reading, never after: a 339 KB workbook
+# can inflate to ~100 MB of sheet XML, and a one-line dimension tag can ask for a
+# million empty rows or 16,384 columns.
+MAX_BYTES = 1024 * 1024                      # the upload itself (compressed, for XLSX)
+MAX_UNCOMPRESSED_BYTES = 8 * 1024 * 1024     # all members of an XLSX together, inflated
+MAX_COMPRESSION_RATIO = 100                  # per XLSX member; text XML rarely passes 20
+RATIO_CHECKED_ABOVE = 256 * 1024             # tiny members have odd ratios and cost nothing
+MAX_ZIP_MEMBERS = 200
+MAX_ROWS = 5000                              # employees
+MAX_SHEET_ROWS = MAX_ROWS + 1000             # rows read at all, blank ones included
+MAX_COLUMNS = 50
 EXTENSIONS = (".csv", ".xlsx")
 KEY_COLUMNS = ("employee_no", "name")
 
@@ -33,7 +43,18 @@ class EmployeeList:
     rows: int = 0
 
 
-def _rows_csv(raw: bytes) -> list[list[str]]:
+def _too_many_rows(line: int) -> AttachmentError:
+    return AttachmentError(f"the sheet goes on past {MAX_SHEET_ROWS} rows (blank ones included); "
+                           f"at most {MAX_ROWS} employees per file.", line=line, code="attachment_too_many_rows")
+
+
+def _too_many_columns(line: int) -> AttachmentError:
+    return AttachmentError(f"more than {MAX_COLUMNS} columns; an employee list needs an employee_no or a name "
+                           f"column and a few more.", line=line, code="attachment_too_many_columns")
+
+
+def _rows_csv(raw: bytes) -> Iterator[list[str]]:
+    """The CSV's rows, one at a time; stops with a refusal at the row or column limit."""
     if b"\x00" in raw:
         raise AttachmentError("This is not a text CSV file (it contains binary data).", code="attachment_type")
     try:
@@ -42,31 +63,111 @@ def _rows_csv(raw: bytes) -> list[list[str]]:
         line = raw[:err.start].count(b"\n") + 1
         raise AttachmentError("the file is not UTF-8 text.", line=line, code="attachment_encoding")
     try:
-        dialect = csv.Sniffer().sniff(text.split("\n", 1)[0], delimiters=",;\t")
+        # The header line only, and only its start: the sniffer's patterns are
+        # slow on a megabyte-long line.
+        dialect = csv.Sniffer().sniff(text.split("\n", 1)[0][:4096], delimiters=",;\t")
     except csv.Error:
         dialect = csv.excel
     reader = csv.reader(io.StringIO(text), dialect, strict=True)
-    rows: list[list[str]] = []
     try:
-        for row in reader:
-            rows.append(row)
+        for number, row in enumerate(reader, start=1):
+            if number > MAX_SHEET_ROWS:
+                raise _too_many_rows(reader.line_num)
+            if len(row) > MAX_COLUMNS:
+                raise _too_many_columns(reader.line_num)
+            yield row
     except csv.Error as err:
         raise AttachmentError(f"the CSV cannot be read ({err}).", line=reader.line_num or 1,
                               code="attachment_malformed")
-    return rows
 
 
-def _rows_xlsx(raw: bytes) -> list[list[str]]:
+def _xlsx_archive_check(raw: bytes) -> None:
+    """Refuse a workbook whose zip directory announces too much, before any
+    member is inflated. The announced sizes are binding: zipfile never returns
+    more than a member's declared size (a member that inflates further fails
+    its CRC check), so this bounds all that openpyxl can read."""
+    try:
+        members = zipfile.ZipFile(io.BytesIO(raw)).infolist()
+    except (zipfile.BadZipFile, ValueError, OSError):
+        raise AttachmentError("The workbook cannot be read (its zip directory is damaged).",
+                              code="attachment_malformed")
+    if len(members) > MAX_ZIP_MEMBERS:
+        raise AttachmentError(f"The workbook holds {len(members)} parts; a spreadsheet has a few dozen.",
+                              code="attachment_too_large")
+    total = sum(m.file_size for m in members)
+    if total > MAX_UNCOMPRESSED_BYTES:
+        raise AttachmentError(f"The workbook unpacks to {total // (1024 * 1024)} MB; at most "
+                              f"{MAX_UNCOMPRESSED_BYTES // (1024 * 1024)} MB are read.", code="attachment_too_large")
+    for member in members:
+        if member.file_size > RATIO_CHECKED_ABOVE and \
+                member.file_size > MAX_COMPRESSION_RATIO * max(member.compress_size, 1):
+            raise AttachmentError(f"The workbook part {member.filename[:60]} is compressed "
+                                  f"{member.file_size // max(member.compress_size, 1)}:1, which only a "
+                                  f"zip bomb does; save the sheet again or send a CSV.", code="attachment_too_large")
+
+
+def _rows_xlsx(raw: bytes) -> Iterator[list[str]]:
+    """The first sheet's rows, streamed (openpyxl read-only), at most MAX_COLUMNS
+    + 1 cells wide, stopping with a refusal at the row or column limit."""
     if not raw.startswith(b"PK\x03\x04") or not zipfile.is_zipfile(io.BytesIO(raw)):
         raise AttachmentError("This is not an XLSX workbook (its content is not a spreadsheet).",
                               code="attachment_type")
+    _xlsx_archive_check(raw)
     from openpyxl import load_workbook
 
     try:
-        sheet = load_workbook(io.BytesIO(raw), read_only=True, data_only=True).worksheets[0]
+        workbook = load_workbook(io.BytesIO(raw), read_only=True, data_only=True)
     except Exception as err:  # openpyxl raises many kinds for a broken workbook
         raise AttachmentError(f"The workbook cannot be read ({type(err).__name__}).", code="attachment_malformed")
-    return [["" if cell is None else str(cell) for cell in row] for row in sheet.iter_rows(values_only=True)]
+    try:
+        if not workbook.worksheets:
+            raise AttachmentError("The workbook has no sheet.", code="attachment_empty")
+        sheet = workbook.worksheets[0]
+        if (sheet.max_column or 0) > MAX_COLUMNS:  # the dimension tag, when the file has one
+            raise _too_many_columns(1)
+        # max_col bounds each row's width whatever the dimension tag says; the
+        # extra column tells a row that goes on past the limit.
+        rows = sheet.iter_rows(max_col=MAX_COLUMNS + 1, values_only=True)
+        number = 0
+        while True:
+            try:
+                row = next(rows, None)
+            except Exception as err:  # damaged XML, a member failing its CRC, …
+                raise AttachmentError(f"The workbook cannot be read ({type(err).__name__}).", line=number + 1,
+                                      code="attachment_malformed")
+            if row is None:
+                return
+            number += 1
+            if number > MAX_SHEET_ROWS:
+                raise _too_many_rows(number)
+            if len(row) > MAX_COLUMNS and row[MAX_COLUMNS] is not None:
+                raise _too_many_columns(number)
+            yield ["" if cell is None else str(cell) for cell in row[:MAX_COLUMNS]]
+    finally:
+        workbook.close()  # read-only mode keeps the archive open until closed
+
+
+def _header_and_body(rows: Iterator[list[str]]) -> tuple[int, list[str], list[tuple[int, list[str]]]]:
+    """The header's line and column names, and the non-blank rows after it,
+    consumed one at a time: reading stops at the first refusal or past MAX_ROWS."""
+    numbered = ((i, r) for i, r in enumerate(rows, start=1) if any((c or "").strip() for c in r))
+    first = next(numbered, None)
+    if first is None:
+        raise AttachmentError("The file is empty.", code="attachment_empty")
+    header_line, header = first
+    columns = [(c or "").strip().lower().replace(" ", "_") for c in header]
+    if not any(c in columns for c in KEY_COLUMNS):
+        raise AttachmentError("the header needs an employee_no or a name column.", line=header_line,
+                              code="attachment_header")
+    body = []
+    for line, row in numbered:
+        if len(body) == MAX_ROWS:
+            raise AttachmentError(f"at most {MAX_ROWS} employees per file.", line=line,
+                                  code="attachment_too_many_rows")
+        body.append((line, row))
+    if not body:
+        raise AttachmentError("the file has a header but no employees.", line=header_line, code="attachment_empty")
+    return header_line, columns, body
 
 
 def employee_list_parse(*, tenant_id: int, filename: str, raw: bytes) -> EmployeeList:
@@ -87,27 +188,17 @@ def employee_list_parse(*, tenant_id: int, filename: str, raw: bytes) -> Employe
         if raw.startswith(b"PK\x03\x04"):
             raise AttachmentError("This .csv file is really a workbook or an archive.", code="attachment_type")
         rows = _rows_csv(raw)
-    numbered = [(i, r) for i, r in enumerate(rows, start=1) if any((c or "").strip() for c in r)]
-    if not numbered:
-        raise AttachmentError("The file is empty.", code="attachment_empty")
-    header_line, header = numbered[0]
-    columns = [(c or "").strip().lower().replace(" ", "_") for c in header]
-    keys = [c for c in KEY_COLUMNS if c in columns]
-    if not keys:
-        raise AttachmentError("the header needs an employee_no or a name column.", line=header_line,
-                              code="attachment_header")
-    body = numbered[1:]
-    if not body:
-        raise AttachmentError("the file has a header but no employees.", line=header_line, code="attachment_empty")
-    if len(body) > MAX_ROWS:
-        raise AttachmentError(f"at most {MAX_ROWS} employees per file.", line=body[MAX_ROWS][0],
-                              code="attachment_too_many_rows")
+    try:
+        header_line, columns, body = _header_and_body(rows)
+    finally:
+        rows.close()  # stop reading (and close the workbook) whatever happened
     employees = list(Employee.objects.filter(tenant_id=tenant_id).values_list("id", "employee_no", "name"))
     by_no = {no.strip().lower(): pk for pk, no, _ in employees}
     by_name: dict[str, list[int]] = {}
     for pk, _, person in employees:
         by_name.setdefault(person.strip().lower(), []).append(pk)
     ids: list[str] = []
+    seen: set[str] = set()  # a list's `in` would make 5,000 rows cost 12 million comparisons
     for line, row in body:
         if len(row) > len(columns):
             raise AttachmentError(f"{len(row)} values but the header has {len(columns)} columns.", line=line,
@@ -129,7 +220,8 @@ def employee_list_parse(*, tenant_id: int, filename: str, raw: bytes) -> Employe
         else:
             raise AttachmentError("the row has neither an employee_no nor a name.", line=line,
                                   code="attachment_malformed")
-        if str(pk) in ids:
+        if str(pk) in seen:
             raise AttachmentError("this employee is listed twice.", line=line, code="attachment_duplicate")
+        seen.add(str(pk))
         ids.append(str(pk))
     return EmployeeList(filename=name[:200], employee_ids=ids, rows=len(ids))

@@ -7,6 +7,7 @@ and separate `celery worker` processes.
 """
 import os
 import warnings
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -26,11 +27,39 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()] if value else default
 
 
+# KEEL_ENV=production is the one switch that says "real users, real data": the
+# settings then refuse what is only fit for a demo (README, "Running in production").
+KEEL_ENV = os.environ.get("KEEL_ENV", "development").strip().lower()
+PRODUCTION = KEEL_ENV == "production"
+
 # The embedded default key is for demos on one machine only; production sets SECRET_KEY.
-SECRET_KEY = os.environ.get("SECRET_KEY", "keel-embedded-demo-key-not-for-production")
+DEMO_SECRET_KEY = "keel-embedded-demo-key-not-for-production"
+SECRET_KEY = os.environ.get("SECRET_KEY", DEMO_SECRET_KEY)
 DEBUG = env_bool("KEEL_DEBUG", False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
+# Full origins (scheme://host[:port]) trusted for CSRF *and* for websockets (config/security.py).
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+
+def production_refusals() -> list[str]:
+    """What makes these settings unfit for production; empty when they are fit.
+    A list, so one start-up names every problem at once."""
+    refusals = []
+    if SECRET_KEY == DEMO_SECRET_KEY or not SECRET_KEY:
+        refusals.append("SECRET_KEY is the public demo key: set SECRET_KEY to a long random value.")
+    elif len(SECRET_KEY) < 50 or len(set(SECRET_KEY)) < 5:
+        refusals.append("SECRET_KEY is too short or too simple: use at least 50 random characters.")
+    if DEBUG:
+        refusals.append("KEEL_DEBUG is on: debug pages show settings and source to anyone.")
+    return refusals
+
+
+if PRODUCTION and production_refusals():
+    from django.core.exceptions import ImproperlyConfigured
+
+    # Refuse to start at all: a server that runs with a public signing key can
+    # have its sessions, password-reset links and signed values forged.
+    raise ImproperlyConfigured("KEEL_ENV=production refuses to start: " + " ".join(production_refusals()))
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -41,7 +70,9 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "rest_framework",
-    "rest_framework.authtoken",
+    "knox",
+    "axes",
+    "csp",
     "drf_spectacular",
     "django_htmx",
     "template_partials",
@@ -59,6 +90,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "config.security.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -67,6 +99,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, so it sees the flag the authentication backend set on this request.
+    "tenants.login_throttle.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -161,28 +195,125 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 10}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+    # Not a rule: Django calls password_changed() on every validator after any
+    # password change (form, admin, changepassword), the one hook all paths share.
+    {"NAME": "tenants.tokens.TokensRevokedOnPasswordChange"},
 ]
 
+# axes looks for its middleware by name; ours is its subclass with the async path
+# fixed (tenants/login_throttle.py), so its "middleware missing" warning is wrong.
+SILENCED_SYSTEM_CHECKS = ["axes.W002"]
+
+# Log-in throttling (django-axes). Every authenticate() call goes through the
+# Axes backend first, so the form, the admin and the token endpoint share it.
+AUTHENTICATION_BACKENDS = [
+    "tenants.login_throttle.AxesBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_HANDLER = "tenants.login_throttle.AccountAndAddressHandler"
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+# An account is locked after this many failures; an address (an office behind
+# one NAT is many people) after KEEL_LOGIN_ADDRESS_FAILURES.
+AXES_FAILURE_LIMIT = int(os.environ.get("KEEL_LOGIN_ACCOUNT_FAILURES", "5"))
+KEEL_LOGIN_ADDRESS_FAILURES = int(os.environ.get("KEEL_LOGIN_ADDRESS_FAILURES", "30"))
+AXES_COOLOFF_TIME = timedelta(seconds=float(os.environ.get("KEEL_LOGIN_COOLOFF_SECONDS", "900")))
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "tenants.login_throttle.lockout_response"
+# The message people see is tenants.login_throttle.locked_out_message().
+AXES_ENABLE_ADMIN = True
+AXES_VERBOSE = False
+
+# API tokens (django-rest-knox): stored hashed, one per log-in, expiring, revocable.
+REST_KNOX = {
+    "TOKEN_TTL": timedelta(seconds=float(os.environ.get("KEEL_TOKEN_TTL_SECONDS", str(10 * 3600)))),
+    "AUTH_HEADER_PREFIX": "Token",  # the header scripts already send (DESIGN.md §7)
+    "USER_SERIALIZER": None,
+    "TOKEN_LIMIT_PER_USER": None,
+    "AUTO_REFRESH": False,
+}
+
 REST_FRAMEWORK = {
+    # Token first: DRF takes the 401's WWW-Authenticate from the first class, so a
+    # missing, expired or revoked token answers 401 (not 403) and says which scheme.
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "tenants.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "config.api.AutoSchema",
     "EXCEPTION_HANDLER": "config.api.exception_handler",
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser",
+    # One JSON parser with depth and size limits for every endpoint; multipart
+    # and forms stay for attachments.
+    "DEFAULT_PARSER_CLASSES": ["config.parsers.JSONParser",
                                "rest_framework.parsers.MultiPartParser",
                                "rest_framework.parsers.FormParser"],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Keel API",
-    "DESCRIPTION": "Execution-agent console for payroll setup. Business ids are strings.",
+    "DESCRIPTION": "Execution-agent console for payroll setup. Business ids are strings. "
+                   "Errors are RFC 9457 problem details (application/problem+json).",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema names every operation and field: only for callers who may use them.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
 }
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+# A whole multipart request (attachments are at most 1 MB), refused while it streams in.
+KEEL_UPLOAD_MAX_BYTES = int(os.environ.get("KEEL_UPLOAD_MAX_BYTES", str(2 * 1024 * 1024)))
+FILE_UPLOAD_HANDLERS = ["config.parsers.UploadSizeLimit",
+                        "django.core.files.uploadhandler.MemoryFileUploadHandler",
+                        "django.core.files.uploadhandler.TemporaryFileUploadHandler"]
+KEEL_JSON_MAX_BYTES = int(os.environ.get("KEEL_JSON_MAX_BYTES", str(1024 * 1024)))
+KEEL_JSON_MAX_DEPTH = int(os.environ.get("KEEL_JSON_MAX_DEPTH", "32"))
+
+# --- Transport security --------------------------------------------------------------
+# KEEL_TLS=1: browsers reach Keel over HTTPS only (directly, or through a proxy that
+# terminates TLS and sets X-Forwarded-Proto). Then cookies are Secure, HSTS is on and
+# plain HTTP is redirected. Off by default: `make run` serves http://127.0.0.1.
+TLS = env_bool("KEEL_TLS", False)
+if TLS:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = env_bool("KEEL_SSL_REDIRECT", True)
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = int(os.environ.get("KEEL_HSTS_SECONDS", str(365 * 24 * 3600)))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("KEEL_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = env_bool("KEEL_HSTS_PRELOAD", False)
+    if not SECURE_HSTS_PRELOAD:
+        # Preloading is a commitment to browser vendors that is slow to undo; the
+        # operator opts in with KEEL_HSTS_PRELOAD=1 rather than being nagged into it.
+        SILENCED_SYSTEM_CHECKS.append("security.W021")
+SESSION_COOKIE_HTTPONLY = True
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
+# Content-Security-Policy (django-csp). Pages load only Keel's own scripts and
+# styles: no inline <script>, <style> or style="" anywhere, so no 'unsafe-inline'.
+# Pico CSS draws its icons from data: SVGs, hence img-src data:. Websockets are
+# same-origin ('self' covers ws:/wss: to this host in CSP Level 3).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
+# Features no page of Keel uses; a script injected anyway cannot switch them on.
+PERMISSIONS_POLICY = ("accelerometer=(), camera=(), geolocation=(), gyroscope=(), magnetometer=(), "
+                      "microphone=(), payment=(), usb=()")
 
 # --- Mail (approval reminders) -------------------------------------------------------
 EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
@@ -205,5 +336,7 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("KEEL_LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "INFO"}},
+    "loggers": {"django.db.backends": {"level": "INFO"},
+                # axes logs every log-in at INFO; lock-outs come at WARNING.
+                "axes": {"level": os.environ.get("KEEL_AXES_LOG_LEVEL", "WARNING")}},
 }

@@ -1,10 +1,8 @@
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
-from rest_framework.authtoken.views import obtain_auth_token
 
 api_v1 = [
-    path("auth/token/", obtain_auth_token, name="api-token"),
     path("", include("tenants.apis")),
     path("", include("timeline.apis")),
     path("payroll/", include("payroll.apis")),

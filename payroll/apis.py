@@ -10,7 +10,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import DomainError
+from config.api import DomainError, InvalidId
+from config.ids import id_parse
 from tenants.models import Membership
 from tenants.selectors import membership_for_user
 
@@ -63,12 +64,10 @@ class BusinessIdField(serializers.CharField):
     """A business id in a request: a string of digits or an int; anything else is a clear 400."""
 
     def to_internal_value(self, data: Any) -> int:
-        if isinstance(data, bool) or not isinstance(data, (str, int)):
-            raise serializers.ValidationError("must be an id: a string of digits, e.g. \"4821…\".")
-        text = str(data).strip()
-        if not text.isdigit() or not 0 < int(text) < 2**63:
-            raise serializers.ValidationError(f"'{data}' is not an id: ids are strings of digits.")
-        return int(text)
+        try:
+            return id_parse(data, what="This value")  # ASCII digits only: "²" passes isdigit() and crashes int()
+        except InvalidId as err:
+            raise serializers.ValidationError(err.message, code=err.code)
 
 
 # --- Output ---------------------------------------------------------------------------------

@@ -1,11 +1,12 @@
 from django.urls import path
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .selectors import member_get, members_for, membership_for_user
+from .tokens import TokenApi, TokenRevokeAllApi
 
 
 class MemberOutputSerializer(serializers.Serializer):
@@ -32,7 +33,8 @@ class MeApi(APIView):
 
 
 class MemberListApi(APIView):
-    @extend_schema(responses=MemberOutputSerializer(many=True))
+    @extend_schema(operation_id="v1_members_list",
+                   responses=inline_serializer("MemberList", {"results": MemberOutputSerializer(many=True)}))
     def get(self, request: Request) -> Response:
         members = members_for(membership_for_user(request.user))
         return Response({"results": MemberOutputSerializer(members, many=True).data})
@@ -46,6 +48,8 @@ class MemberDetailApi(APIView):
 
 
 urlpatterns = [
+    path("auth/token/", TokenApi.as_view(), name="api-token"),
+    path("auth/token/revoke-all/", TokenRevokeAllApi.as_view(), name="api-token-revoke-all"),
     path("me/", MeApi.as_view(), name="api-me"),
     path("members/", MemberListApi.as_view(), name="api-members"),
     path("members/<int:member_id>/", MemberDetailApi.as_view(), name="api-member"),

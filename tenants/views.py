@@ -1,18 +1,62 @@
+from django.contrib import messages
+from django.contrib.auth import logout
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import AuthenticationForm
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.urls import reverse_lazy
+from django.views.decorators.http import require_POST
 
+from .login_throttle import cooloff_seconds, locked_out, locked_out_message
 from .selectors import members_for, membership_for_user
+from .tokens import sign_out_everywhere
+
+
+class ThrottledAuthenticationForm(AuthenticationForm):
+    """Says "locked out" when django-axes refused the attempt, rather than
+    "wrong password", which would send a person to retype the right one."""
+
+    def clean(self):
+        try:
+            return super().clean()
+        except ValidationError:
+            if locked_out(self.request):
+                raise ValidationError(locked_out_message(), code="locked_out")
+            raise
 
 
 class LoginView(auth_views.LoginView):
     redirect_authenticated_user = True
+    authentication_form = ThrottledAuthenticationForm
+
+    def get_context_data(self, **kwargs):
+        return {**super().get_context_data(**kwargs), "locked_out": locked_out(self.request),
+                "locked_out_message": locked_out_message()}
 
     def form_invalid(self, form):
-        # A wrong password is bad input: say so in the page and in the status code.
+        # A wrong password is bad input: say so in the page and in the status code;
+        # a locked-out account or address is "too many requests".
         response = super().form_invalid(form)
-        response.status_code = 400
+        if locked_out(self.request):
+            response.status_code = 429
+            response["Retry-After"] = str(cooloff_seconds())
+        else:
+            response.status_code = 400
+        return response
+
+
+class PasswordChangeView(auth_views.PasswordChangeView):
+    """Changing the password revokes the user's API tokens (tenants.tokens) and
+    ends their other sessions (Django's session hash); this one stays."""
+
+    template_name = "registration/password_change_form.html"
+    success_url = reverse_lazy("home")
+
+    def form_valid(self, form):
+        response = super().form_valid(form)
+        messages.success(self.request, "Password changed. Your API tokens were revoked and your other sessions ended.")
         return response
 
 
@@ -20,3 +64,14 @@ class LoginView(auth_views.LoginView):
 def home(request: HttpRequest) -> HttpResponse:
     membership = membership_for_user(request.user)
     return render(request, "tenants/home.html", {"membership": membership, "members": members_for(membership)})
+
+
+@login_required
+@require_POST
+def sign_out_everywhere_view(request: HttpRequest) -> HttpResponse:
+    """End every session (this one included) and revoke every API token."""
+    result = sign_out_everywhere(user_id=request.user.pk)
+    logout(request)
+    messages.success(request, f"Signed out everywhere: {result.sessions_ended} session(s) ended, "
+                              f"{result.tokens_revoked} API token(s) revoked.")
+    return redirect("login")

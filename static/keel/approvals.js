@@ -178,6 +178,11 @@
       var b = e.target.closest("[data-action]");
       if (b && !b.disabled) decide(b.dataset.action);
     });
+    // The decision form is sent by the buttons above, never by the browser
+    // (this was an inline onsubmit="return false", which the CSP forbids).
+    slot.addEventListener("submit", function (e) {
+      if (e.target.closest('[data-testid="decision-form"]')) e.preventDefault();
+    });
     if (live) {
       document.addEventListener("keydown", function (e) {
         if (e.ctrlKey || e.metaKey || e.altKey || typing(e.target)) return;

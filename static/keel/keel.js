@@ -26,6 +26,31 @@
   window.keelSocket = keelSocket;
   window.keelCsrfToken = csrfToken;
 
+  // Sizes computed by the server (bar widths, offsets) arrive as data-css-<property>
+  // attributes and are applied here through the CSSOM: a style="" attribute would
+  // need 'unsafe-inline' in the Content-Security-Policy. Content added later (htmx
+  // swaps, innerHTML from a fetch) is styled as it arrives.
+  var CSS_ATTR = /^data-css-(.+)$/;
+  function applyCss(root) {
+    if (!root || root.nodeType !== 1) return;
+    var nodes = [root].concat(Array.prototype.slice.call(root.querySelectorAll("*")));
+    nodes.forEach(function (el) {
+      for (var i = 0; i < el.attributes.length; i++) {
+        var m = CSS_ATTR.exec(el.attributes[i].name);
+        if (m) el.style.setProperty(m[1], el.attributes[i].value);
+      }
+    });
+  }
+  window.keelApplyCss = applyCss;
+  applyCss(document.documentElement);  // deferred: the document is parsed by now
+  new MutationObserver(function (mutations) {
+    mutations.forEach(function (m) {
+      if (m.type === "attributes") applyCss(m.target);
+      else m.addedNodes.forEach(applyCss);
+    });
+  }).observe(document.documentElement, { childList: true, subtree: true, attributes: true,
+                                        attributeFilter: ["data-css-width", "data-css-left", "data-css-max-width"] });
+
   document.addEventListener("DOMContentLoaded", function () {
     var button = document.getElementById("wiring-check");
     if (!button) return;
