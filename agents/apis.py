@@ -3,12 +3,13 @@ the history. Thin: the orchestrator does the work and every check."""
 from django.urls import path
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.api import DomainError
+from config.parsers import JSONParser  # depth and size limits (issue 12)
 from tenants.selectors import membership_for_user
 from timeline.selectors import conversation_get_for
 

@@ -38,7 +38,7 @@ def _actor(membership: Membership) -> services.Actor:
 def _input(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
     """Size check, then parse (malformed JSON answers DRF's 400), then validate with one readable message."""
     length = request.META.get("CONTENT_LENGTH") or "0"
-    if length.isdigit() and int(length) > MAX_WRITE_BODY_BYTES:
+    if length.isascii() and length.isdigit() and int(length) > MAX_WRITE_BODY_BYTES:
         raise PayloadTooLarge(f"The request body is {int(length)} bytes; payroll writes accept at most "
                               f"{MAX_WRITE_BODY_BYTES} bytes.")
     serializer = serializer_class(data=request.data)
@@ -252,7 +252,7 @@ class SnapshotRestoreApi(APIView):
     def post(self, request: Request, snapshot_id: int) -> Response:
         membership = membership_for_user(request.user)
         length = request.META.get("CONTENT_LENGTH") or "0"
-        if length.isdigit() and int(length) > MAX_WRITE_BODY_BYTES:
+        if length.isascii() and length.isdigit() and int(length) > MAX_WRITE_BODY_BYTES:
             raise PayloadTooLarge(f"A restore takes no body; this one is {int(length)} bytes.")
         return _receipt_response(services.snapshot_restore(actor=_actor(membership), snapshot_id=snapshot_id,
                                                            idempotency_key=_key(request)))

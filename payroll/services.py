@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import logging
+import os
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass

@@ -134,7 +134,7 @@ def template_score(template, requirements: dict[str, Any]) -> tuple[int, list[st
 def match_salary_template(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
 
     requirements = _requirements(ctx)
-    excluded = {int(t) for t in arguments.get("exclude_template_ids") or [] if str(t).isdigit()}
+    excluded = {int(t) for t in arguments.get("exclude_template_ids") or [] if str(t).isascii() and str(t).isdigit()}
     templates = [t for t in PayrollTemplate.objects.prefetch_related("items").order_by("code", "-version")
                  if t.id not in excluded]
     answer = (arguments.get("answer") or "").strip()
@@ -149,7 +149,7 @@ def match_salary_template(ctx: ToolContext, arguments: dict[str, Any]) -> dict[s
                         key=lambda pair: (-pair[0][0], pair[1].code))
         if answer:
             picked = [t for (_, t) in ranked if answer.lower() in (t.name.lower(), t.code, (t.name_zh or ""))]
-            if not picked and answer.isdigit() and 1 <= int(answer) <= 3:
+            if not picked and answer.isascii() and answer.isdigit() and 1 <= int(answer) <= 3:
                 picked = [ranked[int(answer) - 1][1]]
             if not picked:
                 raise NeedsInput(f"“{answer}” is not one of the offered templates. Which one should I use?",

@@ -5,6 +5,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.ids import id_parse
 from tenants.selectors import membership_for_user
 from timeline.selectors import conversation_get_for
 from workflows.models import StateCoordinate
@@ -74,8 +75,7 @@ class RunCreateApi(APIView):
     class InputSerializer(serializers.Serializer):
         blueprint = serializers.ChoiceField(choices=sorted(BLUEPRINTS))
         params = serializers.JSONField()
-        conversation = serializers.RegexField(r"^[0-9]{1,19}\Z", required=False,
-                                              error_messages={"invalid": "conversation must be an id (digits)."})
+        conversation = serializers.CharField(required=False, help_text="an existing conversation's id")
 
     @extend_schema(request=InputSerializer, responses={201: RunOutputSerializer})
     def post(self, request: Request) -> Response:
@@ -84,7 +84,8 @@ class RunCreateApi(APIView):
         data.is_valid(raise_exception=True)
         conversation_id = None
         if data.validated_data.get("conversation"):
-            conversation_id = conversation_get_for(membership, int(data.validated_data["conversation"])).id
+            conversation_id = conversation_get_for(
+                membership, id_parse(data.validated_data["conversation"], what="conversation")).id
         run = run_start(membership=membership, blueprint=data.validated_data["blueprint"],
                         params=data.validated_data["params"], conversation_id=conversation_id)
         return Response(RunOutputSerializer(run).data, status=201)

@@ -102,3 +102,20 @@ def test_ada_edits_the_matrix_and_bob_may_only_read_it():
     assert (approval.deadline - approval.created_at).total_seconds() == pytest.approx(8 * 3600, abs=5)
     bad = client_for("ada").post("/approvals/matrix/", {**form, "roles": []}, follow=True).content.decode()
     assert "at least one role" in bad
+
+
+def test_numbers_that_are_not_plain_numbers_are_refused_before_anything_changes():
+    from approvals.models import ApprovalRule
+
+    before = list(ApprovalRule.objects.values_list("tool", "deadline_seconds", "headcount_limit"))
+    form = {"tool": "import_template", "roles": ["approver", "admin"], "deadline_hours": "8",
+            "remind_minutes": "30", "headcount_limit": "5", "monthly_gross_limit": "", "above_limit_role": "admin"}
+    for field, value in [("deadline_hours", "inf"), ("deadline_hours", "1e300"), ("headcount_limit", "²"),
+                         ("monthly_gross_limit", "NaN")]:
+        for who in ("alice", "ada"):  # a business user gets no 500 either: numbers are parsed first
+            response = client_for(who).post("/approvals/matrix/", {**form, field: value}, follow=True)
+            assert response.status_code in (200, 403), (who, field, value, response.status_code)
+            if who == "ada":
+                assert "must be" in response.content.decode()
+    assert list(ApprovalRule.objects.values_list("tool", "deadline_seconds", "headcount_limit")) == before
+    assert client_for("bob").get("/approvals/queue/?selected=²").status_code == 400

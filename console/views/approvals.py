@@ -1,11 +1,11 @@
 """The approver's desk: the inbox (queue + card), a run's approval history, the matrix.
 Decisions go through the API (/api/v1/approvals/{id}/approve/), the one entry the page
 shares with scripts; these views only read, except the matrix form."""
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
@@ -19,6 +19,8 @@ from approvals.selectors import (
     reminders_for,
 )
 from config.api import DomainError
+from config.forms import int_parse, number_parse
+from config.ids import id_parse
 from tenants.models import Membership, Role
 from tenants.selectors import membership_for_user
 
@@ -48,7 +50,11 @@ def inbox(request: HttpRequest, approval_id: int | None = None) -> HttpResponse:
 def queue_partial(request: HttpRequest) -> HttpResponse:
     membership = membership_for_user(request.user)
     selected = request.GET.get("selected")
-    context = _queue_context(membership, int(selected) if selected and selected.isdigit() else None)
+    try:
+        selected_id = id_parse(selected, what="selected") if selected else None
+    except DomainError as err:
+        return HttpResponseBadRequest(err.message)
+    context = _queue_context(membership, selected_id)
     return render(request, "approvals/inbox.html#queue", context)
 
 
@@ -65,26 +71,6 @@ def run_history(request: HttpRequest, run_id: int) -> HttpResponse:
     return render(request, "approvals/history.html", approval_history(membership, run_id))
 
 
-def _optional_int(value: str, what: str) -> int | None:
-    value = (value or "").strip().replace(",", "")
-    if not value:
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        raise DomainError(f"{what} must be a whole number.")
-
-
-def _optional_decimal(value: str, what: str) -> Decimal | None:
-    value = (value or "").strip().replace(",", "")
-    if not value:
-        return None
-    try:
-        return Decimal(value)
-    except InvalidOperation:
-        raise DomainError(f"{what} must be an amount such as 500000.")
-
-
 @login_required
 @require_http_methods(["GET", "POST"])
 def matrix(request: HttpRequest) -> HttpResponse:
@@ -92,16 +78,20 @@ def matrix(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         tool = request.POST.get("tool", "")
         try:
+            # Every number is parsed (finite, bounded, ASCII) before the service's role check.
+            hours = number_parse(request.POST.get("deadline_hours"), what="The deadline (hours)", minimum=0,
+                                 maximum=24 * 365, places=2, required=True)
+            minutes = number_parse(request.POST.get("remind_minutes") or "0", what="The reminder (minutes)",
+                                   minimum=0, maximum=60 * 24 * 365, places=2)
             matrix_rule_update(
                 membership=membership, tool=tool, roles=request.POST.getlist("roles"),
-                deadline_seconds=round(float(request.POST.get("deadline_hours") or 0) * 3600),
-                remind_before_seconds=round(float(request.POST.get("remind_minutes") or 0) * 60),
-                headcount_limit=_optional_int(request.POST.get("headcount_limit", ""), "The headcount limit"),
-                monthly_gross_limit=_optional_decimal(request.POST.get("monthly_gross_limit", ""),
-                                                      "The monthly gross limit"),
+                deadline_seconds=round(hours * 3600), remind_before_seconds=round(minutes * 60),
+                headcount_limit=int_parse(request.POST.get("headcount_limit"), what="The headcount limit",
+                                          minimum=0, maximum=10_000_000),
+                monthly_gross_limit=number_parse(request.POST.get("monthly_gross_limit"),
+                                                 what="The monthly gross limit", minimum=0,
+                                                 maximum=Decimal("1e15"), places=2),
                 above_limit_role=request.POST.get("above_limit_role", Role.ADMIN))
-        except ValueError:
-            messages.error(request, "Deadline and reminder must be numbers.")
         except DomainError as err:
             if err.status_code == 403:
                 raise

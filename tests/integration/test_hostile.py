@@ -160,8 +160,6 @@ def test_deeply_nested_json_on_an_authenticated_endpoint_is_a_quick_400_that_wri
     assert seconds < SLOWER_AT_MOST * baseline, (seconds, baseline)
 
 
-@pytest.mark.xfail(strict=True, reason="agents/apis.py MessageApi sets parser_classes to DRF's own JSONParser, "
-                                       "bypassing config.parsers.JSONParser; drop that line (issue #12 report)")
 def test_deeply_nested_json_on_the_messages_endpoint_is_a_400(keel):
     alice = Api(keel.base_url, "alice")
     _, conversation = alice.post("/api/v1/conversations/", {"title": "nested"})
@@ -184,8 +182,6 @@ def test_a_unicode_digit_template_id_is_a_400_that_writes_nothing(keel):
     assert business_state(keel) == before
 
 
-@pytest.mark.xfail(strict=True, reason="workflows/apis.py still reads `conversation` with isdigit()+int(); "
-                                       "fixed by using config.ids.id_parse there (issue #12 report)")
 def test_a_unicode_digit_conversation_id_is_a_400(keel):
     alice = Api(keel.base_url, "alice")
     status, _ = alice.post("/api/v1/runs/", {"blueprint": "payroll_group_setup", "conversation": "²",
