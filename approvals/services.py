@@ -242,6 +242,21 @@ def approvals_expire_overdue(*, now: datetime | None = None) -> int:
     return count
 
 
+def approvals_withdraw(*, run: Run, reason: str) -> int:
+    """pending → superseded for every open request of a cancelled run: no approver is
+    left holding a card whose run is gone. Compare-and-set, so a decision that lands
+    first keeps its result (and the cancel then sees the node it moved)."""
+    count = 0
+    for approval in ApprovalRequest.objects.filter(run_id=run.id, status=A.PENDING).select_related("node"):
+        if not ApprovalRequest.objects.filter(id=approval.id, status=A.PENDING).update(status=A.SUPERSEDED):
+            continue
+        count += 1
+        event_append(conversation_id=run.conversation_id, run_id=run.id, type="approval.withdrawn",
+                     data={"approval": str(approval.id), "node": approval.node.key, "reason": reason})
+        _broadcast(run.tenant_id, approval.id, A.SUPERSEDED)
+    return count
+
+
 def approval_for_compensation(*, node: Node) -> int | None:
     """A compensation (restore after a failed import) acts under the approval the
     approver gave the step it compensates: that approval named the snapshot."""
@@ -335,3 +350,6 @@ class ApprovalGate:
 
     def expire_overdue(self, *, now: datetime) -> int:
         return approvals_expire_overdue(now=now)
+
+    def withdraw(self, *, run: Run, reason: str) -> int:
+        return approvals_withdraw(run=run, reason=reason)
