@@ -557,7 +557,7 @@ def run_effects_undo(*, actor: Actor, snapshot_id: int, import_keys: list[str], 
                what="undo a run's changes")
 
     def work(record: IdempotencyRecord) -> tuple[int, dict[str, Any]]:
-        groups = list(groups_q.select_for_update().select_related("template"))
+        groups = list(groups_q.select_for_update(of=("self",)).select_related("template"))
         assigned: dict[int, tuple[int, int | None]] = {}
         for r in assign_records:
             body = json.loads(r.response_body)

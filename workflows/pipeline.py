@@ -131,10 +131,11 @@ def tool_call_execute(*, node, run, arguments: dict[str, Any], consumed: list[St
     t0 = time.perf_counter()
     try:
         tool.input_validate(arguments)
-        fault_point(f"{tool.name}.before")
+        tags = tuple(v for v in run.params.values() if isinstance(v, str))
+        fault_point(f"{tool.name}.before", tags)
         output = tool.fn(ctx, arguments)
         tool.output_validate(output)
-        fault_point(f"{tool.name}.after")
+        fault_point(f"{tool.name}.after", tags)
     except Exception as err:
         latency = (time.perf_counter() - t0) * 1000
         tool_call_transition(call.id, expected=ToolCall.Status.STARTED, to=ToolCall.Status.FAILED, error=str(err),
