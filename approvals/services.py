@@ -162,7 +162,8 @@ def approval_decide(*, membership: Membership, approval_id: int, verdict: str, c
                              data={"approval": str(approval.id), "node": approval.node.key,
                                    "by": membership.user.username, "role": membership.role,
                                    "allowed_roles": approval.allowed_roles,
-                                   "preconditions": "snapshot current, template and configuration unchanged"})
+                                   "preconditions": "the records this step touches are as snapshotted; "
+                                                    "its name is still reserved"})
             _decision_apply(approval, membership, comment)
     if not won:
         raise _decision_conflict(approval)
