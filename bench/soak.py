@@ -130,11 +130,11 @@ class Soak:
         return sum(self.kills.values())
 
 
-def _answer_questions(alice: Api, run_ids: list[str], answered: set[str]) -> int:
+def _answer_questions(alice: Api, run_ids: list[str], answered: set[str], last_status: dict[str, str]) -> int:
     """A collision asks for another name: answer it, as the user would."""
     n = 0
     for run_id in run_ids:
-        if run_id in answered:
+        if run_id in answered or last_status.get(run_id) != "awaiting_input":
             continue
         run = alice.get(f"/api/v1/runs/{run_id}/")
         if run["status"] == "awaiting_input":
@@ -226,6 +226,8 @@ def soak(*, runs: int = 30, kills: int = 300, collisions: int = 3, seed: int = 1
         answered: set[str] = set()
         flushed = False
         deadline = time.monotonic() + timeout
+        last_report = 0.0
+        last_status: dict[str, str] = {}
         while time.monotonic() < deadline:
             if state.total_kills() < kills:
                 state.kill_once()
@@ -234,8 +236,17 @@ def soak(*, runs: int = 30, kills: int = 300, collisions: int = 3, seed: int = 1
 
                     redis.Redis.from_url(keel.env["REDIS_URL"]).flushdb()  # once: every queued message gone
                     flushed = True
-            _answer_questions(alice, run_ids, answered)
-            finished = sum(alice.get(f"/api/v1/runs/{r}/")["status"] in FINISHED for r in run_ids)
+            _answer_questions(alice, run_ids, answered, last_status)
+            for r in run_ids:  # a finished run stays finished: only the others are read again
+                if last_status.get(r) not in FINISHED:
+                    last_status[r] = alice.get(f"/api/v1/runs/{r}/")["status"]
+            statuses = [last_status[r] for r in run_ids]
+            finished = sum(s in FINISHED for s in statuses)
+            if time.monotonic() - last_report > 15:  # progress on stderr; the figures alone on stdout
+                last_report = time.monotonic()
+                counts = {s: statuses.count(s) for s in sorted(set(statuses))}
+                print(f"soak: {time.monotonic() - started:.0f} s, kills {state.total_kills()}, runs {counts}",
+                      file=sys.stderr, flush=True)
             if finished == len(run_ids) and state.total_kills() >= kills:
                 break
             if finished == len(run_ids) and state.total_kills() < kills:
