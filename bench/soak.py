@@ -224,22 +224,32 @@ def soak(*, runs: int = 30, kills: int = 300, collisions: int = 3, seed: int = 1
         for t in starters:
             t.join()
         answered: set[str] = set()
-        flushed = False
-        deadline = time.monotonic() + timeout
         last_report = 0.0
         last_status: dict[str, str] = {}
-        while time.monotonic() < deadline:
-            if state.total_kills() < kills:
-                state.kill_once()
+
+        def killer() -> None:
+            # On its own cadence, whatever the runs are doing: kills land at random moments.
+            flushed = False
+            while state.total_kills() < kills and not state.done.is_set():
+                time.sleep(state.rng.uniform(0, 2 * kill_interval))
+                try:
+                    state.kill_once()
+                except Exception as err:  # a worker that would not start: say so, keep going
+                    print(f"soak: kill failed: {err}", file=sys.stderr, flush=True)
                 if not flushed and state.total_kills() >= kills // 2:
                     import redis
 
                     redis.Redis.from_url(keel.env["REDIS_URL"]).flushdb()  # once: every queued message gone
                     flushed = True
-            _answer_questions(alice, run_ids, answered, last_status)
-            for r in run_ids:  # a finished run stays finished: only the others are read again
+
+        killing = threading.Thread(target=killer, daemon=True)
+        killing.start()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for r in list(run_ids):  # a finished run stays finished: only the others are read again
                 if last_status.get(r) not in FINISHED:
                     last_status[r] = alice.get(f"/api/v1/runs/{r}/")["status"]
+            _answer_questions(alice, run_ids, answered, last_status)
             statuses = [last_status[r] for r in run_ids]
             finished = sum(s in FINISHED for s in statuses)
             if time.monotonic() - last_report > 15:  # progress on stderr; the figures alone on stdout
@@ -247,18 +257,19 @@ def soak(*, runs: int = 30, kills: int = 300, collisions: int = 3, seed: int = 1
                 counts = {s: statuses.count(s) for s in sorted(set(statuses))}
                 print(f"soak: {time.monotonic() - started:.0f} s, kills {state.total_kills()}, runs {counts}",
                       file=sys.stderr, flush=True)
-            if finished == len(run_ids) and state.total_kills() >= kills:
-                break
-            if finished == len(run_ids) and state.total_kills() < kills:
-                # Every run is done before the killer is: start another round of runs.
-                more = [f"Soak r{state.total_kills()}-{i}" for i in range(runs)]
+            if finished == len(run_ids):
+                if state.total_kills() >= kills:
+                    break
+                # Every run is done before the killer is: another round keeps the workers busy.
+                more = [f"Soak r{len(run_ids)}-{i}" for i in range(runs)]
                 starters = [threading.Thread(target=start, args=(name,)) for name in more]
                 for t in starters:
                     t.start()
                 for t in starters:
                     t.join()
-            time.sleep(state.rng.uniform(0, 2 * kill_interval))
+            time.sleep(0.5)
         state.done.set()
+        killing.join(timeout=120)
         return figures(keel, run_ids, state, answered, time.monotonic() - started)
     finally:
         keel_stop(keel)
