@@ -246,10 +246,13 @@ def run_cancel(*, membership: Membership, run_id: int, reason: str) -> Run:
             status__in=[N.COMPLETED, N.FAILED, N.BLOCKED]):
         _node_cancel(node, run, who, reason, now)
     if _effects_done(run):
-        for node in active_nodes(run.id).filter(tool__in=list(compensations), status=N.PENDING):
+        for node in active_nodes(run.id).filter(tool__in=list(compensations),
+                                                status__in=[N.PENDING, N.FAILED, N.BLOCKED]):
             node.run = run
+            # An undo that failed or stopped before runs again as a new logical attempt.
+            again = {} if node.status == N.PENDING else {"attempt": node.attempt + 1, "finished_at": None}
             if node_transition(node, N.READY, reason=f"cancelled by {who}: undoing this run's changes",
-                               dispatched_at=now):
+                               dispatched_at=now, **again):
                 nodes_dispatch_on_commit([node.id])
     run_settle(run)
     return run

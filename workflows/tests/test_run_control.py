@@ -128,3 +128,19 @@ def test_a_tool_call_status_write_names_the_status_it_expects():
     assert call.status == "succeeded" and call.error == ""
     with pytest.raises(ValueError):
         tool_call_transition(call.id, expected="succeeded", to="failed")
+
+
+def test_a_cancel_runs_an_undo_that_failed_before_again(monkeypatch):
+    run = drive(start(group_name="Undo Later"))
+    approval_decide(membership=membership("bob"), approval_id=ApprovalRequest.objects.get(run=run).id,
+                    verdict="approved")
+    monkeypatch.setenv("KEEL_FAULTS", "verify_import.after=fail,undo_run_effects.before=fail")
+    run = drive(run)
+    assert run.status == "failed" and statuses(run)["restore"] == "failed"
+    assert PayrollGroup.objects.filter(name="Undo Later").exists()
+    monkeypatch.delenv("KEEL_FAULTS")
+    run_cancel(membership=membership("alice"), run_id=run.id, reason="clean up")
+    run = drive(run)
+    assert run.status == "cancelled", run.status_reason
+    assert not PayrollGroup.objects.filter(name="Undo Later").exists()
+    assert Node.objects.get(run=run, key="restore", retired_in__isnull=True).attempt == 2
