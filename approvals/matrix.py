@@ -56,6 +56,7 @@ class Route:
     roles: list[str]
     needs_role: str
     reason: str
+    over_limit: bool = False  # the size is above one of the rule's thresholds
 
 
 def approval_route(*, tenant_id: int, tool: str, measures: dict[str, Any]) -> Route:
@@ -80,7 +81,7 @@ def approval_route(*, tenant_id: int, tool: str, measures: dict[str, Any]) -> Ro
         reason = f"Within the matrix's limits: {' or '.join(ROLE_LABEL.get(r, r) for r in roles)} may approve."
     else:
         reason = f"{' or '.join(ROLE_LABEL.get(r, r) for r in roles).capitalize()} may approve."
-    return Route(roles=list(roles), needs_role=needs, reason=reason)
+    return Route(roles=list(roles), needs_role=needs, reason=reason, over_limit=bool(over))
 
 
 def _decimal(value: Any) -> Decimal | None:

@@ -162,7 +162,8 @@ def approval_decide(*, membership: Membership, approval_id: int, verdict: str, c
                              data={"approval": str(approval.id), "node": approval.node.key,
                                    "by": membership.user.username, "role": membership.role,
                                    "allowed_roles": approval.allowed_roles,
-                                   "preconditions": "snapshot current, template and configuration unchanged"})
+                                   "preconditions": "the records this step touches are as snapshotted; "
+                                                    "its name is still reserved"})
             _decision_apply(approval, membership, comment)
     if not won:
         raise _decision_conflict(approval)
@@ -239,6 +240,21 @@ def approvals_expire_overdue(*, now: datetime | None = None) -> int:
             node_transition(approval.node, N.BLOCKED, expected=N.AWAITING_APPROVAL, reason=reason)
             run_settle(run, reason=reason)
             _broadcast(run.tenant_id, approval.id, A.EXPIRED)
+    return count
+
+
+def approvals_withdraw(*, run: Run, reason: str) -> int:
+    """pending → superseded for every open request of a cancelled run: no approver is
+    left holding a card whose run is gone. Compare-and-set, so a decision that lands
+    first keeps its result (and the cancel then sees the node it moved)."""
+    count = 0
+    for approval in ApprovalRequest.objects.filter(run_id=run.id, status=A.PENDING).select_related("node"):
+        if not ApprovalRequest.objects.filter(id=approval.id, status=A.PENDING).update(status=A.SUPERSEDED):
+            continue
+        count += 1
+        event_append(conversation_id=run.conversation_id, run_id=run.id, type="approval.withdrawn",
+                     data={"approval": str(approval.id), "node": approval.node.key, "reason": reason})
+        _broadcast(run.tenant_id, approval.id, A.SUPERSEDED)
     return count
 
 
@@ -335,3 +351,6 @@ class ApprovalGate:
 
     def expire_overdue(self, *, now: datetime) -> int:
         return approvals_expire_overdue(now=now)
+
+    def withdraw(self, *, run: Run, reason: str) -> int:
+        return approvals_withdraw(run=run, reason=reason)

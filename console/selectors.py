@@ -17,6 +17,7 @@ from approvals.models import ApprovalRequest
 from tenants.models import Membership, Role
 from timeline.models import Activity, Conversation
 from workflows.models import Node, Run, StateCoordinate, ToolCall, Transition
+from workflows.selectors import run_control_allowed
 
 from .dag import Dag, dag_layout
 
@@ -110,6 +111,8 @@ class RunPanel:
     approval: Any
     plans: list[Any]
     cost: Decimal = Decimal(0)
+    can_cancel: bool = False  # this person may cancel the run, and it can still be cancelled
+    can_retry: bool = False
 
     @property
     def percent(self) -> int:
@@ -125,8 +128,14 @@ def nodes_in_plan_order(nodes, plans) -> list[Any]:
     return sorted(nodes, key=lambda n: (n.plan_version, order.get((n.plan_version, n.key), 99), n.key))
 
 
+CANCELLABLE = {"running", "awaiting_approval", "awaiting_input", "failed", "blocked"}
+RETRYABLE = {"failed", "blocked"}
+
+
 def run_panel(membership: Membership, run) -> RunPanel:
-    """What the run panel shows: the DAG, progress, and what is waiting on whom."""
+    """What the run panel shows: the DAG, progress, what is waiting on whom, and the
+    controls this person may use (cancel, retry: the services check again)."""
+    allowed = run_control_allowed(membership, run)
     plans = list(run.plans.all())
     nodes = nodes_in_plan_order(Node.objects.filter(run=run, retired_in__isnull=True), plans)
     steps = [n for n in nodes if n.run_when == "completed"]
@@ -147,7 +156,9 @@ def run_panel(membership: Membership, run) -> RunPanel:
     return RunPanel(run=run, dag=dag_layout(nodes), steps_done=sum(1 for n in steps if n.status == "completed"),
                     steps_total=len(steps), waiting_on=waiting_on, waiting_since=since, question=question,
                     approval=approval, plans=plans,
-                    cost=Activity.objects.filter(run=run).aggregate(c=Sum("cost"))["c"] or Decimal(0))
+                    cost=Activity.objects.filter(run=run).aggregate(c=Sum("cost"))["c"] or Decimal(0),
+                    can_cancel=allowed and not run.cancel_requested and run.status in CANCELLABLE,
+                    can_retry=allowed and run.status in RETRYABLE)
 
 
 @dataclass

@@ -157,11 +157,15 @@ class Employee(models.Model):
 
 
 class Snapshot(models.Model):
-    """A tenant's whole payroll configuration, frozen, with its checksum."""
+    """Payroll configuration, frozen, with its checksum: the tenant's whole configuration
+    (an admin's snapshot), or exactly the records one run will touch (`scope`: the new
+    group's name and the employees it assigns)."""
 
     id = BusinessIdField()
     tenant = models.ForeignKey("tenants.Tenant", on_delete=models.CASCADE, related_name="payroll_snapshots")
     label = models.CharField(max_length=200)
+    scope = models.JSONField(null=True, blank=True, help_text="null: the whole tenant; else "
+                                                              "{group_name, employee_ids}")
     configuration = models.JSONField()
     checksum = models.CharField(max_length=64)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
@@ -173,3 +177,29 @@ class Snapshot(models.Model):
 
     def __str__(self) -> str:
         return self.label
+
+
+class ClaimKind(models.TextChoices):
+    GROUP_NAME = "group_name", "Group name"
+    EMPLOYEE = "employee", "Employee"
+
+
+class RecordClaim(models.Model):
+    """A record a run (or a person's direct write) is about to create or change: a new
+    group's name, an employee it assigns. Unique per tenant, kind and key, so two
+    concurrent runs choosing the same name are serialised by the database: the second
+    insert fails and that run asks its user for another name before any approver is
+    asked. Released when the holder ends for good (workflows' RUN_FINAL)."""
+
+    tenant = models.ForeignKey("tenants.Tenant", on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=20, choices=ClaimKind.choices)
+    key = models.CharField(max_length=200)
+    run = models.ForeignKey("workflows.Run", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    holder = models.CharField(max_length=200, help_text="who holds it, in words (run and its starter, or a person)")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "kind", "key"], name="payroll_claim_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.key} ({self.holder})"

@@ -17,8 +17,8 @@ from memory.services import memory_recall
 from workflows.models import StateCoordinate
 from workflows.tools import Experience, Preview
 
-from .models import Employee, PayrollGroup, PayrollTemplate, Snapshot
-from .selectors import configuration_checksum, import_diff
+from .models import ClaimKind, Employee, PayrollGroup, PayrollTemplate, RecordClaim, Snapshot
+from .selectors import import_diff, scope_checksum
 
 # Catalog regions → the location names employees carry.
 REGION_LOCATIONS = {"SG": ["Singapore"], "HK": ["Hong Kong"], "US": ["United States", "US"]}
@@ -70,13 +70,25 @@ def import_preview(tenant_id: int, arguments: dict[str, Any], params: dict[str, 
 
 
 def import_preconditions(tenant_id: int, run_id: int, arguments: dict[str, Any]) -> str:
-    """The snapshot the approver saw named is still current."""
-    snapshot = (StateCoordinate.objects.filter(run_id=run_id, key="snapshot_id", value=arguments.get("snapshot_id"))
-                .select_related("call").first())
-    checksum = (snapshot.call.result or {}).get("checksum") if snapshot else None
-    if checksum and checksum != configuration_checksum(tenant_id=tenant_id):
-        return "the payroll configuration changed after the snapshot"
+    """The records this import touches are as the snapshot froze them, and its name is
+    still reserved for this run. Only this run's scope: another run's import elsewhere in
+    the tenant never makes this approval stale."""
+    snapshot = Snapshot.objects.filter(id=int(arguments.get("snapshot_id") or 0), tenant_id=tenant_id).first()
+    if snapshot is not None and snapshot.scope is not None:
+        if snapshot.checksum != scope_checksum(tenant_id=tenant_id, scope=snapshot.scope):
+            return "the records this import touches changed after the snapshot"
+    elif snapshot is None:
+        return "the snapshot taken before the import is missing"
+    name = (arguments.get("group_name") or "").strip()
+    holder = RecordClaim.objects.filter(tenant_id=tenant_id, kind=ClaimKind.GROUP_NAME, key=name).first()
+    if holder is None or holder.run_id != run_id:
+        return f"the name “{name}” is no longer reserved for this run"
     return ""
+
+
+def scope_release(tenant_id: int, run_id: int) -> None:
+    """A run that ended for good gives back the names and employees it reserved."""
+    RecordClaim.objects.filter(tenant_id=tenant_id, run_id=run_id).delete()
 
 
 def import_argument(tenant_id: int, name: str, value: Any) -> tuple[str, str]:

@@ -88,16 +88,18 @@ def item_as_dict(item: GroupItem | TemplateItem) -> dict[str, Any]:
             "rate": rate_text(item.rate), "base": item.base, "formula": item.formula}
 
 
+def group_as_dict(group: PayrollGroup) -> dict[str, Any]:
+    return {
+        "id": str(group.id), "name": group.name,
+        "template_id": None if group.template_id is None else str(group.template_id),
+        "template_version": group.template_version, "variables": list(group.variables),
+        "items": [item_as_dict(i) for i in GroupItem.objects.filter(group=group).order_by("position", "code")],
+    }
+
+
 def configuration_of(*, tenant_id: int) -> dict[str, Any]:
     """The tenant's groups, their items and employee assignments, in canonical order."""
-    groups = []
-    for group in PayrollGroup.objects.filter(tenant_id=tenant_id).order_by("id"):
-        groups.append({
-            "id": str(group.id), "name": group.name,
-            "template_id": None if group.template_id is None else str(group.template_id),
-            "template_version": group.template_version, "variables": list(group.variables),
-            "items": [item_as_dict(i) for i in GroupItem.objects.filter(group=group).order_by("position", "code")],
-        })
+    groups = [group_as_dict(g) for g in PayrollGroup.objects.filter(tenant_id=tenant_id).order_by("id")]
     # Only assignments: an employee hired later, in no group, does not change the configuration.
     assignments = [{"employee_id": str(e_id), "group_id": str(g_id)} for e_id, g_id in
                    Employee.objects.filter(tenant_id=tenant_id, group__isnull=False).order_by("id")
@@ -113,6 +115,29 @@ def checksum_of(configuration: dict[str, Any]) -> str:
 def configuration_checksum(*, tenant_id: int) -> str:
     """sha256 of the canonical serialisation of the tenant's payroll configuration."""
     return checksum_of(configuration_of(tenant_id=tenant_id))
+
+
+def scope_normalised(scope: dict[str, Any]) -> dict[str, Any]:
+    return {"group_name": (scope.get("group_name") or "").strip(),
+            "employee_ids": sorted({str(int(e)) for e in scope.get("employee_ids") or []}, key=int)}
+
+
+def scope_configuration_of(*, tenant_id: int, scope: dict[str, Any]) -> dict[str, Any]:
+    """Exactly the records one run touches, never the whole tenant: the group of the
+    name it will create (absent before its import) and where each employee it will
+    assign is now. Two runs on disjoint names and employees have disjoint scopes."""
+    scope = scope_normalised(scope)
+    groups = [group_as_dict(g) for g in PayrollGroup.objects.filter(tenant_id=tenant_id, name=scope["group_name"])
+              .order_by("id")]
+    assignments = [{"employee_id": str(e_id), "group_id": None if g_id is None else str(g_id)} for e_id, g_id in
+                   Employee.objects.filter(tenant_id=tenant_id, id__in=[int(e) for e in scope["employee_ids"]])
+                   .order_by("id").values_list("id", "group_id")]
+    return {"scope": scope, "groups": groups, "assignments": assignments}
+
+
+def scope_checksum(*, tenant_id: int, scope: dict[str, Any]) -> str:
+    """sha256 over the records of one run's scope (see scope_configuration_of)."""
+    return checksum_of(scope_configuration_of(tenant_id=tenant_id, scope=scope))
 
 
 # --- Formulas -------------------------------------------------------------------------------
@@ -168,5 +193,7 @@ def import_diff(*, tenant_id: int, template_id: int, group_name: str) -> dict[st
                     "template_version": template.version}],
         "items": items,
         "problems": problems,
-        "checksum_before": configuration_checksum(tenant_id=tenant_id),
+        # Over what this import touches only: another run's import elsewhere in the
+        # tenant does not make this card stale.
+        "checksum_before": scope_checksum(tenant_id=tenant_id, scope={"group_name": group_name}),
     }

@@ -24,23 +24,34 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from approvals.authority import approval_covers
+from approvals.matrix import approval_route
 from config.api import Conflict, DomainError, Forbidden, NotFound, Unprocessable
-from tenants.models import Role
+from tenants.models import Membership, Role
+from timeline.models import Activity
+from timeline.services import activity_close, activity_open, conversation_create, event_append, frame_record
+from workflows.services import run_start
 
 from .models import (
+    ClaimKind,
     Employee,
     GroupItem,
     IdempotencyRecord,
     IdempotencyState,
     PayrollGroup,
+    RecordClaim,
     Snapshot,
 )
+from .previews import import_scope
 from .selectors import (
     checksum_of,
     configuration_checksum,
     configuration_of,
     formula_problem,
     import_diff,
+    item_as_dict,
+    scope_checksum,
+    scope_configuration_of,
+    scope_normalised,
     snapshot_get,
     template_get,
 )
@@ -68,6 +79,7 @@ class Actor:
     user_id: int | None          # the person (or the user on whose behalf the agent runs)
     role: str | None             # the membership role of a person; None when the agent writes
     approval_id: int | None = None  # the agent: the decided approval that authorises this write
+    run_id: int | None = None       # the agent: the run on whose behalf it writes (holder of its claims)
 
 
 @dataclass(frozen=True)
@@ -225,20 +237,95 @@ def _name_checked(value: str, what: str) -> str:
 
 # --- Services -----------------------------------------------------------------------------------
 
-def snapshot_create(*, actor: Actor, label: str, idempotency_key: str) -> Receipt:
-    """Freeze the tenant's payroll configuration with its checksum. Every role may do it."""
+def snapshot_create(*, actor: Actor, label: str, idempotency_key: str,
+                    scope: dict[str, Any] | None = None) -> Receipt:
+    """Freeze payroll configuration with its checksum: the tenant's whole configuration,
+    or (`scope`) exactly the records one run will touch. Every role may do it."""
     key = _key_checked(idempotency_key)
     _authorise(actor, tool=None, arguments=None, what="take a snapshot")
     label = _name_checked(label, "snapshot label")
+    scope = scope_normalised(scope) if scope is not None else None
 
     def work(record: IdempotencyRecord) -> tuple[int, dict[str, Any]]:
-        configuration = configuration_of(tenant_id=actor.tenant_id)
+        configuration = (configuration_of(tenant_id=actor.tenant_id) if scope is None
+                         else scope_configuration_of(tenant_id=actor.tenant_id, scope=scope))
         snapshot = Snapshot.objects.create(tenant_id=actor.tenant_id, label=label, configuration=configuration,
-                                           checksum=checksum_of(configuration), created_by_id=actor.user_id)
+                                           checksum=checksum_of(configuration), created_by_id=actor.user_id,
+                                           scope=scope)
         return 201, {"snapshot_id": str(snapshot.id), "checksum": snapshot.checksum, "label": snapshot.label}
 
-    return _idempotent(actor=actor, operation="snapshot_create", key=key, request={"label": label},
-                       work=work, atomic=True)
+    request = {"label": label} if scope is None else {"label": label, "scope": scope}
+    return _idempotent(actor=actor, operation="snapshot_create", key=key, request=request, work=work, atomic=True)
+
+
+# --- Claims: who is about to create or change a record --------------------------------------------
+
+class NameTaken(Conflict):
+    code = "group_name_taken"
+
+
+class EmployeeHeld(Conflict):
+    code = "employee_held"
+
+
+class ScopeChanged(Conflict):
+    code = "scope_changed"
+
+
+def records_claim(*, tenant_id: int, run_id: int | None, holder: str, group_name: str,
+                  employee_ids: list[int] | None = None, own_record_id: int | None = None) -> list[int]:
+    """Reserve a new group's name and the employees it will assign, all or none.
+
+    The unique (tenant, kind, key) index serialises concurrent claimants: the second
+    to insert waits for the first to commit, then fails. Claiming again what this run
+    already holds is a no-op (a redelivered step). Raises NameTaken (the name exists
+    or another holds it) or EmployeeHeld (naming who holds the employee)."""
+    group_name = _name_checked(group_name, "group name")
+    wanted = [(ClaimKind.GROUP_NAME, group_name)] + [(ClaimKind.EMPLOYEE, str(int(e))) for e in employee_ids or []]
+    created = []
+    with transaction.atomic():
+        for kind, key in wanted:
+            try:
+                with transaction.atomic():
+                    created.append(RecordClaim.objects.create(tenant_id=tenant_id, kind=kind, key=key, run_id=run_id,
+                                                              holder=holder).id)
+                continue
+            except IntegrityError:
+                pass
+            existing = RecordClaim.objects.filter(tenant_id=tenant_id, kind=kind, key=key).first()
+            if existing is not None and run_id is not None and existing.run_id == run_id:
+                continue
+            by = existing.holder if existing else "another request"
+            if kind == ClaimKind.GROUP_NAME:
+                raise NameTaken(f"The name “{group_name}” is being used for a new group by {by}.",
+                                extra={"held_by": by})
+            employee = Employee.objects.filter(tenant_id=tenant_id, id=int(key)).first()
+            who = f"{employee.employee_no} ({employee.name})" if employee else key
+            raise EmployeeHeld(f"Employee {who} is being assigned by {by}.", extra={"held_by": by, "employee": key})
+        # A group of that name that our own earlier attempt left (a resumed import) is ours.
+        existing = PayrollGroup.objects.filter(tenant_id=tenant_id, name=group_name)
+        if own_record_id is not None:
+            existing = existing.exclude(idempotency_record_id=own_record_id)
+        if existing.exists():
+            raise NameTaken(f"A payroll group named “{group_name}” already exists.")
+    return created
+
+
+def records_release(*, tenant_id: int, run_id: int | None = None, claim_ids: list[int] | None = None) -> int:
+    """Give back a run's claims (it ended for good), or a direct write's own claims."""
+    claims = RecordClaim.objects.filter(tenant_id=tenant_id)
+    claims = claims.filter(run_id=run_id) if run_id is not None else claims.filter(id__in=claim_ids or [])
+    return claims.delete()[0]
+
+
+def _claim_check(actor: Actor, group_name: str) -> None:
+    """A name reserved by someone else may not be imported: that run's approval card
+    must never become one that is bound to fail."""
+    claim = RecordClaim.objects.filter(tenant_id=actor.tenant_id, kind=ClaimKind.GROUP_NAME, key=group_name).first()
+    if claim is None or (actor.run_id is not None and claim.run_id == actor.run_id):
+        return
+    raise NameTaken(f"The name “{group_name}” is reserved for a new group by {claim.holder}; choose another name.",
+                    code="group_name_reserved", extra={"held_by": claim.holder})
 
 
 def template_import(*, actor: Actor, template_id: int, group_name: str, idempotency_key: str) -> Receipt:
@@ -255,8 +342,92 @@ def template_import(*, actor: Actor, template_id: int, group_name: str, idempote
     _authorise(actor, tool="import_template", arguments={"template_id": template_id, "group_name": group_name},
                what="import a payroll template")
     template = template_get(template_id)
+    if actor.role is not None:
+        # A person's direct write: on the same footing as the agent's.
+        return _group_import_direct(actor=actor, template=template, group_name=group_name, key=key)
+    return _template_import_work(actor=actor, template=template, group_name=group_name, key=key)
+
+
+def _group_import_direct(*, actor: Actor, template, group_name: str, key: str) -> Receipt:
+    """A person imports directly. Under the approval matrix's thresholds for imports
+    (headcount, monthly gross in scope) it goes through now, holding the name's claim
+    while it writes, and is recorded on the timeline with who did it. Over them, it
+    becomes a small run (blueprint payroll_direct_import) whose import waits at the same
+    gate as the agent's: the four-eyes rule makes a second person approve it (202)."""
+    tenant_id = actor.tenant_id
+    membership = Membership.objects.select_related("user").get(user_id=actor.user_id, tenant_id=tenant_id)
+    request = {"template_id": template.id, "group_name": group_name}
+    if IdempotencyRecord.objects.filter(tenant_id=tenant_id, operation="template_import", key=key).exists():
+        # A retry of a write already made (replay, resume, or 409/422 as the record says).
+        return _template_import_work(actor=actor, template=template, group_name=group_name, key=key)
+    measures = import_scope(tenant_id=tenant_id, template_id=template.id)
+    route = approval_route(tenant_id=tenant_id, tool="import_template", measures=measures)
+    if route.over_limit:
+        def work(record: IdempotencyRecord) -> tuple[int, dict[str, Any]]:
+            run = run_start(membership=membership, blueprint="payroll_direct_import",
+                            params={"template_id": str(template.id), "group_name": group_name})
+            event_append(conversation_id=run.conversation_id, run_id=run.id, type="payroll.direct_write",
+                         data={"by": membership.user.username, "role": membership.role, "operation": "import",
+                               "group_name": group_name, "template": template.code, "measures": measures,
+                               "outcome": "approval_required", "routing": route.reason})
+            return 202, {"run_id": str(run.id), "status": "approval_required", "group_name": group_name,
+                         "template_id": str(template.id), "routing": route.reason,
+                         "detail": "Over the approval matrix's limits: a second person must approve this import."}
+
+        return _idempotent(actor=actor, operation="template_import", key=key, request=request, work=work,
+                           atomic=True)
+    import_work = _import_work(actor=actor, template=template, group_name=group_name, claim_held=True)
 
     def work(record: IdempotencyRecord) -> tuple[int, dict[str, Any]]:
+        # The name is held while the person's import writes, as a run holds it: a run
+        # that reserved it first makes this a clear 409, and no run can take it meanwhile.
+        claims = records_claim(tenant_id=tenant_id, run_id=None, holder=f"{membership.user.username}'s direct import",
+                               group_name=group_name, own_record_id=record.id)
+        try:
+            return import_work(record)
+        finally:
+            records_release(tenant_id=tenant_id, claim_ids=claims)
+
+    receipt = _idempotent(actor=actor, operation="template_import", key=key, request=request, work=work, atomic=False)
+    if not receipt.replayed:
+        with transaction.atomic():
+            _direct_write_record(membership, f"Imported “{template.name}” as the new group “{group_name}”",
+                                 {"operation": "import", "group_name": group_name, "template": template.code,
+                                  "group_id": receipt.body.get("group_id"), "measures": measures,
+                                  "routing": route.reason, "outcome": "imported"})
+    return receipt
+
+
+def _direct_write_record(membership: Membership, summary: str, data: dict[str, Any]) -> None:
+    """A person's write to the system of record, on the timeline with who did it."""
+    who = membership.user.username
+    conversation = conversation_create(tenant_id=membership.tenant_id, user_id=membership.user_id,
+                                       title=f"Direct write by {who}")
+    activity = activity_open(conversation_id=conversation.id, kind=Activity.Kind.MESSAGE,
+                             title=f"Direct write by {who}", summary=summary)
+    frame_record(activity_id=activity.id, kind="state_change", name="payroll direct write",
+                 summary=f"{summary} (by {who}, {membership.role}).", payload={"by": who, **data})
+    event_append(conversation_id=conversation.id, type="payroll.direct_write",
+                 data={"by": who, "role": membership.role, **data})
+    activity_close(activity_id=activity.id, status="completed")
+
+
+def _template_import_work(*, actor: Actor, template, group_name: str, key: str) -> Receipt:
+    """The agent's import, under its idempotency key (authority already checked)."""
+    return _idempotent(actor=actor, operation="template_import", key=key,
+                       request={"template_id": template.id, "group_name": group_name},
+                       work=_import_work(actor=actor, template=template, group_name=group_name), atomic=False)
+
+
+def _import_work(*, actor: Actor, template, group_name: str,
+                 claim_held: bool = False) -> Callable[[IdempotencyRecord], tuple[int, dict]]:
+    """The import itself: what runs once per idempotency key. `claim_held`: the caller
+    holds the name's claim for this very write (a person's direct import)."""
+    template_id = template.id
+
+    def work(record: IdempotencyRecord) -> tuple[int, dict[str, Any]]:
+        if not claim_held:
+            _claim_check(actor, group_name)
         group = PayrollGroup.objects.filter(tenant_id=actor.tenant_id, idempotency_record=record).first()
         if group is None:
             try:
@@ -278,7 +449,7 @@ def template_import(*, actor: Actor, template_id: int, group_name: str, idempote
                     if problem:
                         raise Unprocessable(
                             f"Import stopped at item '{item.name}' ({item.code}): {problem}. The group "
-                            f"'{group_name}' was left partly imported; restore a snapshot to remove it.",
+                            f"'{group_name}' was left partly imported; this run's undo removes it.",
                             code="formula_invalid", extra={"item": item.code, "group_id": str(group.id)})
                     GroupItem.objects.create(group=group, position=item.position, code=item.code, name=item.name,
                                              kind=item.kind, rate=item.rate, base=item.base, formula=item.formula)
@@ -287,17 +458,23 @@ def template_import(*, actor: Actor, template_id: int, group_name: str, idempote
                      "template_version": template.version, "group_name": group.name,
                      "items_created": GroupItem.objects.filter(group=group).count()}
 
-    return _idempotent(actor=actor, operation="template_import", key=key,
-                       request={"template_id": template_id, "group_name": group_name}, work=work, atomic=False)
+    return work
 
 
 def snapshot_restore(*, actor: Actor, snapshot_id: int, idempotency_key: str) -> Receipt:
-    """Put the tenant's groups, items and employee assignments back exactly as in the snapshot."""
+    """Put the tenant's groups, items and employee assignments back exactly as in the snapshot.
+
+    Whole-tenant: it deletes every group created since, whoever created it. So it is a
+    tenant admin's operation, never a run's compensation (that is run_effects_undo)."""
     key = _key_checked(idempotency_key)
     snapshot_id = _id_checked(snapshot_id, "snapshot_id")
-    _authorise(actor, tool="restore_snapshot", arguments={"snapshot_id": snapshot_id},
-               what="restore a payroll snapshot")
+    if actor.role != Role.ADMIN:
+        raise Forbidden("Restoring a whole-tenant snapshot deletes everyone's later work; only a tenant admin "
+                        "may do it.", code="admin_required")
     snapshot = snapshot_get(actor.tenant_id, snapshot_id)
+    if snapshot.scope is not None:
+        raise Unprocessable("This snapshot holds one run's records only; it cannot restore the tenant.",
+                            code="scoped_snapshot")
 
     def work(record: IdempotencyRecord) -> tuple[int, dict[str, Any]]:
         tenant_id = actor.tenant_id
@@ -346,8 +523,95 @@ def employees_assign(*, actor: Actor, group_id: int, employee_ids: list[int], id
         raise NotFound(f"No such employee: {', '.join(missing)}.", code="employee_not_found")
 
     def work(record: IdempotencyRecord) -> tuple[int, dict[str, Any]]:
+        # Where each employee was: the receipt is what an undo puts back, and nothing else.
+        previous = dict(Employee.objects.select_for_update().filter(tenant_id=actor.tenant_id, id__in=ids)
+                        .values_list("id", "group_id"))
         Employee.objects.filter(tenant_id=actor.tenant_id, id__in=ids).update(group_id=group_id)
-        return 200, {"group_id": str(group_id), "employee_ids": [str(i) for i in ids], "assigned": len(ids)}
+        return 200, {"group_id": str(group_id), "employee_ids": [str(i) for i in ids], "assigned": len(ids),
+                     "previous": {str(e): (None if g is None else str(g)) for e, g in previous.items()}}
 
     return _idempotent(actor=actor, operation="employees_assign", key=key,
                        request={"group_id": group_id, "employee_ids": ids}, work=work, atomic=True)
+
+
+def run_effects_undo(*, actor: Actor, snapshot_id: int, import_keys: list[str], assign_keys: list[str],
+                     idempotency_key: str) -> Receipt:
+    """Undo exactly one run's effects, by its receipts: the groups its imports created
+    (under `import_keys`) and the assignments it changed (under `assign_keys`), each put
+    back as its receipt says it was. Never anything else in the tenant.
+
+    Before deleting, the records are compared (a checksum over this scope) with what the
+    receipts say the run left; if someone changed them meanwhile, nothing is deleted and
+    ScopeChanged says what differs."""
+    key = _key_checked(idempotency_key)
+    snapshot_id = _id_checked(snapshot_id, "snapshot_id")
+    snapshot = snapshot_get(actor.tenant_id, snapshot_id)
+    scope = snapshot.scope or {}
+    tenant_id = actor.tenant_id
+    groups_q = PayrollGroup.objects.filter(tenant_id=tenant_id, idempotency_record__operation="template_import",
+                                           idempotency_record__key__in=import_keys)
+    assign_records = list(IdempotencyRecord.objects.filter(tenant_id=tenant_id, operation="employees_assign",
+                                                           key__in=assign_keys, state=IdempotencyState.DONE))
+    if not groups_q.exists() and not assign_records:
+        # Nothing of this run reached the system of record: nothing to undo, nothing to authorise.
+        return Receipt(status_code=200, body={"snapshot_id": str(snapshot.id), "groups_deleted": [],
+                                              "employees_restored": 0, "checksum": scope_checksum(
+                                                  tenant_id=tenant_id, scope=scope)}, replayed=False)
+    _authorise(actor, tool="undo_run_effects", arguments={"snapshot_id": snapshot_id},
+               what="undo a run's changes")
+
+    def work(record: IdempotencyRecord) -> tuple[int, dict[str, Any]]:
+        groups = list(groups_q.select_for_update(of=("self",)).select_related("template"))
+        assigned: dict[int, tuple[int, int | None]] = {}
+        for r in assign_records:
+            body = json.loads(r.response_body)
+            previous = body.get("previous", {})
+            for e in body["employee_ids"]:
+                prev = previous.get(e)
+                assigned[int(e)] = (int(body["group_id"]), None if prev is None else int(prev))
+        problem = _undo_scope_problem(tenant_id, scope, groups, assigned)
+        if problem:
+            raise ScopeChanged(f"Someone changed this run's records since it wrote them ({problem}); nothing was "
+                               "deleted. Look at them, then retry the undo or leave them as they are.")
+        group_ids = {g.id for g in groups}
+        existing = set(PayrollGroup.objects.filter(tenant_id=tenant_id).values_list("id", flat=True))
+        for employee_id, (group_id, prev) in sorted(assigned.items()):
+            back = prev if prev is not None and prev in existing and prev not in group_ids else None
+            Employee.objects.filter(tenant_id=tenant_id, id=employee_id, group_id=group_id).update(group_id=back)
+        deleted = [g.name for g in groups]
+        PayrollGroup.objects.filter(id__in=group_ids).delete()
+        return 200, {"snapshot_id": str(snapshot.id), "groups_deleted": deleted, "employees_restored": len(assigned),
+                     "checksum": scope_checksum(tenant_id=tenant_id, scope=scope)}
+
+    return _idempotent(actor=actor, operation="run_effects_undo", key=key,
+                       request={"snapshot_id": snapshot_id, "import_keys": sorted(import_keys),
+                                "assign_keys": sorted(assign_keys)}, work=work, atomic=True)
+
+
+def _undo_scope_problem(tenant_id: int, scope: dict[str, Any], groups: list[PayrollGroup],
+                        assigned: dict[int, tuple[int, int | None]]) -> str:
+    """What differs between this run's records now and what its receipts say it left, or ""."""
+    expected, actual = [], []
+    for group in groups:
+        items = {i.code: item_as_dict(i) for i in GroupItem.objects.filter(group=group)}
+        template_items = ({i.code: item_as_dict(i) for i in group.template.items.all()}
+                          if group.template_id else {})
+        ours = sorted(e for e, (g, _) in assigned.items() if g == group.id)
+        members = sorted(Employee.objects.filter(group=group).values_list("id", flat=True))
+        # What the import wrote: the template's items (all, or the first ones of a
+        # partial import), under the reserved name, and only our assignments.
+        expected.append({"name": scope.get("group_name", group.name),
+                         "items": [template_items.get(code) for code in sorted(items)], "employees": ours})
+        actual.append({"name": group.name, "items": [items[code] for code in sorted(items)], "employees": members})
+    moved = sorted(e for e, (g, _) in assigned.items()
+                   if not Employee.objects.filter(tenant_id=tenant_id, id=e, group_id=g).exists())
+    if checksum_of({"groups": expected, "moved": []}) == checksum_of({"groups": actual, "moved": moved}):
+        return ""
+    for exp, act in zip(expected, actual):
+        if exp["name"] != act["name"]:
+            return f"the group was renamed to “{act['name']}”"
+        if exp["items"] != act["items"]:
+            return f"the items of group “{act['name']}” were edited"
+        if exp["employees"] != act["employees"]:
+            return f"other employees were put into group “{act['name']}”"
+    return f"{len(moved)} employee(s) this run assigned were moved to another group"

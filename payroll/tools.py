@@ -10,26 +10,31 @@ from django.db.models import Count
 
 from memory.services import memory_link
 from timeline.services import frame_record
-from workflows.models import Run
+from workflows.models import Run, ToolCall
 from workflows.pipeline import coordinate_resolve, node_activity_id, tool_model_call
 from workflows.tools import (
     Acceptance,
     NeedsInput,
     Tool,
+    ToolBlocked,
     ToolContext,
     ToolError,
     tool_register,
 )
 
 from . import previews
-from .models import Employee, PayrollGroup, PayrollTemplate, Snapshot, TemplateItem
+from .models import ClaimKind, Employee, PayrollGroup, PayrollTemplate, RecordClaim, Snapshot, TemplateItem
 from .requirements import requirements_extract
-from .selectors import configuration_checksum, employees_for, groups_for
+from .selectors import employees_for, groups_for, scope_checksum
 from .services import (
     Actor,
+    EmployeeHeld,
+    NameTaken,
+    ScopeChanged,
     employees_assign,
+    records_claim,
+    run_effects_undo,
     snapshot_create,
-    snapshot_restore,
     template_import,
 )
 
@@ -45,7 +50,8 @@ POPULATION_WORDS = {"sales": ["sales", "commission"], "executive": ["executive",
 
 def _actor(ctx: ToolContext):
 
-    return Actor(tenant_id=ctx.tenant_id, user_id=ctx.user_id, role=None, approval_id=ctx.approval_id)
+    return Actor(tenant_id=ctx.tenant_id, user_id=ctx.user_id, role=None, approval_id=ctx.approval_id,
+                 run_id=ctx.run_id)
 
 
 # --- interpret_request --------------------------------------------------------------------
@@ -139,7 +145,13 @@ def match_salary_template(ctx: ToolContext, arguments: dict[str, Any]) -> dict[s
                  if t.id not in excluded]
     answer = (arguments.get("answer") or "").strip()
     code = arguments.get("template_code")
-    if code:
+    pinned_id = arguments.get("pinned_template_id")
+    if pinned_id:  # a person named the exact template (a direct import)
+        chosen = PayrollTemplate.objects.filter(id=int(pinned_id)).first()
+        if chosen is None:
+            raise ToolError("The named template does not exist.")
+        score, why = 0, ["named by the person importing"]
+    elif code:
         pinned = [t for t in templates if t.code == code]
         if not pinned:
             raise ToolError(f"No template with code {code!r} is available.")
@@ -210,6 +222,7 @@ tool_register(Tool(
     description="Search the template catalog for the template that best fits the interpreted requirements.",
     input_schema={"type": "object", "properties": {
         "template_code": {"type": "string"}, "exclude_template_ids": {"type": "array", "items": ID},
+        "pinned_template_id": ID,
         "answer": {"type": "string"}}},
     output_schema={"type": "object", "properties": {"template_id": ID, "template_version": {"type": "integer"}},
                    "required": ["template_id", "template_version"]},
@@ -223,31 +236,58 @@ tool_register(Tool(
 ))
 
 
-# --- snapshot_payroll_groups ------------------------------------------------------------------
+# --- snapshot_payroll_groups: reserve the run's records and snapshot exactly those -------------
+
+def _scope_employee_ids(ctx: ToolContext) -> list[int]:
+    return [int(e) for e in ctx.params.get("employee_ids") or []]
+
 
 def snapshot_payroll_groups(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
-
-    receipt = snapshot_create(actor=_actor(ctx), label=f"before run {ctx.run_id}", idempotency_key=ctx.idempotency_key)
-    return {"snapshot_id": receipt.body["snapshot_id"], "checksum": receipt.body["checksum"],
+    """Reserve the new group's name and the employees the run will assign, then freeze
+    exactly those records. A collision is found here, at planning time, before any
+    approver is asked: the user is asked for another name, or told who holds an employee."""
+    name = (arguments.get("answer") or arguments.get("group_name") or "").strip()
+    employee_ids = _scope_employee_ids(ctx)
+    run = Run.objects.select_related("created_by").get(id=ctx.run_id)
+    try:
+        records_claim(tenant_id=ctx.tenant_id, run_id=ctx.run_id, holder=f"run {ctx.run_id} of {run.created_by}",
+                      group_name=name, employee_ids=employee_ids)
+    except NameTaken as taken:
+        raise NeedsInput(f"{taken.message} What should the new payroll group be called instead?",
+                         [{"label": f"{name} (2)", "answer": f"{name} (2)"}]) from None
+    except EmployeeHeld as held:
+        raise ToolError(f"{held.message} Retry this run when that one has finished, or cancel one of them.") from None
+    receipt = snapshot_create(actor=_actor(ctx), label=f"before run {ctx.run_id}: “{name}”",
+                              idempotency_key=ctx.idempotency_key,
+                              scope={"group_name": name, "employee_ids": employee_ids})
+    return {"snapshot_id": receipt.body["snapshot_id"], "checksum": receipt.body["checksum"], "group_name": name,
             "receipt_ref": f"payroll/snapshots/{receipt.body['snapshot_id']}"}
 
 
 def _snapshot_accept(ctx, arguments, output) -> list[Acceptance]:
 
     snapshot = Snapshot.objects.filter(id=int(output["snapshot_id"]), tenant_id=ctx.tenant_id).first()
+    reserved = RecordClaim.objects.filter(tenant_id=ctx.tenant_id, kind=ClaimKind.GROUP_NAME,
+                                          key=output["group_name"], run_id=ctx.run_id).exists()
     return [Acceptance("the snapshot exists in this tenant", snapshot is not None),
-            Acceptance("its checksum matches the receipt", bool(snapshot and snapshot.checksum == output["checksum"]))]
+            Acceptance("its checksum matches the receipt", bool(snapshot and snapshot.checksum == output["checksum"])),
+            Acceptance("the group name is reserved for this run", reserved)]
 
 
 tool_register(Tool(
     name="snapshot_payroll_groups",
-    description="Snapshot the tenant's whole payroll configuration before changing it.",
-    input_schema={"type": "object"},
-    output_schema={"type": "object", "properties": {"snapshot_id": ID, "checksum": {"type": "string"}},
-                   "required": ["snapshot_id", "checksum"]},
-    fn=snapshot_payroll_groups, produces=["snapshot_id"], side_effects=True, accept=_snapshot_accept,
-    summary=lambda output: "Took a snapshot of the current payroll groups.",
-    milestones={"completed": "a snapshot of the current payroll groups was taken"},
+    description="Reserve the new group's name and the employees to assign for this run, and snapshot exactly "
+                "those records (never the whole tenant).",
+    input_schema={"type": "object", "properties": {"group_name": {"type": "string", "minLength": 1},
+                                                   "answer": {"type": "string"}}},
+    output_schema={"type": "object", "properties": {"snapshot_id": ID, "checksum": {"type": "string"},
+                                                    "group_name": {"type": "string", "minLength": 1}},
+                   "required": ["snapshot_id", "checksum", "group_name"]},
+    fn=snapshot_payroll_groups, produces=["snapshot_id", "group_name"], side_effects=True, accept=_snapshot_accept,
+    summary=lambda output: f"Reserved the name “{output['group_name']}” and took a snapshot of what the run touches.",
+    release=previews.scope_release,
+    milestones={"awaiting_input": "the group name is taken: waiting for the user to choose another",
+                "completed": "the group name is reserved and a snapshot of what the run touches was taken"},
 ))
 
 
@@ -282,8 +322,9 @@ tool_register(Tool(
                   "required": ["template_id", "snapshot_id", "group_name"]},
     output_schema={"type": "object", "properties": {"group_id": ID, "items_created": {"type": "integer"}},
                    "required": ["group_id", "items_created"]},
-    fn=import_template, produces=["group_id"], consumes=["template_id", "snapshot_id"], side_effects=True,
-    read_only=False, needs_approval=True, compensation="restore_snapshot", accept=_import_accept,
+    # The name comes from the step that reserved it, by provenance, never retyped.
+    fn=import_template, produces=["group_id"], consumes=["template_id", "snapshot_id", "group_name"],
+    side_effects=True, read_only=False, needs_approval=True, compensation="undo_run_effects", accept=_import_accept,
     summary=lambda output: f"Imported the template: {output['items_created']} payroll items created.",
     preview=previews.import_preview, preconditions_check=previews.import_preconditions,
     argument_describe=previews.import_argument, rejection_replan=previews.import_rejection_replan,
@@ -325,31 +366,56 @@ tool_register(Tool(
 ))
 
 
-# --- restore_snapshot ---------------------------------------------------------------------------
+# --- undo_run_effects: the compensation ----------------------------------------------------------
 
-def restore_snapshot(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
-
-    receipt = snapshot_restore(actor=_actor(ctx), snapshot_id=int(arguments["snapshot_id"]),
-                               idempotency_key=ctx.idempotency_key)
-    return {"snapshot_id": receipt.body["snapshot_id"], "checksum": receipt.body["checksum"],
-            "receipt_ref": f"payroll/snapshots/{receipt.body['snapshot_id']}"}
+def _receipt_keys(ctx: ToolContext, tool: str) -> list[str]:
+    """The idempotency keys under which this run's `tool` reached the system of record."""
+    return list(ToolCall.objects.filter(run_id=ctx.run_id, tool=tool).values_list("idempotency_key", flat=True))
 
 
-def _restore_accept(ctx, arguments, output) -> list[Acceptance]:
+def undo_run_effects(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Undo this run's effects by its receipts, and nothing else; stop (blocked) if
+    someone changed those records meanwhile."""
+    try:
+        receipt = run_effects_undo(actor=_actor(ctx), snapshot_id=int(arguments["snapshot_id"]),
+                                   import_keys=_receipt_keys(ctx, "import_template"),
+                                   assign_keys=_receipt_keys(ctx, "assign_employees"),
+                                   idempotency_key=ctx.idempotency_key)
+    except ScopeChanged as changed:
+        raise ToolBlocked(changed.message) from None
+    body = receipt.body
+    return {"snapshot_id": body["snapshot_id"], "checksum": body["checksum"],
+            "groups_deleted": body["groups_deleted"], "employees_restored": body["employees_restored"],
+            "receipt_ref": f"payroll/snapshots/{body['snapshot_id']}"}
+
+
+def _undo_accept(ctx, arguments, output) -> list[Acceptance]:
 
     snapshot = Snapshot.objects.get(id=int(arguments["snapshot_id"]), tenant_id=ctx.tenant_id)
-    now = configuration_checksum(tenant_id=ctx.tenant_id)
-    return [Acceptance("the configuration checksum equals the snapshot's", now == snapshot.checksum)]
+    now = scope_checksum(tenant_id=ctx.tenant_id, scope=snapshot.scope or {})
+    return [Acceptance("the checksum over this run's scope equals the snapshot's", now == snapshot.checksum)]
+
+
+def _undo_summary(output: dict[str, Any]) -> str:
+    deleted = output["groups_deleted"]
+    if not deleted and not output["employees_restored"]:
+        return "Nothing of this run had reached the payroll system; nothing to undo."
+    return (f"Undid this run's changes: removed {', '.join(f'“{n}”' for n in deleted) or 'no group'}"
+            + (f", put {output['employees_restored']} employees back" if output["employees_restored"] else "") + ".")
 
 
 tool_register(Tool(
-    name="restore_snapshot",
-    description="Restore the payroll configuration to the snapshot taken before the change.",
+    name="undo_run_effects",
+    description="Undo exactly this run's changes (the group it created, the assignments it made), by its receipts.",
     input_schema={"type": "object", "properties": {"snapshot_id": ID}, "required": ["snapshot_id"]},
-    output_schema={"type": "object", "properties": {"checksum": {"type": "string"}}, "required": ["checksum"]},
-    fn=restore_snapshot, consumes=["snapshot_id"], side_effects=True, read_only=False, accept=_restore_accept,
-    summary=lambda output: "Restored the payroll configuration from the snapshot.",
-    milestones={"completed": "the configuration was restored to the snapshot"},
+    output_schema={"type": "object", "properties": {"checksum": {"type": "string"},
+                                                    "groups_deleted": {"type": "array"},
+                                                    "employees_restored": {"type": "integer"}},
+                   "required": ["checksum", "groups_deleted", "employees_restored"]},
+    fn=undo_run_effects, consumes=["snapshot_id"], side_effects=True, read_only=False, accept=_undo_accept,
+    summary=_undo_summary,
+    milestones={"completed": "this run's changes were undone", "blocked": "the undo stopped: someone changed the "
+                                                                          "run's records"},
 ))
 
 

@@ -53,12 +53,31 @@ class Activity(models.Model):
     latency_ms = models.FloatField(default=0, help_text="sum of the frames' latencies")
     frames_from = models.DateTimeField(null=True, blank=True, help_text="start of the earliest frame")
     frames_until = models.DateTimeField(null=True, blank=True, help_text="end of the latest frame")
-    links = models.JSONField(default=dict, blank=True,
-                             help_text="business objects touched: {kind: [ids]} (tool calls, approvals, …)")
 
     class Meta:
         ordering = ["started_at"]
         verbose_name_plural = "activities"
+
+    @property
+    def links(self) -> dict[str, list[str]]:
+        """Business objects touched: {kind: [ids]} (tool calls, approvals, …), in link order."""
+        out: dict[str, list[str]] = {}
+        for kind, object_id in self.link_rows.order_by("id").values_list("kind", "object_id"):
+            out.setdefault(kind, []).append(object_id)
+        return out
+
+
+class ActivityLink(models.Model):
+    """One business object an Activity touched. A row per link, inserted or ignored:
+    two workers linking at once can neither lose the other's link nor double it
+    (a JSON list on the Activity would be read-modify-written)."""
+
+    activity = models.ForeignKey(Activity, on_delete=models.CASCADE, related_name="link_rows")
+    kind = models.CharField(max_length=40)
+    object_id = models.CharField(max_length=64)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["activity", "kind", "object_id"], name="activity_link_unique")]
 
 
 class Frame(models.Model):

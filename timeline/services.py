@@ -17,7 +17,7 @@ from config.celery import app
 from tenants.models import Membership
 
 from .masking import payload_mask
-from .models import Activity, Conversation, Event, Frame, FramePayload, WiringCheck
+from .models import Activity, ActivityLink, Conversation, Event, Frame, FramePayload, WiringCheck
 from .push import broadcast_on_commit, conversation_group, tenant_group
 
 
@@ -161,13 +161,9 @@ def _activity_rollup(frame: Frame) -> None:
 
 def activity_link(*, activity_id: int, kind: str, object_id: int | str) -> None:
     """Record that the Activity touched a business object (a tool call, an approval, a group…)."""
-    activity = Activity.objects.only("links").filter(id=activity_id).first()
-    if activity is None:
-        return
-    ids = activity.links.get(kind, [])
-    if str(object_id) in ids:
-        return
-    Activity.objects.filter(id=activity_id).update(links={**activity.links, kind: [*ids, str(object_id)]})
+    # One INSERT that ignores a duplicate: no read-modify-write of a list to lose a link.
+    ActivityLink.objects.bulk_create([ActivityLink(activity_id=activity_id, kind=kind, object_id=str(object_id))],
+                                     ignore_conflicts=True)
 
 
 @transaction.atomic

@@ -12,8 +12,9 @@ from workflows.models import StateCoordinate
 
 from .blueprints import BLUEPRINTS
 from .models import Node
-from .selectors import node_acceptance, run_get_for
-from .services import node_input_answer, run_start
+from .models import RunStatus
+from .selectors import node_acceptance, run_get_for, runs_filtered
+from .services import node_input_answer, run_cancel, run_retry, run_start
 
 
 class AcceptanceOutputSerializer(serializers.Serializer):
@@ -27,7 +28,7 @@ class NodeOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Node
-        fields = ["key", "goal", "tool", "status", "status_reason", "depends_on", "run_when", "attempts",
+        fields = ["key", "goal", "tool", "status", "status_reason", "depends_on", "run_when", "attempts", "attempt",
                   "result_ref", "plan_version", "question", "started_at", "finished_at", "acceptance"]
 
     @extend_schema_field(AcceptanceOutputSerializer(many=True))
@@ -50,6 +51,7 @@ class RunOutputSerializer(serializers.Serializer):
     status_reason = serializers.CharField()
     control = serializers.CharField()
     blueprint = serializers.CharField()
+    cancel_requested = serializers.JSONField(allow_null=True)
     plan_version = serializers.IntegerField()
     transition_count = serializers.IntegerField()
     model_calls = serializers.IntegerField()
@@ -71,7 +73,35 @@ class RunOutputSerializer(serializers.Serializer):
                 for p in run.plans.all()]
 
 
-class RunCreateApi(APIView):
+class RunSummaryOutputSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    conversation = serializers.CharField(source="conversation_id")
+    blueprint = serializers.CharField()
+    status = serializers.CharField()
+    status_reason = serializers.CharField()
+    params = serializers.JSONField()
+    created_by = serializers.CharField(source="created_by.username")
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+class RunListCreateApi(APIView):
+    class FilterSerializer(serializers.Serializer):
+        blueprint = serializers.ChoiceField(choices=sorted(BLUEPRINTS), required=False)
+        status = serializers.ChoiceField(choices=RunStatus.choices, required=False)
+        limit = serializers.IntegerField(min_value=1, max_value=500, default=100)
+
+    @extend_schema(parameters=[FilterSerializer], responses=RunSummaryOutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        """The caller's tenant's runs, newest first."""
+        membership = membership_for_user(request.user)
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        runs = runs_filtered(membership, blueprint=filters.validated_data.get("blueprint", ""),
+                             status=filters.validated_data.get("status", "")).select_related("created_by")
+        return Response({"results": RunSummaryOutputSerializer(runs[:filters.validated_data["limit"]],
+                                                               many=True).data})
+
     class InputSerializer(serializers.Serializer):
         blueprint = serializers.ChoiceField(choices=sorted(BLUEPRINTS))
         params = serializers.JSONField()
@@ -89,6 +119,41 @@ class RunCreateApi(APIView):
         run = run_start(membership=membership, blueprint=data.validated_data["blueprint"],
                         params=data.validated_data["params"], conversation_id=conversation_id)
         return Response(RunOutputSerializer(run).data, status=201)
+
+
+class RunControlInputSerializer(serializers.Serializer):
+    reason = serializers.CharField(max_length=500, allow_blank=True, required=False, default="")
+
+    class Meta:
+        ref_name = "RunControlInput"
+
+
+class RunCancelApi(APIView):
+    @extend_schema(request=RunControlInputSerializer, responses={200: RunOutputSerializer, 403: OpenApiResponse(
+        description="not the run's starter, an approver or an admin"), 409: OpenApiResponse(
+        description="the run has ended, or a step is writing right now")})
+    def post(self, request: Request, run_id: int) -> Response:
+        """Cancel: withdraw approvals, stop open steps, undo this run's changes, end `cancelled`."""
+        data = RunControlInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        run = run_cancel(membership=membership_for_user(request.user), run_id=run_id,
+                         reason=data.validated_data["reason"])
+        run.refresh_from_db()
+        return Response(RunOutputSerializer(run).data)
+
+
+class RunRetryApi(APIView):
+    @extend_schema(request=RunControlInputSerializer, responses={200: RunOutputSerializer, 403: OpenApiResponse(
+        description="not the run's starter, an approver or an admin"), 409: OpenApiResponse(
+        description="the run is not failed or blocked")})
+    def post(self, request: Request, run_id: int) -> Response:
+        """Retry: the failed or blocked step runs again as a new logical attempt."""
+        data = RunControlInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        run = run_retry(membership=membership_for_user(request.user), run_id=run_id,
+                        reason=data.validated_data["reason"])
+        run.refresh_from_db()
+        return Response(RunOutputSerializer(run).data)
 
 
 class RunDetailApi(APIView):
@@ -113,7 +178,9 @@ class RunInputApi(APIView):
 
 
 urlpatterns = [
-    path("runs/", RunCreateApi.as_view(), name="api-runs"),
+    path("runs/", RunListCreateApi.as_view(), name="api-runs"),
     path("runs/<int:run_id>/", RunDetailApi.as_view(), name="api-run"),
     path("runs/<int:run_id>/input/", RunInputApi.as_view(), name="api-run-input"),
+    path("runs/<int:run_id>/cancel/", RunCancelApi.as_view(), name="api-run-cancel"),
+    path("runs/<int:run_id>/retry/", RunRetryApi.as_view(), name="api-run-retry"),
 ]

@@ -87,10 +87,13 @@ def blueprint_nodes(name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
     if spec == "fanout":
         return [{"key": f"n{i}", "tool": "noop", "goal": f"No-op {i}", "depends_on": [], "arguments": {},
                  "position": i} for i in range(params["n"])]
-    # A node with `when` exists only if that param is given (an optional step).
+    # A node with `when` exists only if that param is given (an optional step); a
+    # dependency on an absent optional step is no dependency.
+    present = [node for node in spec if not node.get("when") or params.get(node["when"])]
+    keys = {node["key"] for node in present}
     return [{**{k: v for k, v in node.items() if k != "when"}, "arguments": _bind(node["arguments"], params),
-             "position": position}
-            for position, node in enumerate(spec) if not node.get("when") or params.get(node["when"])]
+             "depends_on": [d for d in node["depends_on"] if d in keys], "position": spec.index(node)}
+            for node in present]
 
 
 def _bind(arguments: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:

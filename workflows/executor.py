@@ -33,7 +33,7 @@ from .pipeline import (
     tool_call_execute,
 )
 from .services import lease_seconds, nodes_promote, run_settle
-from .tools import Acceptance, NeedsInput, ToolContext, is_compensation, tool_get
+from .tools import Acceptance, NeedsInput, ToolBlocked, ToolContext, is_compensation, tool_get
 from .transitions import node_transition
 
 log = logging.getLogger(__name__)
@@ -142,6 +142,8 @@ def _execute_claimed(node, run, tool, me, approval_id, arguments, consumed) -> i
                              data={"node": node.key, "question": question.question, "options": question.options})
                 run_settle(run)
         return None
+    except ToolBlocked as err:  # acting now would be wrong: stop with the reason, change nothing
+        return _finish(node, run, N.BLOCKED, str(err), me)
     except DomainError as err:
         if err.code == IN_PROGRESS_CODE:
             return _defer(node, run, me, err.message)

@@ -23,6 +23,9 @@ class Gate(Protocol):
     def expire_overdue(self, *, now: datetime) -> int:
         """Expire pending requests past their deadline; returns how many."""
 
+    def withdraw(self, *, run, reason: str) -> int:
+        """Take the run's pending requests off the approvers' desks (a cancel); returns how many."""
+
 
 class _NoGate:
     def _refuse(self, **_: Any):
@@ -31,6 +34,9 @@ class _NoGate:
     granted = request = for_compensation = _refuse
 
     def expire_overdue(self, *, now: datetime) -> int:
+        return 0
+
+    def withdraw(self, *, run, reason: str) -> int:
         return 0
 
 

@@ -17,9 +17,15 @@ class RunStatus(models.TextChoices):
     BLOCKED = "blocked"
     ROLLED_BACK = "rolled_back"
     STOPPED = "stopped"
+    CANCELLED = "cancelled"
 
 
-RUN_TERMINAL = {RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.BLOCKED, RunStatus.ROLLED_BACK, RunStatus.STOPPED}
+RUN_TERMINAL = {RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.BLOCKED, RunStatus.ROLLED_BACK, RunStatus.STOPPED,
+                RunStatus.CANCELLED}
+# Terminal for good: no retry or cancel takes the run up again, so whatever the run
+# held (a reserved group name, claimed employees) is given back. A failed or blocked
+# run keeps its holds: a retry may still need them, and a cancel releases them.
+RUN_FINAL = {RunStatus.COMPLETED, RunStatus.ROLLED_BACK, RunStatus.STOPPED, RunStatus.CANCELLED}
 
 
 class Control(models.TextChoices):
@@ -58,6 +64,8 @@ class Run(models.Model):
     transition_cap = models.IntegerField(default=200)
     model_calls = models.IntegerField(default=0)
     model_call_cap = models.IntegerField(default=20)
+    # Set once by run_cancel ({by, reason, at}): the run compensates, then ends cancelled.
+    cancel_requested = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -100,7 +108,10 @@ class Node(models.Model):
                                                                   "[{criterion, met, detail}]")
     status = models.CharField(max_length=20, choices=NodeStatus.choices, default=NodeStatus.PENDING)
     status_reason = models.TextField(blank=True)
-    attempts = models.IntegerField(default=0)
+    attempts = models.IntegerField(default=0, help_text="how many times a worker claimed it")
+    # The logical attempt: part of the idempotency key. A redelivery keeps it (the system
+    # of record replays the receipt); a retry by a person raises it (a new request).
+    attempt = models.IntegerField(default=1)
     result_ref = models.CharField(max_length=40, blank=True, help_text="id of the tool call whose receipt completed it")
     question = models.JSONField(null=True, blank=True, help_text="what the user is asked while awaiting input")
     lease_owner = models.CharField(max_length=120, blank=True)

@@ -79,8 +79,26 @@ def provenance_block_record(*, node, run, block: ProvenanceBlocked) -> None:
 
 
 def idempotency_key_for(node) -> str:
-    # (run, node, plan version, logical attempt): a redelivery reuses it, a replan does not.
-    return f"run{node.run_id}:{node.key}:v{node.plan_version}:a1"
+    # (run, node, plan version, logical attempt): a redelivery reuses it; a replan or a
+    # retry by a person does not (the system of record must not replay a failed receipt).
+    return f"run{node.run_id}:{node.key}:v{node.plan_version}:a{node.attempt}"
+
+
+# ToolCall's own small state machine. Every write names the status it expects: after a
+# lease takeover a slow original worker and its successor may both finish the same call,
+# and the first to write decides; the other's write changes nothing.
+TOOL_CALL_TRANSITIONS = {
+    ToolCall.Status.STARTED: {ToolCall.Status.SUCCEEDED, ToolCall.Status.FAILED},
+    ToolCall.Status.FAILED: {ToolCall.Status.STARTED},  # taken up again under the same key
+    ToolCall.Status.SUCCEEDED: set(),
+}
+
+
+def tool_call_transition(call_id: int, *, expected: str, to: str, **fields: Any) -> bool:
+    """Compare-and-set the call's status; False when someone else changed it first."""
+    if to not in TOOL_CALL_TRANSITIONS[expected]:
+        raise ValueError(f"tool call: {expected} → {to} is not an allowed transition")
+    return bool(ToolCall.objects.filter(id=call_id, status=expected).update(status=to, **fields))
 
 
 def tool_call_execute(*, node, run, arguments: dict[str, Any], consumed: list[StateCoordinate],
@@ -97,9 +115,13 @@ def tool_call_execute(*, node, run, arguments: dict[str, Any], consumed: list[St
     )
     if call.status == ToolCall.Status.SUCCEEDED:
         return call, call.result
-    if not created:  # a retry after a crash or a failure: the same key, started afresh
-        ToolCall.objects.filter(id=call.id).update(arguments=arguments, approval_id=approval_id,
-                                                   status=ToolCall.Status.STARTED, error="")
+    if not created and call.status == ToolCall.Status.FAILED:
+        # Taken up again after a failure under the same key (a redelivered node).
+        tool_call_transition(call.id, expected=ToolCall.Status.FAILED, to=ToolCall.Status.STARTED,
+                             arguments=arguments, approval_id=approval_id, error="")
+    elif not created:  # STARTED: a takeover of a call whose worker died; it keeps its row
+        ToolCall.objects.filter(id=call.id, status=ToolCall.Status.STARTED).update(
+            arguments=arguments, approval_id=approval_id)
     for coordinate in consumed:
         CoordinateConsumption.objects.get_or_create(coordinate=coordinate, call=call)
     ctx = ToolContext(tenant_id=run.tenant_id, run_id=run.id, node_id=node.id, node_key=node.key,
@@ -109,35 +131,61 @@ def tool_call_execute(*, node, run, arguments: dict[str, Any], consumed: list[St
     t0 = time.perf_counter()
     try:
         tool.input_validate(arguments)
-        fault_point(f"{tool.name}.before")
+        tags = tuple(v for v in run.params.values() if isinstance(v, str))
+        fault_point(f"{tool.name}.before", tags)
         output = tool.fn(ctx, arguments)
         tool.output_validate(output)
-        fault_point(f"{tool.name}.after")
+        fault_point(f"{tool.name}.after", tags)
     except Exception as err:
         latency = (time.perf_counter() - t0) * 1000
-        ToolCall.objects.filter(id=call.id).update(status=ToolCall.Status.FAILED, error=str(err),
-                                                   ended_at=timezone.now(), latency_ms=latency)
+        tool_call_transition(call.id, expected=ToolCall.Status.STARTED, to=ToolCall.Status.FAILED, error=str(err),
+                             ended_at=timezone.now(), latency_ms=latency)
         _tool_frame(node, call, tool, arguments, None, str(err), started, consumed)
         raise
     latency = (time.perf_counter() - t0) * 1000
-    with transaction.atomic(savepoint=False):
-        for produced in tool.produces:
-            try:
-                with transaction.atomic():
-                    StateCoordinate.objects.create(
-                        tenant_id=run.tenant_id, run_id=run.id, key=produced, value=output[produced],
-                        producer=tool.name, call=call, receipt_ref=output.get("receipt_ref", f"call/{call.id}"),
-                        plan_version=node.plan_version)
-            except IntegrityError:
-                existing = StateCoordinate.objects.get(run_id=run.id, key=produced, plan_version=node.plan_version)
-                if existing.call_id != call.id:
-                    raise ToolError(f"conflict: {produced} was already written in this scope by "
-                                    f"{existing.producer} (call {existing.call_id})")
-        ToolCall.objects.filter(id=call.id).update(status=ToolCall.Status.SUCCEEDED, result=output,
-                                                   ended_at=timezone.now(), latency_ms=latency)
-        _tool_frame(node, call, tool, arguments, output, "", started, consumed)
+    try:
+        with transaction.atomic():
+            _call_succeed(node, run, call, tool, output, latency)
+            _tool_frame(node, call, tool, arguments, output, "", started, consumed)
+    except _CallTakenOver:
+        # Another worker finished this call first (a lease takeover): its receipt stands,
+        # and our coordinates and frame were rolled back with the lost write.
+        call.refresh_from_db()
+        if call.status == ToolCall.Status.SUCCEEDED:
+            return call, call.result
+        raise ToolError("the call was finished by another worker") from None
     call.status, call.result = ToolCall.Status.SUCCEEDED, output
     return call, output
+
+
+class _CallTakenOver(Exception):
+    pass
+
+
+def _call_succeed(node, run, call, tool, output, latency) -> None:
+    """Write the produced coordinates and the call's success, or nothing (_CallTakenOver)."""
+    for produced in tool.produces:
+        try:
+            with transaction.atomic():
+                StateCoordinate.objects.create(
+                    tenant_id=run.tenant_id, run_id=run.id, key=produced, value=output[produced],
+                    producer=tool.name, call=call, receipt_ref=output.get("receipt_ref", f"call/{call.id}"),
+                    plan_version=node.plan_version)
+        except IntegrityError:
+            existing = StateCoordinate.objects.select_related("call").get(
+                run_id=run.id, key=produced, plan_version=node.plan_version)
+            if existing.call_id == call.id:
+                continue
+            if existing.call.node_id != node.id:
+                raise ToolError(f"conflict: {produced} was already written in this scope by "
+                                f"{existing.producer} (call {existing.call_id})")
+            # The same step, retried by a person (a new logical attempt): its new
+            # receipt is now the value's provenance.
+            StateCoordinate.objects.filter(id=existing.id, call_id=existing.call_id).update(
+                value=output[produced], call=call, receipt_ref=output.get("receipt_ref", f"call/{call.id}"))
+    if not tool_call_transition(call.id, expected=ToolCall.Status.STARTED, to=ToolCall.Status.SUCCEEDED,
+                                result=output, ended_at=timezone.now(), latency_ms=latency):
+        raise _CallTakenOver()
 
 
 def _tool_frame(node, call, tool, arguments, output, error, started, consumed) -> None:

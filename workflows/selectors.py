@@ -24,3 +24,19 @@ def node_acceptance(node: Node) -> list[dict]:
 
 def runs_for(membership: Membership):
     return Run.objects.filter(tenant_id=membership.tenant_id)
+
+
+def run_control_allowed(membership: Membership, run: Run) -> bool:
+    """Cancel and retry: whoever started the run, approvers and tenant admins."""
+    return run.tenant_id == membership.tenant_id and (run.created_by_id == membership.user_id
+                                                      or membership.can_approve)
+
+
+def runs_filtered(membership: Membership, *, blueprint: str = "", status: str = ""):
+    """The tenant's runs, newest first, optionally of one blueprint and one status."""
+    runs = runs_for(membership).order_by("-created_at", "-id")
+    if blueprint:
+        runs = runs.filter(blueprint=blueprint)
+    if status:
+        runs = runs.filter(status=status)
+    return runs

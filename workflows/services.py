@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from config.api import Conflict, DomainError
+from config.api import Conflict, DomainError, Forbidden
 from tenants.models import Membership
 from timeline.models import Activity
 from timeline.services import (
@@ -24,9 +24,10 @@ from timeline.services import (
 
 from .blueprints import BLUEPRINTS, blueprint_get, blueprint_nodes, params_validate
 from .dispatch import nodes_dispatch_on_commit
-from .models import RUN_TERMINAL, Control, Node, NodeStatus, Plan, Run, RunStatus
-from .selectors import run_get_for
-from .tools import compensation_tools
+from .gate import gate
+from .models import RUN_TERMINAL, Control, Node, NodeStatus, Plan, Run, RunStatus, ToolCall
+from .selectors import run_control_allowed, run_get_for
+from .tools import TOOLS, compensation_tools, is_compensation
 from .transitions import node_transition, run_transition
 
 N, R = NodeStatus, RunStatus
@@ -35,7 +36,8 @@ ACTIVE = (N.READY, N.IN_PROGRESS)
 
 RUN_SUMMARIES = {
     R.COMPLETED: "The setup is complete.", R.FAILED: "The run failed.", R.BLOCKED: "The run is blocked.",
-    R.ROLLED_BACK: "The change was rolled back to the snapshot.", R.STOPPED: "The run was stopped.",
+    R.ROLLED_BACK: "This run's changes were undone.", R.STOPPED: "The run was stopped.",
+    R.CANCELLED: "The run was cancelled.",
 }
 
 
@@ -115,20 +117,32 @@ def nodes_promote(run: Run) -> list[int]:
 
 def run_settle(run: Run, *, reason: str = "") -> None:
     """Derive the run's status from its active nodes and move it there."""
-    run.refresh_from_db(fields=["status", "status_reason", "control"])
-    if run.status in RUN_TERMINAL:
+    run.refresh_from_db(fields=["status", "status_reason", "control", "cancel_requested"])
+    if run.status in RUN_TERMINAL and not (run.cancel_requested and run.status in (R.FAILED, R.BLOCKED)):
         return
     # Aggregates, not rows: a run may have thousands of nodes.
     states = set(active_nodes(run.id).order_by().values_list("status", flat=True).distinct())
+    compensations = active_nodes(run.id).filter(tool__in=list(compensation_tools()))
+    blocked_compensation = compensations.filter(status=N.BLOCKED).first()
     if states & set(ACTIVE):
         target, control = R.RUNNING, Control.EXECUTOR
+    elif blocked_compensation is not None:
+        # Undoing would have deleted someone else's work: stop, say why, delete nothing.
+        target, control = R.BLOCKED, Control.ORCHESTRATOR
+        reason = reason or f"the undo stopped: {blocked_compensation.status_reason}"
+    elif run.cancel_requested:
+        target, control = R.CANCELLED, Control.ORCHESTRATOR
+        reason = reason or (f"cancelled by {run.cancel_requested.get('by')}: {run.cancel_requested.get('reason')}"
+                            .rstrip(": "))
     elif N.AWAITING_APPROVAL in states:
         target, control = R.AWAITING_APPROVAL, Control.APPROVAL
     elif N.AWAITING_INPUT in states:
         target, control = R.AWAITING_INPUT, Control.USER
-    elif active_nodes(run.id).filter(tool__in=list(compensation_tools()), status=N.COMPLETED).exists():
+    elif compensations.filter(status=N.COMPLETED).exists():
         target, control = R.ROLLED_BACK, Control.ORCHESTRATOR
-        reason = reason or "the import failed; the snapshot taken before it was restored"
+        failed = active_nodes(run.id).filter(status=N.FAILED).first()
+        reason = reason or (f"step {failed.key} failed ({failed.status_reason}); this run's changes were undone"
+                            if failed else "this run's changes were undone")
     elif N.FAILED in states:
         target, control = R.FAILED, Control.ORCHESTRATOR
     elif N.BLOCKED in states:
@@ -188,4 +202,104 @@ def node_input_answer(*, membership: Membership, run_id: int, answer: str) -> Ru
                  data={"node": node.key})
     nodes_dispatch_on_commit([node.id])
     run_settle(run)
+    return run
+
+
+# --- Run control: cancel and retry, by a person, with a reason ---------------------------------
+
+def _control_check(membership: Membership, run: Run, what: str) -> None:
+    if not run_control_allowed(membership, run):
+        raise Forbidden(f"Only whoever started this run, an approver or a tenant admin may {what} it.",
+                        code="not_allowed")
+
+
+def _effects_done(run: Run) -> bool:
+    """Did any step of the run reach the system of record with a write it may have to undo?"""
+    writers = [t.name for t in TOOLS.values() if t.side_effects and not t.read_only and not is_compensation(t.name)]
+    return ToolCall.objects.filter(run_id=run.id, tool__in=writers).exists()
+
+
+@transaction.atomic
+def run_cancel(*, membership: Membership, run_id: int, reason: str) -> Run:
+    """Stop the run: withdraw its open approvals, block its open steps, undo what it wrote
+    (its compensation, by its own receipts), then end it `cancelled`."""
+    reason = (reason or "").strip()[:500]
+    run = run_get_for(membership, run_id)
+    _control_check(membership, run, "cancel")
+    # The run row's lock: a concurrent retry, cancel or settle waits for us.
+    run = Run.objects.select_for_update(no_key=True).get(id=run.id)
+    if run.status not in (R.RUNNING, R.AWAITING_APPROVAL, R.AWAITING_INPUT, R.FAILED, R.BLOCKED):
+        raise Conflict(f"This run has already ended ({run.status}).", code="run_finished",
+                       extra={"status": run.status})
+    if run.cancel_requested:
+        raise Conflict("This run is being cancelled already.", code="already_cancelling")
+    who = membership.user.username
+    now = timezone.now()
+    Run.objects.filter(id=run.id, cancel_requested__isnull=True).update(
+        cancel_requested={"by": who, "reason": reason, "at": now.isoformat()})
+    run.cancel_requested = {"by": who, "reason": reason}
+    event_append(conversation_id=run.conversation_id, run_id=run.id, type="run.cancel_requested",
+                 data={"by": who, "role": membership.role, "reason": reason})
+    gate().withdraw(run=run, reason=f"the run was cancelled by {who}")
+    compensations = set(compensation_tools())
+    for node in active_nodes(run.id).exclude(tool__in=list(compensations)).exclude(
+            status__in=[N.COMPLETED, N.FAILED, N.BLOCKED]):
+        _node_cancel(node, run, who, reason, now)
+    if _effects_done(run):
+        for node in active_nodes(run.id).filter(tool__in=list(compensations),
+                                                status__in=[N.PENDING, N.FAILED, N.BLOCKED]):
+            node.run = run
+            # An undo that failed or stopped before runs again as a new logical attempt.
+            again = {} if node.status == N.PENDING else {"attempt": node.attempt + 1, "finished_at": None}
+            if node_transition(node, N.READY, reason=f"cancelled by {who}: undoing this run's changes",
+                               dispatched_at=now, **again):
+                nodes_dispatch_on_commit([node.id])
+    run_settle(run)
+    return run
+
+
+def _node_cancel(node: Node, run: Run, who: str, reason: str, now) -> None:
+    """Block one open step. A step whose tool is writing right now (a live lease) cannot be
+    stopped half-way: the cancel is refused and the person tries again in a moment."""
+    for _ in range(3):  # a worker or an approver may move the node under us: read again
+        node.run = run
+        tool = TOOLS.get(node.tool)
+        if node.status == N.IN_PROGRESS and tool is not None and tool.side_effects and not tool.read_only and \
+                node.lease_expires_at and node.lease_expires_at > now:
+            raise Conflict(f"Step “{node.goal}” is writing to the system of record right now; cancel again "
+                           "in a moment.", code="step_in_progress")
+        if node_transition(node, N.BLOCKED, reason=f"cancelled by {who}" + (f": {reason}" if reason else ""),
+                           lease_owner="", lease_expires_at=None):
+            return
+        node.refresh_from_db()
+        if node.status in (N.COMPLETED, N.FAILED, N.BLOCKED):
+            return
+    raise Conflict("The run is changing too fast to cancel; try again.", code="busy")
+
+
+@transaction.atomic
+def run_retry(*, membership: Membership, run_id: int, reason: str) -> Run:
+    """Run the failed or blocked step again as a new logical attempt: a new idempotency
+    key, so the system of record does a new request instead of replaying the failure."""
+    reason = (reason or "").strip()[:500]
+    run = run_get_for(membership, run_id)
+    _control_check(membership, run, "retry")
+    run = Run.objects.select_for_update(no_key=True).get(id=run.id)
+    if run.status not in (R.FAILED, R.BLOCKED):
+        raise Conflict(f"Only a failed or blocked run can be retried; this one is {run.status}.",
+                       code="not_retryable", extra={"status": run.status})
+    node = active_nodes(run.id).filter(status__in=[N.FAILED, N.BLOCKED]).order_by("position").first()
+    if node is None:
+        raise Conflict("This run has no failed or blocked step to retry.", code="not_retryable")
+    who = membership.user.username
+    node.run = run
+    if not node_transition(node, N.READY, reason=f"retried by {who}" + (f": {reason}" if reason else ""),
+                           attempt=node.attempt + 1, question=None, dispatched_at=timezone.now(),
+                           finished_at=None):
+        raise Conflict("The step changed while you retried it; look again.", code="busy")
+    event_append(conversation_id=run.conversation_id, run_id=run.id, type="run.retried",
+                 data={"by": who, "role": membership.role, "reason": reason, "node": node.key,
+                       "attempt": node.attempt})
+    run_transition(run, R.RUNNING, reason=f"retried by {who}: {node.key}", control=Control.EXECUTOR)
+    nodes_dispatch_on_commit([node.id])
     return run

@@ -22,6 +22,11 @@ class ToolError(Exception):
     """The tool ran and the business system refused or failed: the node fails."""
 
 
+class ToolBlocked(ToolError):
+    """The tool refused to act because acting would be wrong now (a compensation that
+    finds its records changed by someone else): the node stops blocked, with the reason."""
+
+
 class NeedsInput(Exception):
     """The tool cannot choose without the user: the node waits for input."""
 
@@ -111,6 +116,10 @@ class Tool:
     # --- for the metrics ---
     # (tenant_id, idempotency keys) -> how many records this tool created under each key
     effects_count: Callable[[int, list[str]], dict[str, int]] | None = None
+    # --- for the engine ---
+    # (tenant_id, run_id) -> give back what the run holds (reserved names...), called in
+    # the transaction that ends the run for good
+    release: Callable[[int, int], None] | None = None
 
     def input_validate(self, arguments: dict[str, Any]) -> None:
         try:

@@ -16,7 +16,8 @@ from django.utils import timezone
 
 from timeline.services import before_events_flush, event_append
 
-from .models import RUN_TERMINAL, Node, NodeStatus, Run, RunStatus, Transition
+from .models import RUN_FINAL, RUN_TERMINAL, Node, NodeStatus, Run, RunStatus, Transition
+from .tools import TOOLS
 
 N, R = NodeStatus, RunStatus
 
@@ -27,19 +28,23 @@ NODE_TRANSITIONS: dict[str, set[str]] = {
     N.AWAITING_APPROVAL: {N.READY, N.BLOCKED},
     N.AWAITING_INPUT: {N.READY, N.BLOCKED},
     N.COMPLETED: set(),
-    N.FAILED: set(),
-    N.BLOCKED: set(),
+    # Only run_retry takes these (a new logical attempt, by a person, with a reason).
+    N.FAILED: {N.READY},
+    N.BLOCKED: {N.READY},
 }
 
 RUN_TRANSITIONS: dict[str, set[str]] = {
-    R.RUNNING: {R.AWAITING_APPROVAL, R.AWAITING_INPUT, R.COMPLETED, R.FAILED, R.BLOCKED, R.ROLLED_BACK, R.STOPPED},
-    R.AWAITING_APPROVAL: {R.RUNNING, R.AWAITING_INPUT, R.BLOCKED, R.STOPPED, R.FAILED},
-    R.AWAITING_INPUT: {R.RUNNING, R.AWAITING_APPROVAL, R.BLOCKED, R.STOPPED, R.FAILED},
-    R.BLOCKED: {R.RUNNING},  # a local replan after a rejection takes the run up again
+    R.RUNNING: {R.AWAITING_APPROVAL, R.AWAITING_INPUT, R.COMPLETED, R.FAILED, R.BLOCKED, R.ROLLED_BACK, R.STOPPED,
+                R.CANCELLED},
+    R.AWAITING_APPROVAL: {R.RUNNING, R.AWAITING_INPUT, R.BLOCKED, R.STOPPED, R.FAILED, R.CANCELLED},
+    R.AWAITING_INPUT: {R.RUNNING, R.AWAITING_APPROVAL, R.BLOCKED, R.STOPPED, R.FAILED, R.CANCELLED},
+    # A local replan after a rejection, a retry or a cancel's compensation takes the run up again.
+    R.BLOCKED: {R.RUNNING, R.CANCELLED},
+    R.FAILED: {R.RUNNING, R.CANCELLED},  # a retry; a cancel that had nothing to undo
     R.COMPLETED: set(),
-    R.FAILED: set(),
     R.ROLLED_BACK: set(),
     R.STOPPED: set(),
+    R.CANCELLED: set(),
 }
 
 
@@ -137,6 +142,17 @@ def run_transition(run: Run, to: str, *, expected: str | None = None, reason: st
     Transition.objects.create(run=run, node=None, from_status=frm, to_status=to, reason=reason)
     event_append(conversation_id=run.conversation_id, run_id=run.id, type="run.status",
                  data={"from": frm, "to": to, "reason": reason, "control": fields.get("control", run.control)})
+    if to in RUN_FINAL:
+        _holds_release(run)
     if counted:
         _count(run)
     return True
+
+
+def _holds_release(run: Run) -> None:
+    """Give back what the run's tools hold (a reserved name, claimed records), in the
+    transaction that ends the run: a crash between the two cannot leak a hold."""
+    for name in set(Node.objects.filter(run_id=run.id).values_list("tool", flat=True)):
+        tool = TOOLS.get(name)
+        if tool is not None and tool.release is not None:
+            tool.release(run.tenant_id, run.id)

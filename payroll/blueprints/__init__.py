@@ -6,3 +6,4 @@ from workflows.blueprints import blueprint_load
 HERE = Path(__file__).parent
 
 PAYROLL_GROUP_SETUP = blueprint_load(HERE / "payroll_group_setup.json")
+PAYROLL_DIRECT_IMPORT = blueprint_load(HERE / "payroll_direct_import.json")

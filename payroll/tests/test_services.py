@@ -17,6 +17,7 @@ from payroll.models import (
     PayrollTemplate,
 )
 from payroll.tests.support import LEGACY_CODE, actor_for, state_of, template, tenant
+from payroll.selectors import scope_checksum
 
 pytestmark = pytest.mark.django_db
 
@@ -162,7 +163,7 @@ def test_it_answers_404_for_another_tenants_snapshot_and_changes_nothing():
     theirs = services.snapshot_create(actor=actor_for("oscar"), label="theirs", idempotency_key="s")
     before = state_of()
     with pytest.raises(NotFound):
-        services.snapshot_restore(actor=actor_for("bob"), snapshot_id=theirs.body["snapshot_id"], idempotency_key="r")
+        services.snapshot_restore(actor=actor_for("ada"), snapshot_id=theirs.body["snapshot_id"], idempotency_key="r")
     assert state_of() == before
 
 
@@ -182,12 +183,16 @@ def test_the_snapshot_import_restore_round_trip_gives_back_the_checksum():
     Employee.objects.filter(id=employees[0]).update(group=None)
     assert services.configuration_checksum(tenant_id=demo_id) != snap.body["checksum"]
 
-    restored = services.snapshot_restore(actor=bob, snapshot_id=snap.body["snapshot_id"], idempotency_key="r1")
+    # Whole-tenant restore is a tenant admin's operation.
+    with pytest.raises(Forbidden):
+        services.snapshot_restore(actor=bob, snapshot_id=snap.body["snapshot_id"], idempotency_key="r1")
+    ada = actor_for("ada")
+    restored = services.snapshot_restore(actor=ada, snapshot_id=snap.body["snapshot_id"], idempotency_key="r1")
     assert restored.body == {"snapshot_id": snap.body["snapshot_id"], "checksum": snap.body["checksum"]}
     assert services.configuration_checksum(tenant_id=demo_id) == snap.body["checksum"]
     assert list(PayrollGroup.objects.filter(tenant_id=demo_id).values_list("name", flat=True)) == ["Shanghai"]
     assert Employee.objects.filter(group_id=first.body["group_id"]).count() == 5
-    assert services.snapshot_restore(actor=bob, snapshot_id=base.body["snapshot_id"],
+    assert services.snapshot_restore(actor=ada, snapshot_id=base.body["snapshot_id"],
                                      idempotency_key="r0").body["checksum"] == base.body["checksum"]
     assert not PayrollGroup.objects.filter(tenant_id=demo_id).exists()
 
@@ -221,7 +226,7 @@ def test_the_legacy_import_leaves_a_partial_group_that_a_restore_removes():
         services.template_import(actor=bob, template_id=legacy.id, group_name="Legacy", idempotency_key="L")
     assert PayrollGroup.objects.filter(tenant_id=bob.tenant_id).count() == 1
 
-    services.snapshot_restore(actor=bob, snapshot_id=snap.body["snapshot_id"], idempotency_key="r")
+    services.snapshot_restore(actor=actor_for("ada"), snapshot_id=snap.body["snapshot_id"], idempotency_key="r")
     assert not PayrollGroup.objects.filter(tenant_id=bob.tenant_id).exists()
     assert not GroupItem.objects.filter(group__tenant_id=bob.tenant_id).exists()
     assert services.configuration_checksum(tenant_id=bob.tenant_id) == snap.body["checksum"]
@@ -231,8 +236,9 @@ def test_the_diff_lists_exactly_the_group_and_items_the_import_creates():
     bob = actor_for("bob")
     t = template("cn-sales-commission")
     diff = services.import_diff(tenant_id=bob.tenant_id, template_id=t.id, group_name="Sales")
-    assert diff["problems"] == [] and diff["checksum_before"] == services.configuration_checksum(
-        tenant_id=bob.tenant_id)
+    # The checksum covers what this import touches (the new name), not the whole tenant.
+    assert diff["problems"] == [] and diff["checksum_before"] == scope_checksum(
+        tenant_id=bob.tenant_id, scope={"group_name": "Sales"})
     before_groups = set(PayrollGroup.objects.values_list("id", flat=True))
     services.template_import(actor=bob, template_id=t.id, group_name="Sales", idempotency_key="k")
     created = PayrollGroup.objects.exclude(id__in=before_groups)

@@ -198,6 +198,29 @@
       });
   });
 
+  // --- run control: cancel and retry, with a reason (the API checks who may) ---------------------
+  document.addEventListener("submit", function (e) {
+    var form = e.target;
+    if (!form.matches || !form.matches(".run-control")) return;
+    e.preventDefault();
+    var action = (e.submitter && e.submitter.value) || "cancel";
+    if (action === "cancel" && !window.confirm("Cancel this run? What it changed will be undone.")) return;
+    var reason = form.querySelector('[name="reason"]').value;
+    Array.prototype.forEach.call(form.querySelectorAll("button"), function (b) { b.disabled = true; });
+    fetch(form.getAttribute("data-run-url") + action + "/", { method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken(), "Accept": "application/json" },
+      body: JSON.stringify({ reason: reason }) })
+      .then(function (r) { return r.json().catch(function () { return {}; }).then(function (j) { return { r: r, j: j }; }); })
+      .then(function (res) {
+        if (!res.r.ok) { window.alert(res.j.detail || "Refused."); }
+        panelRefresh();
+      })
+      .catch(function (err) { window.alert("Could not reach Keel: " + err.message); })
+      .finally(function () {
+        Array.prototype.forEach.call(form.querySelectorAll("button"), function (b) { b.disabled = false; });
+      });
+  });
+
   document.addEventListener("DOMContentLoaded", function () {
     var root = document.querySelector("[data-live]");
     if (!root) return;

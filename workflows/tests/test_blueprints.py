@@ -68,6 +68,6 @@ def test_the_run_api_and_page_show_each_steps_criteria_and_whether_they_were_met
         {"criterion": "it has the template's item count", "met": True, "detail": nodes["import"]["acceptance"][1]["detail"]},
         {"criterion": "it was built from the approved template", "met": True, "detail": ""}]
     assert nodes["restore"]["acceptance"] == [
-        {"criterion": "the configuration checksum equals the snapshot's", "met": None, "detail": ""}]
+        {"criterion": "the checksum over this run's scope equals the snapshot's", "met": None, "detail": ""}]
     page = client.get(f"/runs/{run.id}/").content.decode()
-    assert "✓ the group exists" in page and "○ the configuration checksum equals the snapshot&#x27;s" in page
+    assert "✓ the group exists" in page and "○ the checksum over this run&#x27;s scope equals the snapshot&#x27;s" in page

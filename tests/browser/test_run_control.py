@@ -1,0 +1,61 @@
+"""Cancel and retry from the browser: on the run page and in the console's run panel.
+Alice (who started the run) cancels one; bob (an approver) retries a blocked one;
+dora (a developer, not the starter) sees no buttons."""
+from playwright.sync_api import expect
+
+from tests.browser.conftest import log_in, screenshot
+from tests.support import Api
+
+REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
+
+
+def start_run(base_url: str, group_name: str) -> dict:
+    alice = Api(base_url, "alice")
+    status, run = alice.post("/api/v1/runs/", {"blueprint": "payroll_group_setup",
+                                               "params": {"request": REQUEST, "group_name": group_name}})
+    assert status == 201, run
+    return alice.wait_for_run(run["id"], {"awaiting_approval"})
+
+
+def test_alice_cancels_her_waiting_run_from_the_run_page(keel, new_page):
+    run = start_run(keel.base_url, "Browser Cancel")
+    page = new_page()
+    log_in(page, keel.base_url, "alice")
+    page.goto(f"{keel.base_url}/runs/{run['id']}/")
+    expect(page.get_by_test_id("run-status")).to_have_text("Awaiting Approval")
+    expect(page.get_by_test_id("run-retry")).to_have_count(0)  # nothing failed: nothing to retry
+    page.get_by_test_id("run-control-reason").fill("the team was merged")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_test_id("run-cancel").click()
+    expect(page.get_by_test_id("run-status")).to_have_text("Cancelled", timeout=15000)
+    expect(page.get_by_test_id("run-reason")).to_contain_text("cancelled by alice: the team was merged")
+    expect(page.get_by_test_id("run-control")).to_have_count(0)
+    screenshot(page, "run-cancelled")
+    events = Api(keel.base_url, "alice").get(f"/api/v1/conversations/{run['conversation']}/events/?after=0")
+    assert any(e["type"] == "run.cancel_requested" and e["data"]["by"] == "alice" for e in events["results"])
+
+
+def test_bob_retries_a_rejected_run_from_the_console_panel_and_dora_sees_no_buttons(keel, new_page):
+    run = start_run(keel.base_url, "Browser Retry")
+    bob = Api(keel.base_url, "bob")
+    approval = [a for a in bob.get("/api/v1/approvals/?status=pending")["results"] if a["run"] == run["id"]][0]
+    bob.post(f"/api/v1/approvals/{approval['id']}/reject/", {"comment": "wait for the budget"})
+    Api(keel.base_url, "alice").wait_for_run(run["id"], {"blocked"})
+
+    dora = new_page()
+    log_in(dora, keel.base_url, "dora")
+    dora.goto(f"{keel.base_url}/runs/{run['id']}/")
+    expect(dora.get_by_test_id("run-status")).to_have_text("Blocked")
+    expect(dora.get_by_test_id("run-control")).to_have_count(0)
+
+    page = new_page()
+    log_in(page, keel.base_url, "bob")
+    page.goto(f"{keel.base_url}/conversations/{run['conversation']}/")
+    expect(page.get_by_test_id("run-status")).to_have_text("Blocked")
+    page.get_by_test_id("run-control-reason").fill("budget agreed")
+    page.get_by_test_id("run-retry").click()
+    expect(page.get_by_test_id("run-status")).to_have_text("Awaiting Approval", timeout=15000)
+    screenshot(page, "run-retried")
+    events = bob.get(f"/api/v1/conversations/{run['conversation']}/events/?after=0")["results"]
+    retried = [e["data"] for e in events if e["type"] == "run.retried"]
+    assert retried and retried[0]["by"] == "bob" and retried[0]["reason"] == "budget agreed"

@@ -1,0 +1,161 @@
+"""Safety scoped to what a step touches, under concurrency, on PostgreSQL + Redis +
+`celery worker` processes (issue 10; DESIGN.md §4 and §7)."""
+import threading
+import time
+
+import psycopg
+import pytest
+
+from tests.support import Api, keel_start, keel_stop
+
+REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
+FAST = {"KEEL_LEASE_SECONDS": "3", "KEEL_SWEEP_SECONDS": "1"}
+FINISHED = {"completed", "failed", "blocked", "rolled_back", "stopped", "cancelled"}
+
+
+@pytest.fixture(scope="module")
+def keel(tmp_path_factory):
+    # Verify fails for the one run that asks for it (a tagged fault), nobody else's.
+    env = {**FAST, "KEEL_FAULTS": "verify_import.after#Verify Fails=fail,import_template.after=sleep:0.2"}
+    keel = keel_start("production", tmp_path_factory.mktemp("scoped"), env)
+    keel.worker_start(concurrency=2)
+    keel.worker_start(concurrency=2)
+    keel.beat_start()
+    yield keel
+    keel_stop(keel)
+
+
+@pytest.fixture(scope="module")
+def apis(keel):
+    return Api(keel.base_url, "alice"), Api(keel.base_url, "bob")
+
+
+def start_run(alice: Api, group_name: str, **params) -> str:
+    status, run = alice.post("/api/v1/runs/", {"blueprint": "payroll_group_setup",
+                                               "params": {"request": REQUEST, "group_name": group_name, **params}})
+    assert status == 201, run
+    return run["id"]
+
+
+def approvals_of(bob: Api, run_id: str, status: str = "pending") -> list[dict]:
+    return [a for a in bob.get(f"/api/v1/approvals/?status={status}")["results"] if a["run"] == run_id]
+
+
+def approve(bob: Api, run_id: str) -> None:
+    pending = approvals_of(bob, run_id)
+    assert len(pending) == 1, pending
+    status, body = bob.post(f"/api/v1/approvals/{pending[0]['id']}/approve/", {"comment": "ok"})
+    assert status == 200, body
+
+
+def groups_named(keel, name: str) -> int:
+    with psycopg.connect(keel.env["DATABASE_URL"]) as conn:
+        return conn.execute("SELECT count(*) FROM payroll_payrollgroup WHERE name = %s", (name,)).fetchone()[0]
+
+
+def test_thirty_concurrent_runs_on_disjoint_names_all_complete_without_a_409(keel, apis):
+    alice, bob = apis
+    names = [f"Disjoint {i}" for i in range(30)]
+    run_ids: list[str] = []
+    lock = threading.Lock()
+
+    def start(name):
+        run_id = start_run(alice, name)
+        with lock:
+            run_ids.append(run_id)
+
+    threads = [threading.Thread(target=start, args=(n,)) for n in names]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    answers: list[int] = []
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        for approval in bob.get("/api/v1/approvals/?status=pending")["results"]:
+            if approval["run"] in run_ids:
+                answers.append(bob.post(f"/api/v1/approvals/{approval['id']}/approve/")[0])
+        runs = [alice.get(f"/api/v1/runs/{r}/") for r in run_ids]
+        if all(r["status"] in FINISHED for r in runs):
+            break
+        time.sleep(0.3)
+    assert sorted({r["status"] for r in runs}) == ["completed"], [(r["status"], r["status_reason"]) for r in runs
+                                                                  if r["status"] != "completed"]
+    assert answers == [200] * 30  # no 409: disjoint runs never make each other's approval stale
+    assert all(r["plan_version"] == 1 for r in runs)
+    assert [groups_named(keel, n) for n in names] == [1] * 30
+
+
+def test_the_same_name_twice_one_completes_the_other_asks_for_another_name_first(keel, apis):
+    alice, bob = apis
+    first = start_run(alice, "Same Name")
+    alice.wait_for_run(first, {"awaiting_approval"})
+    second = start_run(alice, "Same Name")
+    run = alice.wait_for_run(second, {"awaiting_input", "awaiting_approval"})
+    assert run["status"] == "awaiting_input"
+    question = next(n for n in run["nodes"] if n["key"] == "snapshot")["question"]["text"]
+    assert "“Same Name” is being used for a new group by run" in question
+    assert approvals_of(bob, second, status="") == []  # no approver was ever asked
+    approve(bob, first)
+    assert alice.wait_for_run(first, FINISHED)["status"] == "completed"
+    status, _ = alice.post(f"/api/v1/runs/{second}/input/", {"answer": "Same Name West"})
+    assert status == 200
+    alice.wait_for_run(second, {"awaiting_approval"})
+    approve(bob, second)
+    assert alice.wait_for_run(second, FINISHED)["status"] == "completed"
+    assert groups_named(keel, "Same Name") == groups_named(keel, "Same Name West") == 1
+
+
+def test_a_verify_failure_undoes_the_import(keel, apis):
+    alice, bob = apis
+    run_id = start_run(alice, "Verify Fails")
+    alice.wait_for_run(run_id, {"awaiting_approval"})
+    approve(bob, run_id)
+    run = alice.wait_for_run(run_id, FINISHED)
+    assert run["status"] == "rolled_back", run["status_reason"]
+    nodes = {n["key"]: n["status"] for n in run["nodes"]}
+    assert nodes["verify"] == "failed" and nodes["restore"] == "completed"
+    assert groups_named(keel, "Verify Fails") == 0
+
+
+def test_a_failed_import_removes_its_own_group_and_keeps_the_one_another_run_made_meanwhile(keel, apis):
+    alice, bob = apis
+    a = start_run(alice, "Run A", template_code="cn-sh-legacy-grade-2015")
+    alice.wait_for_run(a, {"awaiting_approval"})  # A has taken its snapshot
+    b = start_run(alice, "Run B")
+    alice.wait_for_run(b, {"awaiting_approval"})
+    approve(bob, b)
+    assert alice.wait_for_run(b, FINISHED)["status"] == "completed"
+    approve(bob, a)  # not stale: B touched none of A's records
+    run = alice.wait_for_run(a, FINISHED)
+    assert run["status"] == "rolled_back", run["status_reason"]
+    assert groups_named(keel, "Run B") == 1 and groups_named(keel, "Run A") == 0
+
+
+def test_cancel_and_retry_from_the_api(keel, apis):
+    alice, bob = apis
+    cancelled = start_run(alice, "To Cancel")
+    alice.wait_for_run(cancelled, {"awaiting_approval"})
+    status, run = alice.post(f"/api/v1/runs/{cancelled}/cancel/", {"reason": "wrong team"})
+    assert status == 200 and run["status"] == "cancelled", run
+    assert approvals_of(bob, cancelled, status="superseded")
+    events = alice.get(f"/api/v1/conversations/{run['conversation']}/events/?after=0")["results"]
+    assert [(e["data"]["by"], e["data"]["reason"]) for e in events if e["type"] == "run.cancel_requested"] == [
+        ("alice", "wrong team")]
+    assert start_run(alice, "To Cancel")  # the name is free again
+    assert alice.post(f"/api/v1/runs/{cancelled}/cancel/", {"reason": "again"})[0] == 409
+
+    retried = start_run(alice, "To Retry")
+    alice.wait_for_run(retried, {"awaiting_approval"})
+    bob.post(f"/api/v1/approvals/{approvals_of(bob, retried)[0]['id']}/reject/", {"comment": "not yet"})
+    assert alice.wait_for_run(retried, {"blocked"})["status"] == "blocked"
+    status, run = bob.post(f"/api/v1/runs/{retried}/retry/", {"reason": "budget agreed"})
+    assert status == 200, run
+    alice.wait_for_run(retried, {"awaiting_approval"})
+    approve(bob, retried)
+    run = alice.wait_for_run(retried, FINISHED)
+    assert run["status"] == "completed", run["status_reason"]
+    assert next(n for n in run["nodes"] if n["key"] == "import")["attempt"] == 2
+    assert groups_named(keel, "To Retry") == 1
+    listed = alice.get("/api/v1/runs/?blueprint=payroll_group_setup&status=cancelled")["results"]
+    assert [r["id"] for r in listed] == [cancelled]
