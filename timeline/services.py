@@ -122,9 +122,10 @@ def event_json(event: Event) -> dict[str, Any]:
 
 
 def activity_open(*, conversation_id: int, kind: str, title: str, summary: str = "", run_id: int | None = None,
-                  node_key: str = "", intent: str = "", route: str = "") -> Activity:
+                  node_key: str = "", intent: str = "", route: str = "", id: int | None = None) -> Activity:
+    ids = {"id": id} if id is not None else {}
     return Activity.objects.create(conversation_id=conversation_id, kind=kind, title=title[:200], summary=summary,
-                                   run_id=run_id, node_key=node_key, intent=intent, route=route)
+                                   run_id=run_id, node_key=node_key, intent=intent, route=route, **ids)
 
 
 def activity_close(*, activity_id: int, status: str, summary: str | None = None) -> None:

@@ -11,6 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from config.api import Conflict, DomainError
+from config.ids import new_id
 from tenants.models import Membership
 from timeline.models import Activity
 from timeline.services import (
@@ -57,14 +58,16 @@ def run_start(*, membership: Membership, blueprint: str, params: dict[str, Any],
     # Every node passes through at most ~4 transitions on a good day; the cap stops a
     # run that loops (replans, retries) long before it can run away.
     caps = {"transition_cap": 10 * len(specs) + 40, **(caps or {})}
+    # The run and its activity point at each other: both ids are chosen here and the
+    # foreign keys are checked at commit, which spares an UPDATE of the new run.
+    activity_id = new_id()
     run = Run.objects.create(tenant_id=membership.tenant_id, conversation_id=conversation_id,
                              created_by_id=membership.user_id, blueprint=blueprint, params=params,
-                             control=Control.EXECUTOR, **caps)
+                             control=Control.EXECUTOR, activity_id=activity_id, **caps)
     title = blueprint_get(blueprint)["title"]
     activity = activity_open(conversation_id=conversation_id, kind=Activity.Kind.RUN, run_id=run.id,
                              title=f"{title}: {params.get('group_name', '')}".strip(": "),
-                             summary=f"Started {title.lower()}.")
-    Run.objects.filter(id=run.id).update(activity=activity)
+                             summary=f"Started {title.lower()}.", id=activity_id)
     run.activity = activity
     _plan_write(run, version=1, reason="initial plan", specs=specs, activity_id=activity.id)
     event_append(conversation_id=conversation_id, run_id=run.id, type="run.started",
