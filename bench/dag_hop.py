@@ -12,6 +12,7 @@ import json
 import uuid
 
 from common import Api, celery_client, deployment, keel_stop, summary, wait
+from lean import Lean
 
 
 def raw_chain_hops(app, redis_url: str, n: int) -> list[float]:
@@ -50,7 +51,7 @@ def dag_chain_hops(alice: Api, n: int) -> tuple[list[float], dict]:
     return hops, {"node_work_ms": summary(work), "completion_to_next_claim_ms": summary(gap)}
 
 
-def measure(keel, in_place: bool, n: int, rounds: int) -> dict:
+def measure(keel, lean, in_place: bool, n: int, rounds: int) -> dict:
     """Fresh workers for the mode (the executor reads KEEL_IN_PLACE), same database and broker."""
     from tests.support import process_group_kill
 
@@ -64,12 +65,14 @@ def measure(keel, in_place: bool, n: int, rounds: int) -> dict:
     alice = Api(keel.base_url, "alice")
     raw_chain_hops(app, keel.env["REDIS_URL"], 10)  # warm up both paths
     dag_chain_hops(alice, 5)
-    raw, dag, breakdown = [], [], {}
-    for _ in range(rounds):
+    lean.chain_hops(10)
+    raw, dag, lean_hops, breakdown = [], [], [], {}
+    for _ in range(rounds):  # interleaved, so a noisy neighbour hits all three alike
         raw += raw_chain_hops(app, keel.env["REDIS_URL"], n)
+        lean_hops += lean.chain_hops(n)
         hops, breakdown = dag_chain_hops(alice, n)
         dag += hops
-    return {"raw": summary(raw), "dag": summary(dag), "breakdown": breakdown}
+    return {"raw": summary(raw), "lean": summary(lean_hops), "dag": summary(dag), "breakdown": breakdown}
 
 
 def main() -> None:
@@ -79,10 +82,14 @@ def main() -> None:
     args = parser.parse_args()
     results = {}
     keel = deployment(workers=0)
+    lean = None
     try:
+        lean = Lean(keel.env["REDIS_URL"], workers=2, concurrency=2)
         for mode, in_place in (("broker", False), ("in_place", True)):
-            results[mode] = _report(mode, measure(keel, in_place, args.n, args.rounds))
+            results[mode] = _report(mode, measure(keel, lean, in_place, args.n, args.rounds))
     finally:
+        if lean:
+            lean.stop()
         keel_stop(keel)
     _final(results, args)
 
@@ -91,6 +98,8 @@ def _report(mode: str, m: dict) -> dict:
     print(f"[{mode}] raw Celery chain hop p50 {m['raw']['p50']:.2f} ms p99 {m['raw']['p99']:.2f} ms | "
           f"DAG hop p50 {m['dag']['p50']:.2f} ms p99 {m['dag']['p99']:.2f} ms | "
           f"ratio p50 {m['dag']['p50'] / m['raw']['p50']:.2f}x p99 {m['dag']['p99'] / m['raw']['p99']:.2f}x")
+    print(f"         lean Celery hop p50 {m['lean']['p50']:.2f} ms p99 {m['lean']['p99']:.2f} ms | "
+          f"lean ratio p50 {m['dag']['p50'] / m['lean']['p50']:.2f}x p99 {m['dag']['p99'] / m['lean']['p99']:.2f}x")
     b = m["breakdown"]
     print(f"         hop breakdown: node work (claim→complete) p50 {b['node_work_ms']['p50']:.2f} ms; "
           f"completion→next claim p50 {b['completion_to_next_claim_ms']['p50']:.2f} ms")
@@ -109,6 +118,15 @@ def _final(results: dict, args) -> None:
         "in_place_dag_p99_ms": round(in_place["dag"]["p99"], 3),
         "in_place_p50_ratio": round(in_place["dag"]["p50"] / in_place["raw"]["p50"], 3),
         "in_place_p99_ratio": round(in_place["dag"]["p99"] / in_place["raw"]["p99"], 3),
+        "lean_p50_ms": round(broker["lean"]["p50"], 3), "lean_p99_ms": round(broker["lean"]["p99"], 3),
+        "lean_p50_ratio": round(broker["dag"]["p50"] / broker["lean"]["p50"], 3),
+        "lean_p99_ratio": round(broker["dag"]["p99"] / broker["lean"]["p99"], 3),
+        "in_place_lean_p50_ms": round(in_place["lean"]["p50"], 3),
+        "in_place_lean_p50_ratio": round(in_place["dag"]["p50"] / in_place["lean"]["p50"], 3),
+        "in_place_lean_p99_ratio": round(in_place["dag"]["p99"] / in_place["lean"]["p99"], 3),
+        "node_work_p50_ms": round(broker["breakdown"]["node_work_ms"]["p50"], 3),
+        "broker_gap_p50_ms": round(broker["breakdown"]["completion_to_next_claim_ms"]["p50"], 3),
+        "in_place_gap_p50_ms": round(in_place["breakdown"]["completion_to_next_claim_ms"]["p50"], 3),
     }))
 
 

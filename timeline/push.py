@@ -96,3 +96,9 @@ def broadcast_on_commit(group: str, message: dict[str, Any]) -> None:
     """Schedule a broadcast for after the surrounding transaction commits (dropped
     with it on a rollback). Sends are handed over in commit order and not awaited."""
     transaction.on_commit(lambda: group_send_many([(group, message)]))
+
+
+def broadcast_many_on_commit(batch: list[tuple[str, dict[str, Any]]]) -> None:
+    """Schedule several broadcasts for after commit, handed over together, in order."""
+    if batch:
+        transaction.on_commit(lambda: group_send_many(batch))

@@ -18,7 +18,8 @@ from tenants.models import Membership
 
 from .masking import payload_mask
 from .models import Activity, ActivityLink, Conversation, Event, Frame, FramePayload, WiringCheck
-from .push import broadcast_on_commit, conversation_group, tenant_group
+from . import sql
+from .push import broadcast_many_on_commit, broadcast_on_commit, conversation_group, tenant_group
 
 
 def conversation_create(*, tenant_id: int, user_id: int, title: str = "") -> Conversation:
@@ -76,23 +77,42 @@ def event_append(*, conversation_id: int, type: str, data: dict[str, Any], run_i
     return _events_write([pending])[0]
 
 
+_EVENTS_INSERT_PG = (
+    # One statement per conversation: reserve the numbers (the row lock keeps them
+    # gapless until commit) and insert the events, prepared once per connection.
+    "WITH s AS (UPDATE timeline_conversation SET last_seq = last_seq + %(n)s WHERE id = %(c)s RETURNING last_seq) "
+    "INSERT INTO timeline_event (conversation_id, run_id, seq, type, data, created_at) "
+    "SELECT %(c)s, x.run_id, s.last_seq - %(n)s + x.o, x.type, x.data, %(at)s FROM s, "
+    "unnest(%(runs)s::bigint[], %(types)s::text[], %(datas)s::jsonb[]) WITH ORDINALITY AS x(run_id, type, data, o) "
+    "RETURNING seq")
+
+
 def _events_write(pending: list[dict[str, Any]]) -> list[Event]:
     by_conversation: dict[int, list[dict[str, Any]]] = {}
     for item in pending:
         by_conversation.setdefault(item["conversation_id"], []).append(item)
     events = []
+    now = timezone.now()
     for conversation_id, items in by_conversation.items():
+        if sql.is_postgres():
+            rows = sql.execute(_EVENTS_INSERT_PG, {
+                "n": len(items), "c": conversation_id, "at": now, "runs": [i["run_id"] for i in items],
+                "types": [i["type"] for i in items], "datas": [sql.jsonb(i["data"]) for i in items]}, fetch="all")
+            first = min(r[0] for r in rows)
+            events += [Event(seq=first + i, created_at=now, **item) for i, item in enumerate(items)]
+            continue
         # One UPDATE … RETURNING reserves the numbers; the row lock keeps them gapless.
         with connection.cursor() as cursor:
             cursor.execute(f"UPDATE {Conversation._meta.db_table} SET last_seq = last_seq + %s WHERE id = %s "
                            "RETURNING last_seq", [len(items), conversation_id])
             last = cursor.fetchone()[0]
         first = last - len(items) + 1
-        events += [Event(seq=first + i, created_at=timezone.now(), **item) for i, item in enumerate(items)]
-    Event.objects.bulk_create(events)
-    for event in events:
-        broadcast_on_commit(conversation_group(event.conversation_id),
-                            {"type": "timeline.event", "event": event_json(event)})
+        batch = [Event(seq=first + i, created_at=now, **item) for i, item in enumerate(items)]
+        Event.objects.bulk_create(batch)
+        events += batch
+    # One hand-over to the push loop for the whole transaction's events, in order.
+    broadcast_many_on_commit([(conversation_group(event.conversation_id),
+                               {"type": "timeline.event", "event": event_json(event)}) for event in events])
     return events
 
 
@@ -102,9 +122,10 @@ def event_json(event: Event) -> dict[str, Any]:
 
 
 def activity_open(*, conversation_id: int, kind: str, title: str, summary: str = "", run_id: int | None = None,
-                  node_key: str = "", intent: str = "", route: str = "") -> Activity:
+                  node_key: str = "", intent: str = "", route: str = "", id: int | None = None) -> Activity:
+    ids = {"id": id} if id is not None else {}
     return Activity.objects.create(conversation_id=conversation_id, kind=kind, title=title[:200], summary=summary,
-                                   run_id=run_id, node_key=node_key, intent=intent, route=route)
+                                   run_id=run_id, node_key=node_key, intent=intent, route=route, **ids)
 
 
 def activity_close(*, activity_id: int, status: str, summary: str | None = None) -> None:

@@ -107,13 +107,21 @@ def _bind(arguments: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
     return bound
 
 
+_params_validators: dict[str, tuple[dict, Any]] = {}
+
+
 def params_validate(name: str, params: Any) -> dict[str, Any]:
     spec = blueprint_get(name)
-    schema = {"type": "object", "properties": spec["params"], "required": spec["required"]}
     if not isinstance(params, dict):
         raise BlueprintError("params must be a JSON object.")
+    cached = _params_validators.get(name)
+    if cached is None or cached[0] is not spec:  # built (and its schema checked) once per blueprint
+        schema = {"type": "object", "properties": spec["params"], "required": spec["required"]}
+        cls = jsonschema.validators.validator_for(schema)
+        cls.check_schema(schema)
+        cached = _params_validators[name] = (spec, cls(schema))
     try:
-        jsonschema.validate(params, schema)
+        cached[1].validate(params)
     except jsonschema.ValidationError as err:
         where = ".".join(str(p) for p in err.absolute_path) or "params"
         raise BlueprintError(f"{where}: {err.message}") from err

@@ -7,6 +7,7 @@ import logging
 import os
 import socket
 import threading
+import time
 from datetime import timedelta
 
 from django.db import transaction
@@ -23,18 +24,21 @@ from timeline.services import (
     frame_record,
 )
 
+from . import sql
 from .dispatch import nodes_dispatch_on_commit
+from .faults import fault_point
 from .gate import gate
-from .models import RUN_TERMINAL, Node, NodeStatus, Run
+from .models import RUN_TERMINAL, Node, NodeStatus, Run, RunStatus
 from .pipeline import (
     ProvenanceBlocked,
     arguments_resolve,
+    idempotency_key_for,
     provenance_block_record,
     tool_call_execute,
 )
 from .services import lease_seconds, nodes_promote, run_settle
-from .tools import Acceptance, NeedsInput, ToolBlocked, ToolContext, is_compensation, tool_get
-from .transitions import node_transition
+from .tools import TOOLS, Acceptance, NeedsInput, ToolBlocked, ToolContext, is_compensation, tool_get
+from .transitions import node_transition, node_transitions_recorded
 
 log = logging.getLogger(__name__)
 N = NodeStatus
@@ -50,8 +54,14 @@ def in_place_enabled() -> bool:
     return os.environ.get("KEEL_IN_PLACE", "1") != "0"
 
 
-def node_execute(node_id: int) -> int | None:
-    """Run one node if it is ours to run. Returns a successor to run in place, if any."""
+def node_execute(node_id: int) -> int | sql.Claimed | None:
+    """Run one node if it is ours to run. Returns a successor to run in place, if
+    any: its id, or the successor itself already claimed (the hot path)."""
+    if sql.enabled():
+        claimed = _claim_fast([node_id])
+        if claimed:
+            return claimed_execute(claimed[0])
+        # Not ready, gated, a compensation, an expired lease, done or gone: the general path decides.
     node = Node.objects.select_related("run").filter(id=node_id).first()
     if node is None or node.retired_in is not None:
         return None
@@ -193,7 +203,9 @@ def _defer(node, run, me: str, why: str) -> None:
 
 
 def _finish(node, run, to: str, reason: str, me: str, result_ref: str = "",
-            acceptance_results: list[dict] | None = None) -> int | None:
+            acceptance_results: list[dict] | None = None) -> int | sql.Claimed | None:
+    if sql.enabled():
+        return _finish_fast(node, run, to, reason, me, result_ref, acceptance_results)
     next_id = None
     extra = {"acceptance_results": acceptance_results} if acceptance_results is not None else {}
     with events_batched():
@@ -215,3 +227,170 @@ def _finish(node, run, to: str, reason: str, me: str, result_ref: str = "",
             nodes_dispatch_on_commit(ready)
         run_settle(run)
     return next_id
+
+
+# --- The hot path on PostgreSQL (workflows/sql.py): a hop in one transaction of a
+# few prepared statements, no ORM queries. Everything it does not cover (approval
+# gates, compensations, expired leases, inputs, failures of the tool) takes the
+# general path above.
+
+class _LostRace(Exception):
+    """Raised inside a hot-path transaction to roll back what a lost race wrote."""
+
+
+_fast_tools: tuple[int, list[str]] = (-1, [])
+
+
+def fast_tools() -> list[str]:
+    """Tools the hot path may claim: no approval gate and no compensation (both ask the gate)."""
+    global _fast_tools
+    if _fast_tools[0] != len(TOOLS):  # tools register at start-up (and in tests)
+        _fast_tools = (len(TOOLS), sorted(name for name, tool in TOOLS.items()
+                                          if not tool.needs_approval and not is_compensation(name)))
+    return _fast_tools[1]
+
+
+def _claim_fast(node_ids: list[int], tools: list[str] | None = None) -> list[sql.Claimed]:
+    """Claim ready nodes in one transaction: one statement, then the cap and the events."""
+    now = timezone.now()
+    with events_batched():
+        claimed = _claim_in_transaction(node_ids, worker_name(), now, tools)
+    return claimed
+
+
+def _claim_in_transaction(node_ids: list[int], me: str, now, tools: list[str] | None = None) -> list[sql.Claimed]:
+    claimed = sql.nodes_claim(node_ids, me=me, lease=now + timedelta(seconds=lease_seconds()), now=now,
+                              tools=fast_tools() if tools is None else tools)
+    for c in claimed:
+        node_transitions_recorded(c.run, [(c.node.key, c.node.plan_version, N.READY, N.IN_PROGRESS, "claimed")])
+    return claimed
+
+
+def _plain_inline(tool, node) -> bool:
+    """A side-effect-free tool with nothing to resolve or accept: run here, its call
+    recorded in the completing transaction."""
+    return bool(tool.inline and not tool.consumes and not tool.produces and not node.acceptance
+                and tool.accept is None)
+
+
+def claimed_execute(claimed: sql.Claimed) -> int | sql.Claimed | None:
+    """Run a node this worker has claimed, and finish it."""
+    node, run, me = claimed.node, claimed.run, worker_name()
+    tool = tool_get(node.tool)
+    if not _plain_inline(tool, node):
+        return _execute_claimed(node, run, tool, me, None, None, None)
+    call = _inline_run(node, run, tool)
+    if call is None:  # the tool failed: the general path records the failed call and fails the node
+        return _execute_claimed(node, run, tool, me, None, None, None)
+    return _finish_fast(node, run, N.COMPLETED, "accepted", me, "", [], call=call)
+
+
+def nodes_execute(node_ids: list[int]) -> list[int | sql.Claimed | None]:
+    """A chunk of a fan-out. Side-effect-free nodes are claimed in one statement and
+    completed in one transaction per run; the others one by one, as usual. Returns
+    the steps to continue with in place."""
+    if not sql.enabled():
+        return [node_execute(node_id) for node_id in node_ids]
+    inline = [name for name in fast_tools() if TOOLS[name].inline]
+    claimed = _claim_fast(node_ids, inline)
+    taken = {c.node.id for c in claimed}
+    steps: list[int | sql.Claimed | None] = []
+    by_run: dict[int, list] = {}
+    for c in claimed:
+        tool = tool_get(c.node.tool)
+        call = _inline_run(c.node, c.run, tool) if _plain_inline(tool, c.node) else None
+        if call is None:
+            steps.append(c)  # runs through claimed_execute
+        else:
+            by_run.setdefault(c.run.id, []).append((c, call))
+    for items in by_run.values():
+        steps.append(_finish_many_fast(items))
+    steps += [node_id for node_id in node_ids if node_id not in taken]
+    return steps
+
+
+def _finish_many_fast(items: list[tuple[sql.Claimed, dict]]) -> int | sql.Claimed | None:
+    """Complete independent claimed nodes of one run in one transaction."""
+    run, me, now = items[0][0].run, worker_name(), timezone.now()
+    finished = []
+    with events_batched():
+        for c, call in items:
+            ref = str(sql.inline_call_record(node=c.node, run=run, now=now, **call))
+            finished.append({"id": c.node.id, "to": N.COMPLETED, "reason": "accepted", "result_ref": ref,
+                             "acceptance_results": []})
+        run_status, won = sql.nodes_finish(run.id, finished, me=me, now=now)
+        run.status = run_status
+        won_set = set(won)
+        done = [c.node for c, _ in items if c.node.id in won_set]
+        # Nodes someone else finished keep their call rows: the same idempotency key, harmless.
+        node_transitions_recorded(run, [(n.key, n.plan_version, N.IN_PROGRESS, N.COMPLETED, "accepted")
+                                        for n in done])
+        if not done:
+            return None
+        return _promote_fast(run, [n.key for n in done], me, now)
+
+
+def _inline_run(node, run, tool) -> dict | None:
+    """Run a plain inline tool; None when it failed."""
+    arguments = dict(node.arguments)
+    ctx = ToolContext(tenant_id=run.tenant_id, run_id=run.id, node_id=node.id, node_key=node.key,
+                      user_id=run.created_by_id, call_id=None, idempotency_key=idempotency_key_for(node),
+                      approval_id=None, params=run.params)
+    started = timezone.now()
+    t0 = time.perf_counter()
+    try:
+        tool.input_validate(arguments)
+        fault_point(f"{tool.name}.before")
+        output = tool.fn(ctx, arguments)
+        tool.output_validate(output)
+        fault_point(f"{tool.name}.after")
+    except Exception:
+        return None
+    latency = (time.perf_counter() - t0) * 1000
+    summary = tool.summary(output) if tool.summary else f"{node.goal}: done."
+    return {"tool": tool, "arguments": arguments, "output": output, "idempotency_key": ctx.idempotency_key,
+            "started": started, "latency_ms": latency, "summary": summary}
+
+
+def _finish_fast(node, run, to: str, reason: str, me: str, result_ref: str = "",
+                 acceptance_results: list[dict] | None = None, call: dict | None = None) -> int | sql.Claimed | None:
+    """Complete or fail a node, promote its successors and claim the one to run in
+    place, in one transaction: 3-4 statements, then the cap count and the events."""
+    now = timezone.now()
+    try:
+        with events_batched():
+            if call is not None:
+                result_ref = str(sql.inline_call_record(node=node, run=run, now=now, **call))
+            run_status, won = sql.nodes_finish(run.id, [{"id": node.id, "to": to, "reason": reason,
+                                                         "result_ref": result_ref,
+                                                         "acceptance_results": acceptance_results}], me=me, now=now)
+            if not won:
+                raise _LostRace  # someone else finished it: roll back the call record too
+            run.status = run_status
+            node.status, node.status_reason, node.result_ref = to, reason, result_ref
+            node_transitions_recorded(run, [(node.key, node.plan_version, N.IN_PROGRESS, to, reason)])
+            return _promote_fast(run, [node.key], me, now)
+    except _LostRace:
+        return None
+
+
+def _promote_fast(run: Run, finished_keys: list[str], me: str, now) -> int | sql.Claimed | None:
+    """Inside the completing transaction (the run row is locked): promote the
+    successors, claim the single one in place or dispatch them all after commit,
+    and settle the run unless it is plainly still running."""
+    promoted, busy = ([], False) if run.status in RUN_TERMINAL else sql.successors_promote(
+        run.id, finished_keys, now=now)
+    node_transitions_recorded(run, [(p.key, p.plan_version, N.PENDING, N.READY, "dependencies met")
+                                    for p in promoted])
+    claimed: int | sql.Claimed | None = None
+    if len(promoted) == 1 and in_place_enabled():
+        if promoted[0].tool in fast_tools():
+            won = _claim_in_transaction([promoted[0].id], me, now)
+            claimed = won[0] if won else None
+        else:
+            claimed = promoted[0].id  # a gated step: the general path asks the gate, on this worker
+    if claimed is None:
+        nodes_dispatch_on_commit([p.id for p in promoted])
+    if not (run.status == RunStatus.RUNNING and (busy or promoted)):
+        run_settle(run)
+    return claimed

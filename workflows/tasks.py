@@ -7,7 +7,8 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from .executor import node_execute
+from .executor import claimed_execute, node_execute, nodes_execute
+from .sql import Claimed
 from .gate import gate
 from .models import RUN_TERMINAL, Node, NodeStatus
 from .services import lease_seconds
@@ -15,9 +16,17 @@ from .services import lease_seconds
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def node_run(node_id: int) -> None:
-    next_id = node_execute(node_id)
-    while next_id is not None:  # in place: one ready successor, no broker hop
-        next_id = node_execute(next_id)
+    step = node_execute(node_id)
+    while step is not None:  # in place: one ready successor, no broker hop
+        step = claimed_execute(step) if isinstance(step, Claimed) else node_execute(step)
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def nodes_run(node_ids: list[int]) -> None:
+    """A chunk of a fan-out: claimed together, side-effect-free ones completed together."""
+    for step in nodes_execute(node_ids):
+        while step is not None:
+            step = claimed_execute(step) if isinstance(step, Claimed) else node_execute(step)
 
 
 @shared_task

@@ -18,6 +18,21 @@ from typing import Any, Callable
 import jsonschema
 
 
+_validators: dict[int, tuple[dict, Any]] = {}
+
+
+def _validator(schema: dict[str, Any]):
+    """A validator per schema, built (and the schema checked) once: `jsonschema.validate`
+    checks the schema against its meta-schema on every call, the largest CPU cost
+    of a no-op hop."""
+    cached = _validators.get(id(schema))
+    if cached is None or cached[0] is not schema:
+        cls = jsonschema.validators.validator_for(schema)
+        cls.check_schema(schema)
+        cached = _validators[id(schema)] = (schema, cls(schema))
+    return cached[1]
+
+
 class ToolError(Exception):
     """The tool ran and the business system refused or failed: the node fails."""
 
@@ -123,13 +138,13 @@ class Tool:
 
     def input_validate(self, arguments: dict[str, Any]) -> None:
         try:
-            jsonschema.validate(arguments, self.input_schema)
+            _validator(self.input_schema).validate(arguments)
         except jsonschema.ValidationError as err:
             raise ToolError(f"{self.name}: invalid arguments: {err.message}") from err
 
     def output_validate(self, output: dict[str, Any]) -> None:
         try:
-            jsonschema.validate(output, self.output_schema)
+            _validator(self.output_schema).validate(output)
         except jsonschema.ValidationError as err:
             raise ToolError(f"{self.name}: the result broke its contract: {err.message}") from err
 

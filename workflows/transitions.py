@@ -17,6 +17,7 @@ from django.utils import timezone
 from timeline.services import before_events_flush, event_append
 
 from .models import RUN_FINAL, RUN_TERMINAL, Node, NodeStatus, Run, RunStatus, Transition
+from .sql import transitions_count
 from .tools import TOOLS
 
 N, R = NodeStatus, RunStatus
@@ -82,8 +83,7 @@ def _count(run: Run) -> None:
 def _counts_flush() -> None:
     counts, _deferred_counts.runs = _deferred_counts.runs, None
     for run_id, n in counts.items():
-        if not Run.objects.filter(id=run_id, transition_count__lte=F("transition_cap") - n).update(
-                transition_count=F("transition_count") + n):
+        if not transitions_count(run_id, n):
             Run.objects.filter(id=run_id).update(transition_count=F("transition_cap"))
             _cap_reached(Run.objects.get(id=run_id))
 
@@ -121,6 +121,20 @@ def node_transition(node: Node, to: str, *, expected: str | None = None, reason:
                        "reason": reason})
     _count(run)
     return True
+
+
+def node_transitions_recorded(run: Run, changes: list[tuple[str, int, str, str, str]]) -> None:
+    """The hot path's half of node_transition: the compare-and-set UPDATEs and the
+    Transition rows were written by workflows.sql's statements, in this transaction;
+    this checks them against the table and appends their timeline events and counts.
+    changes: (node key, plan version, from, to, reason), in the order they happened."""
+    _assert_atomic()
+    for key, plan_version, frm, to, reason in changes:
+        if to not in NODE_TRANSITIONS[frm]:
+            raise TransitionNotAllowed(f"node {key}: {frm} → {to} is not an allowed transition")
+        event_append(conversation_id=run.conversation_id, run_id=run.id, type="node.status",
+                     data={"node": key, "plan_version": plan_version, "from": frm, "to": to, "reason": reason})
+        _count(run)
 
 
 def run_transition(run: Run, to: str, *, expected: str | None = None, reason: str = "", counted: bool = True,

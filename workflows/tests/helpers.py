@@ -5,7 +5,8 @@ from unittest import mock
 from django.contrib.auth.models import User
 
 from tenants.models import Membership
-from workflows.executor import node_execute
+from workflows.executor import claimed_execute, node_execute
+from workflows.sql import Claimed
 from workflows.models import Node, NodeStatus, Run
 
 
@@ -21,9 +22,9 @@ def drive(run: Run, max_steps: int = 100) -> Run:
         if not ready:
             break
         for node_id in ready:
-            next_id = node_execute(node_id)
-            while next_id:
-                next_id = node_execute(next_id)
+            step = node_execute(node_id)
+            while step is not None:  # in place: an id, or a successor already claimed (the hot path)
+                step = claimed_execute(step) if isinstance(step, Claimed) else node_execute(step)
     run.refresh_from_db()
     return run
 

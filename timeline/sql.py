@@ -1,0 +1,53 @@
+"""Hand-written statements on the hot path, as prepared statements on PostgreSQL.
+
+Django's psycopg 3 backend binds parameters on the client and never prepares
+(so that connection poolers work): every execution is parsed and planned
+afresh. The engine's hot path runs the same few statements thousands of times a
+minute on long-lived worker connections, so it uses a server-binding psycopg
+cursor on Django's own connection (same transaction, same atomic blocks) and
+prepares each statement on first use. On SQLite, statements go through
+Django's cursor unchanged (they must then be portable SQL)."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.db import connection
+
+
+def is_postgres() -> bool:
+    return connection.vendor == "postgresql"
+
+
+def execute(sql: str, params: Any = None, *, fetch: str = "") -> Any:
+    """Run one statement. fetch: '' (row count), 'one' or 'all'."""
+    if connection.vendor == "postgresql":
+        import psycopg
+
+        connection.ensure_connection()
+        with psycopg.Cursor(connection.connection) as cursor:
+            cursor.execute(sql, params, prepare=True)
+            if fetch == "one":
+                return cursor.fetchone()
+            if fetch == "all":
+                return cursor.fetchall()
+            return cursor.rowcount
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        if fetch == "one":
+            return cursor.fetchone()
+        if fetch == "all":
+            return cursor.fetchall()
+        return cursor.rowcount
+
+
+def jsonb(value: Any) -> Any:
+    """A JSON parameter for a PostgreSQL statement."""
+    from psycopg.types.json import Jsonb
+
+    return Jsonb(value)
+
+
+def json_value(value: Any) -> Any:
+    """A jsonb column as read back (Django's connection loads jsonb as text)."""
+    return json.loads(value) if isinstance(value, str | bytes) else value

@@ -1,0 +1,243 @@
+"""The executor's hot path as hand-written PostgreSQL (issue 14).
+
+A hop — complete a node, record it, promote its successors, claim the next —
+costs a handful of prepared statements in one transaction instead of ~24 ORM
+queries. Each statement is a data-modifying CTE whose parts are conditional on
+its compare-and-set UPDATE: a lost race inserts nothing and returns no row.
+The status checks against the transition table, the timeline events and the
+transition cap stay in workflows.transitions (`node_transitions_recorded`).
+
+PostgreSQL only: on SQLite (embedded mode, unit tests) the executor keeps its
+ORM path. KEEL_FAST_SQL=0 turns this module off on PostgreSQL too."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from config.ids import new_id
+from timeline import sql
+from timeline.masking import payload_mask
+
+from .models import RUN_TERMINAL, Node, Run
+
+_TERMINAL = sorted(str(s) for s in RUN_TERMINAL)
+_NODE_COLS = [f.column for f in Node._meta.concrete_fields]
+_RUN_COLS = [f.column for f in Run._meta.concrete_fields]
+_JSON_NODE = {f.column for f in Node._meta.concrete_fields if f.get_internal_type() == "JSONField"}
+_JSON_RUN = {f.column for f in Run._meta.concrete_fields if f.get_internal_type() == "JSONField"}
+
+
+def enabled() -> bool:
+    return sql.is_postgres() and os.environ.get("KEEL_FAST_SQL", "1") != "0"
+
+
+@dataclass
+class Claimed:
+    """A node this worker holds the lease of, with its run as loaded at the claim."""
+
+    node: Node
+    run: Run
+
+
+def _rows_to_claimed(rows) -> list[Claimed]:
+    out = []
+    n = len(_NODE_COLS)
+    for row in rows:
+        nd = {c: (sql.json_value(v) if c in _JSON_NODE else v) for c, v in zip(_NODE_COLS, row[:n])}
+        rd = {c: (sql.json_value(v) if c in _JSON_RUN else v) for c, v in zip(_RUN_COLS, row[n:])}
+        run = Run(**{_attname(Run, c): v for c, v in rd.items()})
+        node = Node(**{_attname(Node, c): v for c, v in nd.items()})
+        node.run = run
+        out.append(Claimed(node, run))
+    return out
+
+
+_ATTNAMES: dict[tuple[type, str], str] = {}
+
+
+def _attname(model, column: str) -> str:
+    key = (model, column)
+    if key not in _ATTNAMES:
+        _ATTNAMES[key] = next(f.attname for f in model._meta.concrete_fields if f.column == column)
+    return _ATTNAMES[key]
+
+
+# ready → in_progress for a batch of nodes: the lease, the node's activity (opened
+# here unless it has one from an earlier attempt) and the transition row. Only
+# nodes still ready, still in the current plan, of a live run and with a tool the
+# hot path may run (no approval gate, no compensation) are taken.
+_CLAIM = f"""
+WITH c AS (
+  UPDATE workflows_node n SET status = 'in_progress', status_reason = 'claimed', attempts = n.attempts + 1,
+         lease_owner = %(me)s, lease_expires_at = %(lease)s, started_at = %(now)s,
+         activity_id = COALESCE(n.activity_id, x.act)
+    FROM unnest(%(ids)s::bigint[], %(acts)s::bigint[]) AS x(id, act), workflows_run r
+   WHERE n.id = x.id AND n.status = 'ready' AND n.retired_in IS NULL AND r.id = n.run_id
+     AND r.status <> ALL(%(terminal)s::text[]) AND n.tool = ANY(%(tools)s::text[])
+  RETURNING {", ".join("n." + c for c in _NODE_COLS)}, {", ".join("r." + c + " AS r_" + c for c in _RUN_COLS)},
+            (n.activity_id = x.act) AS opened
+), a AS (
+  INSERT INTO timeline_activity (id, conversation_id, kind, title, summary, status, intent, route, run_id, node_key,
+         started_at, cost, error_count, frame_count, latency_ms, links, tokens_in, tokens_out)
+  SELECT c.activity_id, c.r_conversation_id, 'node', left('node ' || c.key, 200), c.goal, 'in_progress', '', '',
+         c.run_id, c.key, %(now)s, 0, 0, 0, 0, '{{}}'::jsonb, 0, 0 FROM c WHERE c.opened
+), t AS (
+  INSERT INTO workflows_transition (run_id, node_id, from_status, to_status, reason, worker, at)
+  SELECT c.run_id, c.id, 'ready', 'in_progress', 'claimed', %(me)s, %(now)s FROM c
+)
+SELECT {", ".join("c." + c for c in _NODE_COLS)}, {", ".join("c.r_" + c for c in _RUN_COLS)} FROM c
+"""
+
+
+def nodes_claim(node_ids: list[int], *, me: str, lease: datetime, now: datetime, tools: list[str]) -> list[Claimed]:
+    """Claim the given ready nodes (compare-and-set on status). Returns those won."""
+    rows = sql.execute(_CLAIM, {"ids": node_ids, "acts": [new_id() for _ in node_ids], "me": me, "lease": lease,
+                                "now": now, "terminal": _TERMINAL, "tools": tools}, fetch="all")
+    return _rows_to_claimed(rows)
+
+
+# in_progress → completed|failed, with the run row locked first: two parallel
+# nodes finishing at once must not both miss their common successor (each seeing
+# the other still in progress). The next statement (the promotion) then reads
+# the other one's committed status. NO KEY UPDATE: it must not block the
+# foreign-key checks (KEY SHARE) other transactions take on the run at commit.
+_FINISH_HEAD = """
+WITH lk AS (
+  SELECT id, status FROM workflows_run WHERE id = %(run)s FOR NO KEY UPDATE
+), f AS (
+  UPDATE workflows_node n SET status = x.to_status, status_reason = x.reason, result_ref = x.ref,
+         acceptance_results = COALESCE(x.acc, n.acceptance_results), lease_owner = '', lease_expires_at = NULL,
+         finished_at = %(now)s
+    FROM unnest(%(ids)s::bigint[], %(tos)s::text[], %(reasons)s::text[], %(refs)s::text[], %(accs)s::jsonb[])
+         AS x(id, to_status, reason, ref, acc)
+   WHERE n.id = x.id AND n.status = 'in_progress' AND EXISTS (SELECT 1 FROM lk)
+  RETURNING n.id, n.key, n.activity_id, x.to_status
+), t AS (
+  INSERT INTO workflows_transition (run_id, node_id, from_status, to_status, reason, worker, at)
+  SELECT %(run)s, f.id, 'in_progress', f.to_status, x.reason, %(me)s, %(now)s
+    FROM f JOIN unnest(%(ids)s::bigint[], %(reasons)s::text[]) AS x(id, reason) ON x.id = f.id
+), a AS (
+  UPDATE timeline_activity SET status = f.to_status, ended_at = %(now)s FROM f WHERE timeline_activity.id = f.activity_id
+)
+SELECT (SELECT status FROM lk), array_agg(f.id), array_agg(f.key) FROM f
+"""
+
+
+def nodes_finish(run_id: int, finished: list[dict[str, Any]], *, me: str, now: datetime) -> tuple[str, list[int]]:
+    """Complete or fail the given nodes this worker holds. Returns (the run's
+    status, read under its lock; the ids whose compare-and-set won)."""
+    row = sql.execute(_FINISH_HEAD, {
+        "run": run_id, "me": me, "now": now, "ids": [f["id"] for f in finished], "tos": [f["to"] for f in finished],
+        "reasons": [f["reason"] for f in finished], "refs": [f.get("result_ref", "") for f in finished],
+        "accs": [sql.jsonb(f["acceptance_results"]) if f.get("acceptance_results") is not None else None
+                 for f in finished]}, fetch="one")
+    return row[0], list(row[1] or [])
+
+
+# An inline (side-effect-free) tool's call, recorded in one statement: the tool
+# call (its idempotency key makes a rerun reuse the row), its frame and payload,
+# and the activity's roll-up and link. Written before the completion, which names
+# the call as the node's result.
+_INLINE_CALL = """
+WITH tc AS (
+  INSERT INTO agents_toolcall (id, tenant_id, run_id, node_id, tool, arguments, result, status, error,
+         idempotency_key, approval_id, started_at, ended_at, latency_ms)
+  VALUES (%(call)s, %(tenant)s, %(run)s, %(node)s, %(tool)s, %(args)s, %(result)s, 'succeeded', '', %(key)s, NULL,
+          %(started)s, %(now)s, %(lat)s)
+  ON CONFLICT (node_id, idempotency_key) DO UPDATE SET arguments = EXCLUDED.arguments, result = EXCLUDED.result,
+         status = 'succeeded', error = '', ended_at = EXCLUDED.ended_at, latency_ms = EXCLUDED.latency_ms
+  RETURNING id
+), fr AS (
+  INSERT INTO timeline_frame (id, activity_id, parent_id, kind, name, status, level, summary, started_at,
+         first_token_at, ended_at, latency_ms, gen_ai_operation_name, gen_ai_provider_name, gen_ai_request_model,
+         gen_ai_usage_input_tokens, gen_ai_usage_output_tokens, gen_ai_tool_name, gen_ai_tool_call_id, cost)
+  SELECT %(frame)s, %(act)s, NULL, 'tool_call', left(%(tool)s, 120), 'ok', 'info', %(summary)s, %(started)s, NULL,
+         %(now)s, %(lat)s, 'execute_tool', '', '', 0, 0, %(tool)s, tc.id::text, 0 FROM tc
+  RETURNING id, gen_ai_tool_call_id
+), fp AS (
+  INSERT INTO timeline_framepayload (frame_id, data)
+  SELECT fr.id, jsonb_set(%(payload)s::jsonb, '{idempotency_key}', to_jsonb(%(key)s::text)) FROM fr
+), a AS (
+  UPDATE timeline_activity SET frame_count = frame_count + 1, latency_ms = latency_ms + %(lat)s,
+         frames_from = LEAST(COALESCE(frames_from, %(started)s), %(started)s),
+         frames_until = GREATEST(COALESCE(frames_until, %(now)s), %(now)s),
+         links = CASE WHEN COALESCE(links -> 'tool_call', '[]'::jsonb) ? fr.gen_ai_tool_call_id THEN links
+                      ELSE jsonb_set(links, '{tool_call}',
+                                     COALESCE(links -> 'tool_call', '[]'::jsonb) || to_jsonb(fr.gen_ai_tool_call_id))
+                 END
+    FROM fr WHERE timeline_activity.id = %(act)s
+)
+SELECT id FROM tc
+"""
+
+
+def inline_call_record(*, node: Node, run: Run, tool, arguments: dict, output: dict, idempotency_key: str,
+                       started: datetime, now: datetime, latency_ms: float, summary: str) -> int:
+    payload = payload_mask({"arguments": arguments, "result": output, "error": "", "idempotency_key": "",
+                            "consumed": [], "produces": list(tool.produces)})
+    row = sql.execute(_INLINE_CALL, {
+        "call": new_id(), "frame": new_id(), "tenant": run.tenant_id, "run": run.id, "node": node.id,
+        "tool": tool.name, "args": sql.jsonb(arguments), "result": sql.jsonb(output), "key": idempotency_key,
+        "started": started, "now": now, "lat": latency_ms, "act": node.activity_id, "summary": summary,
+        "payload": sql.jsonb(payload)}, fetch="one")
+    return row[0]
+
+
+# pending → ready for the successors of the nodes just finished (only a finished
+# dependency can make a pending node ready), with their transition rows. Reads
+# after the run lock taken by the completion, so a fan-in sees every committed
+# predecessor. Also says whether anything of the run is still active.
+_PROMOTE = """
+WITH p AS (
+  UPDATE workflows_node c SET status = 'ready', status_reason = 'dependencies met', dispatched_at = %(now)s
+   WHERE c.run_id = %(run)s AND c.status = 'pending' AND c.retired_in IS NULL
+     AND (%(keys)s::text[] IS NULL OR c.depends_on ?| %(keys)s::text[])
+     AND CASE WHEN c.run_when = 'failed' THEN EXISTS (
+               SELECT 1 FROM jsonb_array_elements_text(c.depends_on) k(key)
+                 JOIN workflows_node d ON d.run_id = c.run_id AND d.key = k.key AND d.retired_in IS NULL
+                WHERE d.status = 'failed')
+         ELSE NOT EXISTS (
+               SELECT 1 FROM jsonb_array_elements_text(c.depends_on) k(key)
+                WHERE NOT EXISTS (SELECT 1 FROM workflows_node d WHERE d.run_id = c.run_id AND d.key = k.key
+                                     AND d.retired_in IS NULL AND d.status = 'completed'))
+         END
+  RETURNING c.id, c.key, c.tool, c.plan_version, c.position
+), t AS (
+  INSERT INTO workflows_transition (run_id, node_id, from_status, to_status, reason, worker, at)
+  SELECT %(run)s, p.id, 'pending', 'ready', 'dependencies met', '', %(now)s FROM p
+)
+SELECT (SELECT array_agg(p.id ORDER BY p.position, p.plan_version) FROM p),
+       (SELECT array_agg(p.key ORDER BY p.position, p.plan_version) FROM p),
+       (SELECT array_agg(p.tool ORDER BY p.position, p.plan_version) FROM p),
+       (SELECT array_agg(p.plan_version ORDER BY p.position, p.plan_version) FROM p),
+       EXISTS (SELECT 1 FROM workflows_node WHERE run_id = %(run)s AND retired_in IS NULL
+                  AND status IN ('ready', 'in_progress'))
+"""
+
+
+@dataclass
+class Promoted:
+    id: int
+    key: str
+    tool: str
+    plan_version: int
+
+
+def successors_promote(run_id: int, keys: list[str] | None, *, now: datetime) -> tuple[list[Promoted], bool]:
+    """pending → ready for the successors of `keys` (None: every pending node) whose
+    dependencies allow it. Returns (the nodes made ready, in plan order; whether
+    other nodes of the run are active)."""
+    ids, keys_, tools, versions, busy = sql.execute(_PROMOTE, {"run": run_id, "keys": keys, "now": now}, fetch="one")
+    promoted = [Promoted(*t) for t in zip(ids or [], keys_ or [], tools or [], versions or [])]
+    return promoted, bool(busy)
+
+
+_COUNT = ("UPDATE workflows_run SET transition_count = transition_count + %s "
+          "WHERE id = %s AND transition_count <= transition_cap - %s")
+
+
+def transitions_count(run_id: int, n: int) -> bool:
+    """n more transitions against the run's cap; False when it would pass the cap."""
+    return bool(sql.execute(_COUNT, [n, run_id, n]))

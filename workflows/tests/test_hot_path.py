@@ -1,0 +1,99 @@
+"""The hop's hot path (issue 14). On PostgreSQL these run the hand-written
+statements of workflows/sql.py, on SQLite the ORM path: the records must be
+the same either way."""
+from unittest import mock
+
+import pytest
+from django.core.management import call_command
+
+from timeline.models import Event, Frame
+from workflows.dispatch import NODE_RUN, NODES_RUN, SPREAD, dispatch_messages
+from workflows.executor import nodes_execute
+from workflows.models import Node, Run, ToolCall, Transition
+from workflows.services import run_start
+from workflows.tests.helpers import drive, membership, no_broker
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def demo():
+    call_command("seed_demo", verbosity=0)
+    with no_broker() as send:
+        yield send
+
+
+def noop(shape: str, n: int) -> Run:
+    return run_start(membership=membership("alice"), blueprint=f"noop_{shape}", params={"n": n})
+
+
+def assert_recorded(run: Run, n: int) -> None:
+    """Every node: ready, claimed, completed — each a transition row and an event,
+    one tool call and its frame; the conversation's events gapless."""
+    run.refresh_from_db()
+    assert run.status == "completed"
+    nodes = list(Node.objects.filter(run=run))
+    assert len(nodes) == n and {node.status for node in nodes} == {"completed"}
+    for node in nodes:
+        path = list(Transition.objects.filter(node=node).order_by("at", "id").values_list("to_status", flat=True))
+        assert path == ["ready", "in_progress", "completed"], (node.key, path)
+        calls = list(ToolCall.objects.filter(node=node))
+        assert len(calls) == 1 and calls[0].status == "succeeded" and node.result_ref == str(calls[0].id)
+        assert Frame.objects.filter(activity_id=node.activity_id, kind="tool_call").count() == 1
+    seqs = list(Event.objects.filter(conversation_id=run.conversation_id).order_by("seq").values_list("seq", flat=True))
+    assert seqs == list(range(1, len(seqs) + 1))
+    node_events = Event.objects.filter(conversation_id=run.conversation_id, type="node.status").count()
+    assert node_events == 3 * n
+    assert run.transition_count == 3 * n + 1  # and the run's own completion
+
+
+def test_it_runs_a_chain_in_place_with_every_record():
+    run = drive(noop("chain", 6))
+    assert_recorded(run, 6)
+
+
+def test_it_completes_a_fan_out_chunk_together_with_every_record(demo):
+    run = noop("fanout", 40)
+    ready = list(Node.objects.filter(run=run, status="ready").values_list("id", flat=True))
+    assert len(ready) == 40
+    for step in nodes_execute(ready):
+        assert step is None  # independent nodes: nothing to run in place
+    assert_recorded(run, 40)
+
+
+def test_a_redelivered_chunk_runs_nothing_twice():
+    run = noop("fanout", 20)
+    ready = list(Node.objects.filter(run=run, status="ready").values_list("id", flat=True))
+    nodes_execute(ready)
+    nodes_execute(ready)  # the broker delivers the chunk again
+    assert_recorded(run, 20)
+
+
+def test_it_sends_a_wide_fan_out_in_chunks_and_a_narrow_one_node_by_node():
+    assert dispatch_messages([1, 2, 3]) == [(NODE_RUN, [1]), (NODE_RUN, [2]), (NODE_RUN, [3])]
+    wide = dispatch_messages(list(range(500)))
+    assert len(wide) == SPREAD and {name for name, _ in wide} == {NODES_RUN}
+    assert sorted(i for _, (chunk,) in wide for i in chunk) == list(range(500))
+
+
+def test_a_fan_out_is_published_in_one_batch():
+    from workflows import dispatch
+
+    producer = mock.MagicMock()
+    with mock.patch.object(dispatch.app, "producer_or_acquire") as acquire, \
+            mock.patch.object(dispatch.app, "send_task") as send:
+        acquire.return_value.__enter__.return_value = producer
+        messages = dispatch_messages(list(range(100)))
+        dispatch.messages_send(messages)
+    producer.batch.assert_called_once()
+    assert 1 < send.call_count == len(messages) <= SPREAD and all(c.kwargs["producer"] is producer for c in send.call_args_list)
+
+
+@pytest.mark.skipif("not sql.enabled()")
+def test_a_lost_claim_writes_nothing():
+    run = noop("chain", 2)
+    first = Node.objects.get(run=run, key="n0")
+    Node.objects.filter(id=first.id).update(status="in_progress")  # another worker got there first
+    before = (Transition.objects.count(), Event.objects.count())
+    assert nodes_execute([first.id]) == [first.id]  # handed to the general path, which leaves it
+    assert (Transition.objects.count(), Event.objects.count()) == before
