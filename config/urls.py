@@ -8,6 +8,8 @@ api_v1 = [
     path("", include("tenants.apis")),
     path("", include("timeline.apis")),
     path("payroll/", include("payroll.apis")),
+    path("expenses/", include("expenses.apis")),
+    path("hr/", include("hr.apis")),
     path("", include("workflows.apis")),
     path("", include("approvals.apis")),
     path("", include("agents.apis")),
