@@ -22,6 +22,8 @@ urlpatterns = [
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("payroll/", include("payroll.urls")),
+    path("expenses/", include("expenses.urls")),
+    path("hiring/", include("hr.urls")),
     path("", include("console.urls")),
     path("", include("tenants.urls")),
 ]
