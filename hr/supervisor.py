@@ -38,7 +38,7 @@ def tan_event_consume(event_id: int) -> int | None:
                                            title=f"Candidate matching: {tan.title}")
         run = run_start(membership=membership, blueprint=BLUEPRINT, conversation_id=conversation.id,
                         params={"tan_id": str(tan.id), "event_id": str(event.id)})
-        frame_record(activity_id=run.activity_id, kind="state_change", name=f"trigger: {event.type}",
+        frame_record(activity_id=run.activity_id, kind="route", name=f"trigger: {event.type}",
                      summary=(f"Started by the event “TAN approved” for “{tan.title}” "
                               f"(approved by {membership.user.username}), not by a chat message."),
                      payload={"event_id": str(event.id), "event_type": event.type, "tan_id": str(tan.id),
