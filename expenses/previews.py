@@ -74,3 +74,14 @@ def submit_argument(tenant_id: int, name: str, value: Any) -> tuple[str, str]:
 
 def claim_effects(tenant_id: int, keys: list[str]) -> dict[str, int]:
     return claims_created_under(tenant_id, keys)
+
+
+def submit_effects(tenant_id: int, keys: list[str]) -> dict[str, int]:
+    """How many times the claim each submit key names was moved to submitted (more than once
+    would be a duplicate side effect after the approval resumed the run)."""
+    from .models import ClaimTransition, IdempotencyRecord
+
+    claims = {r.key: r.response_body.get("application_id") for r in IdempotencyRecord.objects.filter(
+        tenant_id=tenant_id, operation="claim_submit", key__in=keys)}
+    return {key: ClaimTransition.objects.filter(claim_id=int(claim), to_status=ClaimStatus.SUBMITTED).count()
+            for key, claim in claims.items() if claim}

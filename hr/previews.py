@@ -2,8 +2,9 @@
 approver (more matches than the threshold), the card, and how many matches a key wrote."""
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
+
+from django.db.models import Count
 
 from workflows.tools import Preview
 
@@ -41,12 +42,13 @@ def persist_preconditions(tenant_id: int, run_id: int, arguments: dict[str, Any]
 
 
 def match_effects(tenant_id: int, keys: list[str]) -> dict[str, int]:
-    """Matches per TAN and candidate never exceed one (a unique constraint); per run key,
-    count the rows the runs wrote."""
+    """One approved persist step is one effect; every match it wrote beyond one per
+    candidate would be a duplicate (the unique constraint makes that 0, and this shows it)."""
     runs = {}
     for key in keys:
         head = key.split(":", 1)[0]
         if head.startswith("run") and head[3:].isdigit():
             runs[int(head[3:])] = key
-    counts = Counter(Match.objects.filter(tenant_id=tenant_id, run_id__in=list(runs)).values_list("run_id", flat=True))
-    return {runs[r]: n for r, n in counts.items()}
+    rows = (Match.objects.filter(tenant_id=tenant_id, run_id__in=list(runs)).values("run_id")
+            .annotate(n=Count("id"), distinct=Count("candidate_id", distinct=True)))
+    return {runs[r["run_id"]]: 1 + r["n"] - r["distinct"] for r in rows if r["n"]}

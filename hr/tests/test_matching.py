@@ -128,3 +128,27 @@ def test_the_api_approves_once_and_lists_matches(client):
     body = client.get(f"/api/v1/hr/tans/{tan.id}/matches/").json()
     assert [m["candidate"] for m in body["results"]] == ["Maria Garcia", "Zhou Xin", "Chen Jing"]
     assert client.get(f"/api/v1/hr/tans/{tan.id}/").json()["matching_run"] is not None
+
+
+def test_the_metrics_count_approved_persists_and_submits_without_duplicates():
+    from console.metrics import metrics_for, period_parse
+    from expenses.models import ExpenseClaim
+
+    tan, run = approve("Senior Backend Engineer")
+    approval_decide(membership=membership("bob"), approval_id=ApprovalRequest.objects.get(run=run).id,
+                    verdict="approved")
+    assert drive(run).status == "completed"
+    claim_run = drive(run_start_claim())
+    approval_decide(membership=membership("bob"), approval_id=ApprovalRequest.objects.get(run=claim_run).id,
+                    verdict="approved")
+    assert drive(claim_run).status == "completed" and ExpenseClaim.objects.get().status == "submitted"
+    metric = metrics_for(tenant_id=membership("ada").tenant_id, period=period_parse({})).metric(
+        "duplicate_side_effects")
+    assert metric.value == 0 and metric.denominator == 2
+
+
+def run_start_claim():
+    from workflows.services import run_start
+
+    return run_start(membership=membership("alice"), blueprint="expense_claim", params={
+        "category": "lodging", "city": "Beijing", "start_date": "2026-11-16", "nights": 2, "amount": "1800"})
