@@ -53,8 +53,10 @@ RESOLVE_EN = [r"set ?up", r"set-up", r"create", r"configure", r"import", r"make 
               r"handle (the )?payroll", r"new (payroll )?group", r"get (them|people|staff|everyone) paid",
               r"pay (them|our|my|the|people|staff|folks|everyone)", r"sort out", r"organi[sz]e", r"prepare",
               r"load"]
+RESOLVE_EN += [r"file (an? |my |the )?(expense|claim|reimbursement)s?( claim)?", r"reimburse me"]  # issue 15
 RESOLVE_ZH = ["设置", "设立", "创建", "建立", "建一个", "建个", "新建", "搭建", "配置", "导入", "添加", "开一个",
               "开个", "帮我建", "弄一个", "做一个", "跑一次", "发工资", "算工资", "上线", "新增", "录入", "弄一下", "安排一下", "搞定", "配一下"]
+RESOLVE_ZH += ["报销"]  # issue 15: asking to be reimbursed is a request to act
 RESOLVE_ZH_RE = [r"给.{0,12}发(工资|薪)", r"(需要|要|想)(一个|个).{0,10}(组|薪资|工资)"]
 
 QUESTION_EN = [r"how (much|many)", r"list", r"show( me)?", r"tell me", r"do we have", r"is there", r"are there",

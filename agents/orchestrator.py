@@ -54,6 +54,7 @@ from workflows.services import active_nodes, node_input_answer, run_start
 from workflows.tools import ToolContext, tool_get
 
 from .attachments import EmployeeList, employee_list_parse
+from .expense_front import expense_turn  # issue 15
 from .intent import intent_classify, intent_messages, signal_parse
 from .memory import (
     anchor_set,
@@ -222,6 +223,12 @@ def _route(turn: Turn) -> Outcome:
     ledger_sync(conversation_id=turn.conversation.id)  # the reasoning boundary reads fresh progress
     signal, reason = _classify(turn)
     turn.signal = signal
+    # issue 15: an expense claim (or the answer to its question) goes to the expense front
+    expense = expense_turn(membership=turn.membership, conversation_id=turn.conversation.id,
+                           activity_id=turn.activity_id, text=turn.text, signal=signal)
+    if expense is not None:
+        turn.branch = expense.route
+        return Outcome(route=expense.route, reply=expense.reply, run_id=expense.run_id)
     waiting_run = _run_awaiting_input(turn)
     exploration = Exploration.objects.filter(conversation=turn.conversation).first()
     if waiting_run is not None and signal not in ("chat", "analyze"):

@@ -85,6 +85,8 @@ INSTALLED_APPS = [
     "approvals",
     "memory",
     "policy",
+    "expenses",
+    "hr",
     "console",
 ]
 
@@ -184,6 +186,7 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # The sweeper recovers expired leases and undispatched nodes and expires approvals.
 CELERY_BEAT_SCHEDULE = {
     "sweep": {"task": "workflows.tasks.sweep", "schedule": float(os.environ.get("KEEL_SWEEP_SECONDS", "5"))},
+    "hr-outbox": {"task": "hr.tasks.outbox_sweep", "schedule": float(os.environ.get("KEEL_OUTBOX_SECONDS", "2"))},
     "approval-reminders": {"task": "approvals.tasks.approval_reminders",
                            "schedule": float(os.environ.get("KEEL_REMINDER_SECONDS", "30"))},
 }

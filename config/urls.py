@@ -6,6 +6,8 @@ api_v1 = [
     path("", include("tenants.apis")),
     path("", include("timeline.apis")),
     path("payroll/", include("payroll.apis")),
+    path("expenses/", include("expenses.apis")),
+    path("hr/", include("hr.apis")),
     path("", include("workflows.apis")),
     path("", include("approvals.apis")),
     path("", include("agents.apis")),
@@ -18,6 +20,8 @@ urlpatterns = [
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("payroll/", include("payroll.urls")),
+    path("expenses/", include("expenses.urls")),
+    path("hiring/", include("hr.urls")),
     path("", include("console.urls")),
     path("", include("tenants.urls")),
 ]

@@ -4,6 +4,9 @@ from django.apps import AppConfig
 class PolicyConfig(AppConfig):
     name = "policy"
 
+    def ready(self) -> None:
+        from . import tools  # noqa: F401 - registering is importing (check_claim_policy)
+
     def seed_demo(self) -> None:
         """The travel policy of seed 004 for tenant demo; tenant other has none (its
         questions abstain), which also shows that the corpus is per tenant."""

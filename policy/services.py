@@ -139,3 +139,48 @@ def policy_travel_seed(*, tenant: Tenant) -> PolicyDocument:
                     version=version, lang=lang, number=number,
                     defaults={"text": text, "role": role, "amount": amount, "unit": line_unit, "subject_terms": terms})
     return document
+
+
+# --- The expense claim check (issue 15): the exact graph on a claim's date, city and category ---
+
+CATEGORY_WORDS = {"lodging": ("lodging", "住宿")}
+
+
+def policy_claim_check(*, tenant: Tenant, on_date: date, city: str, category: str, amount: Decimal,
+                       nights: int, currency: str, lang: str = "en") -> dict[str, Any]:
+    """Judge one claim against the travel policy in force on its date: walk seed 004's exact
+    graph for "<city> <category>" and compare the claim's amount per night with the cited
+    limit. → {verdict: within_limit | over_limit | no_policy, limit, unit, per_night, source,
+    effective_from, citation, state, path, reason, model_calls, summary}.
+
+    No answer (the walk abstained or stopped), a category the policy does not limit, or a
+    currency other than yuan is `no_policy`: the program cannot say the claim is within
+    the policy, so an approver decides."""
+    words = CATEGORY_WORDS.get(category)
+    per_night = (Decimal(amount) / nights).quantize(Decimal("0.01")) if nights else Decimal(amount)
+    base = {"per_night": str(per_night), "amount": str(amount), "currency": currency, "nights": nights,
+            "city": city, "category": category, "on_date": on_date.isoformat()}
+    if words is None:
+        return {**base, "verdict": "no_policy", "limit": None, "unit": "", "source": "", "effective_from": None,
+                "citation": [], "state": "NOT_ASKED", "path": [], "reason": "no_limit_for_category",
+                "model_calls": 0, "summary": f"The travel policy sets no limit for {category} claims."}
+    question = f"{city} {words[1] if lang == 'zh' else words[0]}"
+    walk = policy_answer(tenant=tenant, question=question, on_date=on_date, topic="travel", lang=lang)
+    answer = walk.get("answer") or {}
+    result = {**base, "state": walk["state"], "path": walk["path"], "reason": walk["reason"],
+              "model_calls": walk["model_calls"], "unit": answer.get("unit") or "",
+              "citation": answer.get("citation") or [], "source": "", "effective_from": None, "limit": None}
+    if walk["state"] != "ANSWERED" or answer.get("amount") is None:
+        return {**result, "verdict": "no_policy",
+                "summary": f"No {category} limit for {city} on {on_date} was found ({walk['reason']})."}
+    source = answer["citation"][0]["source"]
+    version = PolicyVersion.objects.filter(document__tenant=tenant, document__topic="travel", label=source).first()
+    limit = Decimal(answer["amount"])
+    verdict = "within_limit" if currency == "CNY" and per_night <= limit else "over_limit"
+    if currency != "CNY":
+        verdict = "no_policy"
+    effective = version.effective_from.isoformat() if version else None
+    words_en = "within" if verdict == "within_limit" else "over"
+    return {**result, "verdict": verdict, "limit": answer["amount"], "source": source, "effective_from": effective,
+            "summary": (f"{per_night} {currency} a night is {words_en} the limit of {answer['amount']} "
+                        f"{answer['unit']} ({source}, in force from {effective}).")}

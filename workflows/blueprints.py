@@ -87,13 +87,22 @@ def blueprint_nodes(name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
     if spec == "fanout":
         return [{"key": f"n{i}", "tool": "noop", "goal": f"No-op {i}", "depends_on": [], "arguments": {},
                  "position": i} for i in range(params["n"])]
-    # A node with `when` exists only if that param is given (an optional step); a
-    # dependency on an absent optional step is no dependency.
-    present = [node for node in spec if not node.get("when") or params.get(node["when"])]
-    keys = {node["key"] for node in present}
+    # A node with `when` exists only if that param is given (an optional step). A step
+    # that depended on an absent one depends on what the absent one depended on instead.
+    present = {node["key"] for node in spec if not node.get("when") or params.get(node["when"])}
+    deps_of = {node["key"]: node["depends_on"] for node in spec}
+
+    def through(keys: list[str]) -> list[str]:
+        found: list[str] = []
+        for key in keys:
+            for dep in ([key] if key in present else through(deps_of[key])):
+                if dep not in found:
+                    found.append(dep)
+        return found
+
     return [{**{k: v for k, v in node.items() if k != "when"}, "arguments": _bind(node["arguments"], params),
-             "depends_on": [d for d in node["depends_on"] if d in keys], "position": spec.index(node)}
-            for node in present]
+             "depends_on": through(node["depends_on"]), "position": position}
+            for position, node in enumerate(spec) if node["key"] in present]
 
 
 def _bind(arguments: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:

@@ -83,9 +83,10 @@ def node_execute(node_id: int) -> int | sql.Claimed | None:
                     if node_transition(node, N.BLOCKED, expected=N.READY, reason=str(block), worker=me):
                         run_settle(run, reason=f"step {node.key} refused: {block}")
                 return None
-            approval_id = gate().request(node=node, run=run, arguments=arguments)
-            if approval_id is None:
-                return None  # now awaiting approval: no worker slot, no broker message held
+            if tool.approval_required(run.tenant_id, arguments):
+                approval_id = gate().request(node=node, run=run, arguments=arguments)
+                if approval_id is None:
+                    return None  # now awaiting approval: no worker slot, no broker message held
         if tool.inline:
             return _execute_inline(node, run, tool, me)
         if not _claim(node, run, me):
@@ -95,7 +96,8 @@ def node_execute(node_id: int) -> int | sql.Claimed | None:
             return None
         if tool.needs_approval:
             arguments, consumed = arguments_resolve(node, run)
-            approval_id = gate().granted(node=node, arguments=arguments)
+            if tool.approval_required(run.tenant_id, arguments):
+                approval_id = gate().granted(node=node, arguments=arguments)
     else:
         return None  # done, waiting, or someone else's lease
 

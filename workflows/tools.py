@@ -106,6 +106,10 @@ class Tool:
     side_effects: bool = False
     compensation: str | None = None
     needs_approval: bool = False
+    # (tenant_id, resolved arguments) -> does THIS call need approval? None: every call
+    # does. A declared predicate on exact values (an over-limit verdict, a count above a
+    # threshold), never the model's say-so: the engine asks it after provenance is checked.
+    approval_when: Callable[[int, dict[str, Any]], bool] | None = None
     read_only: bool = True
     # Claim, call and completion in ONE transaction: only for tools with no side
     # effects and no model call. A crash rolls the whole step back to ready, and
@@ -135,6 +139,11 @@ class Tool:
     # (tenant_id, run_id) -> give back what the run holds (reserved names...), called in
     # the transaction that ends the run for good
     release: Callable[[int, int], None] | None = None
+
+    def approval_required(self, tenant_id: int, arguments: dict[str, Any]) -> bool:
+        if not self.needs_approval:
+            return False
+        return self.approval_when is None or bool(self.approval_when(tenant_id, arguments))
 
     def input_validate(self, arguments: dict[str, Any]) -> None:
         try:

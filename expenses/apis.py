@@ -1,0 +1,165 @@
+"""/api/v1/expenses/: the expense system of record over HTTP. Thin: parse, call a selector
+or a service, render. Writes take an Idempotency-Key header and answer the service's
+receipt as is, so a replay is the same answer."""
+from typing import Any
+
+from django.urls import path
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config.api import DomainError
+from tenants.models import Membership
+from tenants.selectors import membership_for_user
+
+from . import selectors, services
+from .models import Category
+
+
+def _actor(membership: Membership) -> services.Actor:
+    return services.Actor(tenant_id=membership.tenant_id, user_id=membership.user_id, role=membership.role)
+
+
+def _key(request: Request) -> str:
+    return request.headers.get("Idempotency-Key", "")
+
+
+def _input(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
+    serializer = serializer_class(data=request.data)
+    if not serializer.is_valid():
+        text = " ".join(f"{field}: {' '.join(str(e) for e in errors)}" for field, errors in serializer.errors.items())
+        raise DomainError("Invalid request. " + text, code="invalid", extra={"errors": serializer.errors})
+    return serializer.validated_data
+
+
+def _receipt(receipt: services.Receipt) -> Response:
+    return Response(receipt.body, status=receipt.status_code,
+                    headers={"Idempotency-Replayed": "true"} if receipt.replayed else {})
+
+
+def _file(request: Request) -> tuple[str, bytes]:
+    upload = request.FILES.get("file")
+    if upload is None:
+        raise DomainError("Attach the invoice as the multipart field `file`.", code="file_required")
+    if upload.size > services.MAX_INVOICE_BYTES:
+        raise services.PayloadTooLarge(f"The invoice is {upload.size / 1048576:.1f} MB; the limit is "
+                                       f"{services.MAX_INVOICE_BYTES // 1048576} MB.", code="invoice_too_large")
+    return upload.name, upload.read()
+
+
+class ClaimOutputSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    application_id = serializers.CharField(source="id")
+    claimant = serializers.CharField(source="claimant.username")
+    category = serializers.CharField()
+    city = serializers.CharField()
+    start_date = serializers.DateField()
+    end_date = serializers.DateField()
+    nights = serializers.IntegerField()
+    amount = serializers.DecimalField(max_digits=12, decimal_places=2)
+    currency = serializers.CharField()
+    per_night = serializers.DecimalField(max_digits=12, decimal_places=2, allow_null=True)
+    status = serializers.CharField()
+    policy_verdict = serializers.CharField()
+    policy_limit = serializers.DecimalField(max_digits=12, decimal_places=2, allow_null=True)
+    policy_source = serializers.CharField()
+    submitted_at = serializers.DateTimeField(allow_null=True)
+    invoices = serializers.SerializerMethodField()
+
+    def get_invoices(self, claim) -> list[dict]:
+        return [{"id": str(i.id), "filename": i.filename, "content_type": i.content_type, "size": i.size,
+                 "checksum": i.checksum} for i in claim.invoices.all()]
+
+
+class ClaimListApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        category = serializers.ChoiceField(choices=Category.values)
+        city = serializers.CharField(max_length=80)
+        start_date = serializers.DateField()
+        nights = serializers.IntegerField(min_value=0, max_value=services.MAX_NIGHTS)
+        amount = serializers.CharField(max_length=20)
+        currency = serializers.CharField(max_length=3, default="CNY")
+        description = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
+
+    @extend_schema(responses=ClaimOutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        claims = selectors.claims_for(membership_for_user(request.user))
+        if request.query_params.get("status"):
+            claims = claims.filter(status=request.query_params["status"])
+        return Response({"results": ClaimOutputSerializer(claims[:200], many=True).data})
+
+    @extend_schema(request=InputSerializer, responses={201: dict})
+    def post(self, request: Request) -> Response:
+        membership = membership_for_user(request.user)
+        data = _input(self.InputSerializer, request)
+        return _receipt(services.claim_create(actor=_actor(membership), idempotency_key=_key(request), **data))
+
+
+class ClaimDetailApi(APIView):
+    @extend_schema(responses=ClaimOutputSerializer)
+    def get(self, request: Request, claim_id: int) -> Response:
+        return Response(ClaimOutputSerializer(selectors.claim_get_for(membership_for_user(request.user), claim_id)).data)
+
+
+class ClaimInvoiceApi(APIView):
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(request={"multipart/form-data": {"type": "object", "properties": {
+        "file": {"type": "string", "format": "binary"}}}}, responses={201: dict})
+    def post(self, request: Request, claim_id: int) -> Response:
+        membership = membership_for_user(request.user)
+        selectors.claim_get_for(membership, claim_id)  # another tenant's claim: 404 before anything
+        name, content = _file(request)
+        return _receipt(services.invoice_upload(actor=_actor(membership), claim_id=claim_id, filename=name,
+                                                content=content, idempotency_key=_key(request)))
+
+
+class InvoiceStageApi(APIView):
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(request={"multipart/form-data": {"type": "object", "properties": {
+        "file": {"type": "string", "format": "binary"}}}}, responses={201: dict})
+    def post(self, request: Request) -> Response:
+        name, content = _file(request)
+        invoice = services.invoice_stage(actor=_actor(membership_for_user(request.user)), filename=name,
+                                         content=content)
+        return Response({"invoice_id": str(invoice.id), "filename": invoice.filename, "size": invoice.size,
+                         "checksum": invoice.checksum}, status=201)
+
+
+class ClaimActionApi(APIView):
+    parser_classes = [JSONParser]
+    action = ""
+
+    class InputSerializer(serializers.Serializer):
+        comment = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="")
+
+    @extend_schema(request=InputSerializer, responses={200: dict})
+    def post(self, request: Request, claim_id: int) -> Response:
+        membership = membership_for_user(request.user)
+        selectors.claim_get_for(membership, claim_id)
+        data = _input(self.InputSerializer, request)
+        actor, key = _actor(membership), _key(request)
+        if self.action == "submit":
+            receipt = services.claim_submit(actor=actor, claim_id=claim_id, idempotency_key=key)
+        elif self.action == "pay":
+            receipt = services.claim_pay(actor=actor, claim_id=claim_id, idempotency_key=key)
+        else:
+            receipt = services.claim_decide(actor=actor, claim_id=claim_id, verdict=self.action,
+                                            comment=data["comment"], idempotency_key=key)
+        return _receipt(receipt)
+
+
+urlpatterns = [
+    path("claims/", ClaimListApi.as_view(), name="api-expense-claims"),
+    path("claims/<int:claim_id>/", ClaimDetailApi.as_view(), name="api-expense-claim"),
+    path("claims/<int:claim_id>/invoices/", ClaimInvoiceApi.as_view(), name="api-expense-claim-invoices"),
+    path("claims/<int:claim_id>/submit/", ClaimActionApi.as_view(action="submit"), name="api-expense-claim-submit"),
+    path("claims/<int:claim_id>/approve/", ClaimActionApi.as_view(action="approved"), name="api-expense-claim-approve"),
+    path("claims/<int:claim_id>/reject/", ClaimActionApi.as_view(action="rejected"), name="api-expense-claim-reject"),
+    path("claims/<int:claim_id>/pay/", ClaimActionApi.as_view(action="pay"), name="api-expense-claim-pay"),
+    path("invoices/", InvoiceStageApi.as_view(), name="api-expense-invoices"),
+]

@@ -1,0 +1,87 @@
+"""What the generic apps need to know about the expense tools: when submitting needs an
+approver (a predicate on the exact policy verdict, not the model's say-so), the card that
+cites the policy lines, the preconditions re-checked at decision time, how arguments
+read on the card, and how many claims a create wrote."""
+from __future__ import annotations
+
+from typing import Any
+
+from workflows.tools import Preview
+
+from .models import ClaimStatus, ExpenseClaim, PolicyVerdict
+from .selectors import claims_created_under
+
+
+def submit_needs_approval(tenant_id: int, arguments: dict[str, Any]) -> bool:
+    """Only a claim the policy check did not find within the limit waits for an approver."""
+    return (arguments.get("policy_check") or {}).get("verdict") != PolicyVerdict.WITHIN
+
+
+def _claim(tenant_id: int, arguments: dict[str, Any]) -> ExpenseClaim | None:
+    value = str(arguments.get("application_id", ""))
+    return ExpenseClaim.objects.filter(tenant_id=tenant_id, id=int(value)).first() if value.isdigit() else None
+
+
+def _citation_words(check: dict[str, Any]) -> str:
+    return " ".join(f"[{c['source']} line {c['line']}] {c['text']}" for c in check.get("citation") or [])
+
+
+def submit_preview(tenant_id: int, arguments: dict[str, Any], params: dict[str, Any]) -> Preview:
+    claim = _claim(tenant_id, arguments)
+    check = arguments.get("policy_check") or {}
+    what = (f"{claim.get_category_display().lower()} claim in {claim.city}: {claim.amount:,.2f} {claim.currency}"
+            + (f" for {claim.nights} night{'s' if claim.nights != 1 else ''}" if claim.nights else "")
+            if claim else "expense claim")
+    if check.get("verdict") == PolicyVerdict.OVER:
+        why = (f"{check['per_night']} a night is over the limit of {check['limit']} {check['unit']} "
+               f"({check['source']}, effective {check['effective_from']})")
+    else:
+        why = f"the policy check found no limit that covers it ({check.get('summary', 'not checked')})"
+    # measures: the size the approval matrix may compare (its thresholds are per tool).
+    return Preview(summary=f"Submit the {what} — {why}.", diff=None,
+                   measures={"amount": check.get("amount"), "currency": check.get("currency"),
+                             "per_night": check.get("per_night"), "limit": check.get("limit")})
+
+
+def submit_preconditions(tenant_id: int, run_id: int, arguments: dict[str, Any]) -> str:
+    """The claim the approver read about is still the draft it was."""
+    claim = _claim(tenant_id, arguments)
+    check = arguments.get("policy_check") or {}
+    if claim is None:
+        return "the claim no longer exists"
+    if claim.status != ClaimStatus.DRAFT:
+        return f"the claim is {claim.status} now, not a draft"
+    if str(claim.amount) != str(check.get("amount")) or claim.nights != check.get("nights"):
+        return "the claim's amount or nights changed after the policy check"
+    return ""
+
+
+def submit_argument(tenant_id: int, name: str, value: Any) -> tuple[str, str]:
+    if name == "application_id":
+        claim = ExpenseClaim.objects.filter(tenant_id=tenant_id, id=int(value)).first() if str(value).isdigit() else None
+        return "Expense claim", (f"{claim.get_category_display()} in {claim.city}, {claim.start_date} + "
+                                 f"{claim.nights} night(s), {claim.amount:,.2f} {claim.currency} by "
+                                 f"{claim.claimant.get_full_name() or claim.claimant.username}"
+                                 if claim else "unknown claim")
+    if name == "policy_check" and isinstance(value, dict):
+        if value.get("limit"):
+            return "Travel policy", (f"limit {value['limit']} {value['unit']} ({value['source']}, effective "
+                                     f"{value['effective_from']}); claimed {value['per_night']} a night. "
+                                     f"{_citation_words(value)}")
+        return "Travel policy", value.get("summary", "no limit found")
+    return name.replace("_", " ").capitalize(), str(value)
+
+
+def claim_effects(tenant_id: int, keys: list[str]) -> dict[str, int]:
+    return claims_created_under(tenant_id, keys)
+
+
+def submit_effects(tenant_id: int, keys: list[str]) -> dict[str, int]:
+    """How many times the claim each submit key names was moved to submitted (more than once
+    would be a duplicate side effect after the approval resumed the run)."""
+    from .models import ClaimTransition, IdempotencyRecord
+
+    claims = {r.key: r.response_body.get("application_id") for r in IdempotencyRecord.objects.filter(
+        tenant_id=tenant_id, operation="claim_submit", key__in=keys)}
+    return {key: ClaimTransition.objects.filter(claim_id=int(claim), to_status=ClaimStatus.SUBMITTED).count()
+            for key, claim in claims.items() if claim}

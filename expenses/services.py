@@ -1,0 +1,371 @@
+"""The only writers of the expense system of record. The API, the pages and the
+agent's tools all call these, so validation, authority and idempotency live here once.
+
+Every write is one transaction: authority → arguments → idempotency record → work →
+receipt. The record's unique index (tenant, operation, key) makes a concurrent
+retry wait for the first and then replay its receipt; the same key with another
+request is refused (422)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, timedelta
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from approvals.authority import approval_covers
+from config.api import Conflict, DomainError, Forbidden, NotFound, Unprocessable
+from tenants.models import Role
+
+from .models import (
+    Category,
+    ClaimStatus,
+    ClaimTransition,
+    ExpenseClaim,
+    IdempotencyRecord,
+    Invoice,
+    PolicyVerdict,
+)
+
+MAX_KEY_LENGTH = 200
+MAX_AMOUNT = Decimal("1000000")
+MAX_NIGHTS = 60
+MAX_INVOICE_BYTES = 5 * 1024 * 1024
+CURRENCIES = ("CNY", "USD", "EUR", "HKD", "SGD")
+# Recognised by their first bytes, never by the name or the header a client sends.
+INVOICE_TYPES = {b"%PDF-": "application/pdf", b"\x89PNG\r\n\x1a\n": "image/png", b"\xff\xd8\xff": "image/jpeg"}
+APPROVER_ROLES = frozenset({Role.APPROVER, Role.ADMIN})
+S = ClaimStatus
+
+# The claim's state machine: (from, to) → who may take the edge.
+CLAIM_TRANSITIONS: dict[tuple[str, str], str] = {
+    (S.DRAFT, S.SUBMITTED): "claimant",
+    (S.SUBMITTED, S.DRAFT): "claimant",        # withdrawn (the submit step's compensation)
+    (S.SUBMITTED, S.APPROVED): "approver",
+    (S.SUBMITTED, S.REJECTED): "approver",
+    (S.APPROVED, S.PAID): "admin",
+}
+
+
+@dataclass(frozen=True)
+class Actor:
+    tenant_id: int
+    user_id: int | None
+    role: str | None                # a person's membership role; None when the agent writes
+    approval_id: int | None = None  # the agent: the decided approval it writes under
+
+
+@dataclass(frozen=True)
+class Receipt:
+    status_code: int
+    body: dict
+    replayed: bool
+
+
+class KeyRequired(DomainError):
+    code = "idempotency_key_required"
+
+
+class PayloadTooLarge(DomainError):
+    status_code = 413
+    code = "payload_too_large"
+
+
+# --- Idempotency ------------------------------------------------------------------------------
+
+def _key_checked(key: str | None) -> str:
+    key = (key or "").strip()
+    if not key:
+        raise KeyRequired("Send an Idempotency-Key header (any unique string, e.g. a UUID) with every write, "
+                          "and the same key when you retry it.")
+    if len(key) > MAX_KEY_LENGTH:
+        raise KeyRequired(f"The Idempotency-Key may be at most {MAX_KEY_LENGTH} characters.")
+    return key
+
+
+def _request_hash(operation: str, request: dict[str, Any]) -> str:
+    canonical = json.dumps({"operation": operation, "request": request}, sort_keys=True, default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _idempotent(*, actor: Actor, operation: str, key: str, request: dict[str, Any],
+                work: Callable[[], tuple[int, dict[str, Any]]]) -> Receipt:
+    request_hash = _request_hash(operation, request)
+    with transaction.atomic():
+        try:
+            with transaction.atomic():
+                record = IdempotencyRecord.objects.create(tenant_id=actor.tenant_id, operation=operation, key=key,
+                                                          request_hash=request_hash)
+        except IntegrityError:
+            existing = IdempotencyRecord.objects.get(tenant_id=actor.tenant_id, operation=operation, key=key)
+            if existing.request_hash != request_hash:
+                raise Unprocessable("This Idempotency-Key was already used for a different request. "
+                                    "Use a new key for a new request.", code="idempotency_key_reused")
+            return Receipt(existing.response_status, existing.response_body, replayed=True)
+        status_code, body = work()
+        # Stored as JSON and read back, so the first answer and every replay are the same.
+        body = json.loads(json.dumps(body, default=str))
+        IdempotencyRecord.objects.filter(pk=record.pk).update(response_status=status_code, response_body=body)
+        return Receipt(status_code, body, replayed=False)
+
+
+# --- Arguments ------------------------------------------------------------------------------------
+
+def _id_checked(value: Any, what: str) -> int:
+    try:
+        number = int(str(value).strip()) if not isinstance(value, bool) else None
+    except (TypeError, ValueError):
+        number = None
+    if number is None or number <= 0 or number >= 2**63:
+        raise DomainError(f"The {what} must be a numeric id (a string of digits), not {value!r}.", code="invalid_id")
+    return number
+
+
+def _amount_checked(value: Any) -> Decimal:
+    try:
+        amount = Decimal(str(value).replace(",", "").strip())
+    except (InvalidOperation, ValueError):
+        raise DomainError(f"The amount must be a number, not {value!r}.", code="invalid_amount")
+    if not amount.is_finite() or amount <= 0 or amount > MAX_AMOUNT:
+        raise DomainError(f"The amount must be above 0 and at most {MAX_AMOUNT:,}.", code="invalid_amount")
+    if amount != amount.quantize(Decimal("0.01")):
+        raise DomainError("The amount may have at most two decimals.", code="invalid_amount")
+    return amount.quantize(Decimal("0.01"))
+
+
+def _date_checked(value: Any) -> date:
+    if isinstance(value, date):
+        return value
+    try:
+        return date.fromisoformat(str(value).strip())
+    except ValueError:
+        raise DomainError(f"The date must be written YYYY-MM-DD, not {value!r}.", code="invalid_date")
+
+
+def claim_fields_checked(*, category: Any, city: Any, start_date: Any, nights: Any, amount: Any,
+                         currency: Any = "CNY", description: Any = "") -> dict[str, Any]:
+    """The fields of a new claim, validated, each with a message a person can act on."""
+    if category not in Category.values:
+        raise DomainError(f"The category must be one of {', '.join(Category.values)}.", code="invalid_category")
+    city = str(city or "").strip()
+    if not city or len(city) > 80:
+        raise DomainError("Give the city (at most 80 characters).", code="invalid_city")
+    start = _date_checked(start_date)
+    try:
+        nights = int(nights)
+    except (TypeError, ValueError):
+        raise DomainError(f"The number of nights must be a whole number, not {nights!r}.", code="invalid_nights")
+    if nights < 0 or nights > MAX_NIGHTS or (category == Category.LODGING and nights == 0):
+        raise DomainError(f"A lodging claim needs 1 to {MAX_NIGHTS} nights; other claims 0 to {MAX_NIGHTS}.",
+                          code="invalid_nights")
+    currency = str(currency or "").strip().upper()
+    if currency not in CURRENCIES:
+        raise DomainError(f"The currency must be one of {', '.join(CURRENCIES)}.", code="invalid_currency")
+    description = str(description or "").strip()
+    if len(description) > 500:
+        raise DomainError("The description may be at most 500 characters.", code="invalid_description")
+    return {"category": category, "city": city, "start_date": start, "end_date": start + timedelta(days=nights),
+            "nights": nights, "amount": _amount_checked(amount), "currency": currency, "description": description}
+
+
+def invoice_checked(*, filename: str, content: bytes) -> tuple[str, str]:
+    """(clean filename, content type) of an acceptable invoice, judged by its bytes."""
+    name = re.sub(r"[^\w.\- ]", "_", (filename or "invoice").strip())[:200] or "invoice"
+    if not content:
+        raise DomainError("The invoice file is empty.", code="invoice_empty")
+    if len(content) > MAX_INVOICE_BYTES:
+        raise PayloadTooLarge(f"The invoice is {len(content) / 1048576:.1f} MB; the limit is "
+                              f"{MAX_INVOICE_BYTES // 1048576} MB.", code="invoice_too_large")
+    content_type = next((t for magic, t in INVOICE_TYPES.items() if content.startswith(magic)), None)
+    if content_type is None:
+        raise Unprocessable("An invoice must be a PDF, PNG or JPEG file; this file is none of them.",
+                            code="invoice_type")
+    return name, content_type
+
+
+# --- Authority and the state machine -----------------------------------------------------------
+
+def _claim_for(actor: Actor, claim_id: Any, *, lock: bool = False) -> ExpenseClaim:
+    rows = ExpenseClaim.objects.select_for_update() if lock else ExpenseClaim.objects
+    claim = rows.filter(tenant_id=actor.tenant_id, id=_id_checked(claim_id, "application_id")).first()
+    if claim is None:
+        raise NotFound("No such expense claim.", code="claim_not_found")
+    return claim
+
+
+def _may(actor: Actor, claim: ExpenseClaim, who: str) -> None:
+    if who == "claimant":
+        if actor.role is None or actor.user_id == claim.claimant_id or actor.role == Role.ADMIN:
+            return  # the agent acts for the claimant who started its run
+        raise Forbidden("Only the claimant (or a tenant admin) may change this claim.", code="not_claimant")
+    if actor.role not in APPROVER_ROLES or (who == "admin" and actor.role != Role.ADMIN):
+        raise Forbidden(f"Only {'a tenant admin' if who == 'admin' else 'an approver or a tenant admin'} may "
+                        "do this.", code="role_required")
+    if who == "approver" and actor.user_id == claim.claimant_id:
+        raise Forbidden("You filed this claim, so someone else must decide it (four-eyes rule).", code="four_eyes")
+
+
+def _claim_transition(claim: ExpenseClaim, to: str, *, actor: Actor, reason: str = "", **fields: Any) -> None:
+    """The claim's one status writer: allowed edge, compare-and-set, transition row."""
+    assert transaction.get_connection().in_atomic_block, "claim transitions run inside a transaction"
+    edge = (claim.status, to)
+    if edge not in CLAIM_TRANSITIONS:
+        raise Conflict(f"A {claim.get_status_display().lower()} claim cannot become {to}.", code="claim_status",
+                       extra={"status": claim.status})
+    _may(actor, claim, CLAIM_TRANSITIONS[edge])
+    if not ExpenseClaim.objects.filter(id=claim.id, status=claim.status).update(status=to, **fields):
+        raise Conflict("The claim changed meanwhile; reload it.", code="claim_changed")
+    ClaimTransition.objects.create(claim=claim, from_status=claim.status, to_status=to, actor_id=actor.user_id,
+                                   approval_id=actor.approval_id, reason=reason)
+    claim.status = to
+    for name, value in fields.items():
+        setattr(claim, name, value)
+
+
+def claim_body(claim: ExpenseClaim) -> dict[str, Any]:
+    return {"application_id": str(claim.id), "status": claim.status, "category": claim.category,
+            "city": claim.city, "start_date": claim.start_date.isoformat(), "end_date": claim.end_date.isoformat(),
+            "nights": claim.nights, "amount": str(claim.amount), "currency": claim.currency,
+            "per_night": str(claim.per_night) if claim.per_night is not None else None,
+            "policy_verdict": claim.policy_verdict,
+            "policy_limit": str(claim.policy_limit) if claim.policy_limit is not None else None,
+            "policy_source": claim.policy_source, "invoices": claim.invoices.count()}
+
+
+# --- Services -------------------------------------------------------------------------------------
+
+def claim_create(*, actor: Actor, idempotency_key: str, **fields: Any) -> Receipt:
+    """A new draft claim for the actor (or, for the agent, the user whose run it is)."""
+    key = _key_checked(idempotency_key)
+    checked = claim_fields_checked(**fields)
+    if actor.user_id is None:
+        raise Forbidden("A claim needs a claimant.", code="no_claimant")
+
+    def work() -> tuple[int, dict[str, Any]]:
+        claim = ExpenseClaim.objects.create(tenant_id=actor.tenant_id, claimant_id=actor.user_id, **checked)
+        return 201, claim_body(claim)
+
+    return _idempotent(actor=actor, operation="claim_create", key=key, request=checked, work=work)
+
+
+def invoice_stage(*, actor: Actor, filename: str, content: bytes) -> Invoice:
+    """Keep an uploaded invoice, not yet filed to a claim (a chat attachment a run will file)."""
+    name, content_type = invoice_checked(filename=filename, content=content)
+    return Invoice.objects.create(tenant_id=actor.tenant_id, filename=name, content_type=content_type,
+                                  size=len(content), checksum=hashlib.sha256(content).hexdigest(), content=content,
+                                  uploaded_by_id=actor.user_id)
+
+
+def invoice_upload(*, actor: Actor, claim_id: Any, idempotency_key: str, filename: str = "",
+                   content: bytes | None = None, invoice_id: Any = None) -> Receipt:
+    """File an invoice to a draft claim: new bytes, or an invoice staged before."""
+    key = _key_checked(idempotency_key)
+    staged = None
+    if invoice_id is not None:
+        staged = Invoice.objects.filter(tenant_id=actor.tenant_id, id=_id_checked(invoice_id, "invoice id")).first()
+        if staged is None:
+            raise NotFound("No such invoice upload.", code="invoice_not_found")
+        request = {"claim": str(claim_id), "invoice": str(staged.id)}
+    else:
+        name, content_type = invoice_checked(filename=filename, content=content or b"")
+        request = {"claim": str(claim_id), "checksum": hashlib.sha256(content).hexdigest(), "name": name}
+
+    def work() -> tuple[int, dict[str, Any]]:
+        claim = _claim_for(actor, claim_id, lock=True)
+        _may(actor, claim, "claimant")
+        if claim.status != S.DRAFT:
+            raise Conflict("Invoices can be added only while the claim is a draft.", code="claim_status")
+        if staged is not None:
+            if staged.claim_id not in (None, claim.id):
+                raise Conflict("This invoice is filed to another claim.", code="invoice_taken")
+            Invoice.objects.filter(id=staged.id).update(claim=claim)
+            invoice = staged
+        else:
+            invoice = Invoice.objects.create(tenant_id=actor.tenant_id, claim=claim, filename=name,
+                                             content_type=content_type, size=len(content),
+                                             checksum=request["checksum"], content=content,
+                                             uploaded_by_id=actor.user_id)
+        return 201, {"invoice_id": str(invoice.id), "application_id": str(claim.id), "filename": invoice.filename,
+                     "content_type": invoice.content_type, "size": invoice.size, "checksum": invoice.checksum}
+
+    return _idempotent(actor=actor, operation="invoice_upload", key=key, request=request, work=work)
+
+
+def policy_over(claim: ExpenseClaim, policy: dict[str, Any] | None) -> bool:
+    """Does this claim need an approver before it is submitted? The system of record's own
+    check: the recorded verdict, and its own arithmetic against the cited limit — a verdict
+    of "within" does not pass a claim whose amount per night is above the limit."""
+    if not policy or policy.get("verdict") != PolicyVerdict.WITHIN:
+        return True
+    try:
+        limit = Decimal(str(policy.get("limit")))
+    except InvalidOperation:
+        return True
+    per_unit = claim.per_night if claim.nights else claim.amount
+    return per_unit is None or per_unit > limit or claim.currency != "CNY"
+
+
+def claim_submit(*, actor: Actor, claim_id: Any, idempotency_key: str, policy: dict[str, Any] | None = None) -> Receipt:
+    """draft → submitted, recording the policy check. The agent may submit a claim that is
+    not within the policy only under a decided approval for exactly this claim."""
+    key = _key_checked(idempotency_key)
+    request = {"claim": str(claim_id), "policy": policy or {}}
+
+    def work() -> tuple[int, dict[str, Any]]:
+        claim = _claim_for(actor, claim_id, lock=True)
+        if actor.role is None and policy_over(claim, policy):
+            approval_covers(tenant_id=actor.tenant_id, approval_id=actor.approval_id, tool="submit_claim",
+                            arguments={"application_id": claim.id})
+        limit = (policy or {}).get("limit")
+        _claim_transition(claim, S.SUBMITTED, actor=actor, reason=(policy or {}).get("summary", "submitted"),
+                          submitted_at=timezone.now(), policy_verdict=(policy or {}).get("verdict", ""),
+                          policy_limit=Decimal(str(limit)) if limit not in (None, "") else None,
+                          policy_source=(policy or {}).get("source", "") or "")
+        return 200, claim_body(claim)
+
+    return _idempotent(actor=actor, operation="claim_submit", key=key, request=request, work=work)
+
+
+def claim_withdraw(*, actor: Actor, claim_id: Any, idempotency_key: str) -> Receipt:
+    """submitted → draft: the submit step's compensation (and the claimant's own undo)."""
+    key = _key_checked(idempotency_key)
+
+    def work() -> tuple[int, dict[str, Any]]:
+        claim = _claim_for(actor, claim_id, lock=True)
+        _claim_transition(claim, S.DRAFT, actor=actor, reason="withdrawn", submitted_at=None)
+        return 200, claim_body(claim)
+
+    return _idempotent(actor=actor, operation="claim_withdraw", key=key, request={"claim": str(claim_id)}, work=work)
+
+
+def claim_decide(*, actor: Actor, claim_id: Any, verdict: str, comment: str = "", idempotency_key: str) -> Receipt:
+    """submitted → approved | rejected, by an approver who did not file it."""
+    key = _key_checked(idempotency_key)
+    if verdict not in (S.APPROVED, S.REJECTED):
+        raise DomainError("The verdict must be approved or rejected.", code="invalid_verdict")
+
+    def work() -> tuple[int, dict[str, Any]]:
+        claim = _claim_for(actor, claim_id, lock=True)
+        _claim_transition(claim, verdict, actor=actor, reason=comment[:2000])
+        return 200, claim_body(claim)
+
+    return _idempotent(actor=actor, operation="claim_decide", key=key,
+                       request={"claim": str(claim_id), "verdict": verdict}, work=work)
+
+
+def claim_pay(*, actor: Actor, claim_id: Any, idempotency_key: str) -> Receipt:
+    """approved → paid, by a tenant admin."""
+    key = _key_checked(idempotency_key)
+
+    def work() -> tuple[int, dict[str, Any]]:
+        claim = _claim_for(actor, claim_id, lock=True)
+        _claim_transition(claim, S.PAID, actor=actor, reason="paid")
+        return 200, claim_body(claim)
+
+    return _idempotent(actor=actor, operation="claim_pay", key=key, request={"claim": str(claim_id)}, work=work)

@@ -1,0 +1,54 @@
+"""The expense and hiring pages: each member sees their tenant's records, another tenant's are 404."""
+import pytest
+from django.core.management import call_command
+
+from expenses.models import ExpenseClaim
+from hr.models import OutboxEvent, Tan
+from workflows.tests.helpers import membership, no_broker
+
+pytestmark = pytest.mark.django_db
+PDF = b"%PDF-1.4\n%%EOF\n"
+
+
+@pytest.fixture(autouse=True)
+def demo():
+    call_command("seed_demo", verbosity=0)
+    with no_broker():
+        yield
+
+
+def test_alice_files_a_claim_on_the_page_uploads_an_invoice_and_submits_it(client):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    client.force_login(membership("alice").user)
+    form = {"form_key": "f1", "category": "lodging", "city": "Beijing", "start_date": "2026-11-16", "nights": "2",
+            "amount": "1400", "currency": "CNY"}
+    page = client.post("/expenses/", form)
+    assert client.post("/expenses/", form).url == page.url  # a double submit replays: one claim
+    claim = ExpenseClaim.objects.get()
+    bad = client.post(f"/expenses/claims/{claim.id}/invoice/",
+                      {"form_key": "i0", "file": SimpleUploadedFile("x.exe", b"MZ\x90\x00")}, follow=True)
+    assert "must be a PDF, PNG or JPEG" in bad.content.decode()
+    client.post(f"/expenses/claims/{claim.id}/invoice/", {"form_key": "i1", "file": SimpleUploadedFile("h.pdf", PDF)})
+    client.post(f"/expenses/claims/{claim.id}/submit/", {"form_key": "s1"})
+    claim.refresh_from_db()
+    assert claim.status == "submitted" and claim.invoices.count() == 1
+    assert "h.pdf" in client.get(f"/expenses/claims/{claim.id}/").content.decode()
+    client.force_login(membership("oscar").user)
+    assert client.get(f"/expenses/claims/{claim.id}/").status_code == 404
+    assert "claim-row" not in client.get("/expenses/").content.decode()
+
+
+def test_ada_approves_a_tan_on_the_page_and_oscar_cannot_see_it(client):
+    tan = Tan.objects.get(title="Data Analyst")
+    client.force_login(membership("alice").user)
+    assert "approve-tan" not in client.get(f"/hiring/tans/{tan.id}/").content.decode()
+    client.force_login(membership("ada").user)
+    page = client.post(f"/hiring/tans/{tan.id}/approve/", follow=True).content.decode()
+    assert "supervisor starts candidate matching" in page and OutboxEvent.objects.filter(tan=tan).count() == 1
+    again = client.post(f"/hiring/tans/{tan.id}/approve/", follow=True).content.decode()
+    assert "approved by ada" in again and OutboxEvent.objects.filter(tan=tan).count() == 1
+    assert 'hx-trigger="every 1s"' in client.get(f"/hiring/tans/{tan.id}/").content.decode()
+    client.force_login(membership("oscar").user)
+    assert client.get(f"/hiring/tans/{tan.id}/").status_code == 404
+    assert client.post(f"/hiring/tans/{tan.id}/approve/").status_code == 404

@@ -1,0 +1,80 @@
+"""Expense pages: every member reads their tenant's claims; writes go through the services
+(each form carries an idempotency key made when the form was rendered, so a double submit
+replays instead of writing twice). Another tenant's claim is a 404."""
+import uuid
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from config.api import DomainError
+from tenants.selectors import membership_for_user
+
+from . import selectors, services
+from .models import Category
+
+
+def _actor(membership) -> services.Actor:
+    return services.Actor(tenant_id=membership.tenant_id, user_id=membership.user_id, role=membership.role)
+
+
+@login_required
+def claims_page(request: HttpRequest) -> HttpResponse:
+    membership = membership_for_user(request.user)
+    if request.method == "POST":
+        form = request.POST
+        try:
+            receipt = services.claim_create(
+                actor=_actor(membership), idempotency_key=form.get("form_key", ""), category=form.get("category"),
+                city=form.get("city"), start_date=form.get("start_date"), nights=form.get("nights") or 0,
+                amount=form.get("amount"), currency=form.get("currency") or "CNY",
+                description=form.get("description", ""))
+        except DomainError as err:
+            messages.error(request, err.message)
+            return redirect("expenses-claims")
+        return redirect("expenses-claim", int(receipt.body["application_id"]))
+    return render(request, "expenses/claims.html", {
+        "claims": selectors.claims_for(membership)[:200], "categories": Category.choices,
+        "form_key": uuid.uuid4().hex})
+
+
+@login_required
+def claim_page(request: HttpRequest, claim_id: int) -> HttpResponse:
+    membership = membership_for_user(request.user)
+    claim = selectors.claim_get_for(membership, claim_id)
+    return render(request, "expenses/claim.html", {
+        "claim": claim, "transitions": claim.transitions.select_related("actor"), "form_key": uuid.uuid4().hex,
+        "can_decide": membership.can_approve and claim.claimant_id != membership.user_id,
+        "max_mb": services.MAX_INVOICE_BYTES // 1048576})
+
+
+@login_required
+@require_POST
+def claim_action(request: HttpRequest, claim_id: int, action: str) -> HttpResponse:
+    membership = membership_for_user(request.user)
+    selectors.claim_get_for(membership, claim_id)
+    actor, key = _actor(membership), request.POST.get("form_key", "")
+    try:
+        if action == "invoice":
+            upload = request.FILES.get("file")
+            if upload is None:
+                raise DomainError("Choose a PDF, PNG or JPEG file first.")
+            if upload.size > services.MAX_INVOICE_BYTES:
+                raise services.PayloadTooLarge(f"The file is {upload.size / 1048576:.1f} MB; the limit is "
+                                               f"{services.MAX_INVOICE_BYTES // 1048576} MB.")
+            services.invoice_upload(actor=actor, claim_id=claim_id, filename=upload.name, content=upload.read(),
+                                    idempotency_key=key)
+        elif action == "submit":
+            services.claim_submit(actor=actor, claim_id=claim_id, idempotency_key=key)
+        elif action in ("approved", "rejected"):
+            services.claim_decide(actor=actor, claim_id=claim_id, verdict=action,
+                                  comment=request.POST.get("comment", ""), idempotency_key=key)
+        elif action == "pay":
+            services.claim_pay(actor=actor, claim_id=claim_id, idempotency_key=key)
+        else:
+            raise DomainError("Unknown action.")
+    except DomainError as err:
+        messages.error(request, err.message)
+    return redirect("expenses-claim", claim_id)

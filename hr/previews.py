@@ -1,0 +1,54 @@
+"""What the generic apps need to know about the matching tools: when persisting needs an
+approver (more matches than the threshold), the card, and how many matches a key wrote."""
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Count
+
+from workflows.tools import Preview
+
+from .models import Match, Tan, TanStatus
+from .services import match_approval_threshold
+
+
+def persist_needs_approval(tenant_id: int, arguments: dict[str, Any]) -> bool:
+    return len((arguments.get("match_result") or {}).get("matches") or []) > match_approval_threshold()
+
+
+def persist_preview(tenant_id: int, arguments: dict[str, Any], params: dict[str, Any]) -> Preview:
+    result = arguments.get("match_result") or {}
+    matches = result.get("matches") or []
+    names = ", ".join(f"{m['name']} ({m['score']})" for m in matches)
+    return Preview(summary=(f"Record {len(matches)} matches for the TAN “{result.get('title', '')}” — more than "
+                            f"{match_approval_threshold()} at once: {names}."),
+                   measures={"matches": len(matches), "threshold": match_approval_threshold()})
+
+
+def persist_argument(tenant_id: int, name: str, value: Any) -> tuple[str, str]:
+    if name == "tan_id":
+        tan = Tan.objects.filter(tenant_id=tenant_id, id=int(value)).first() if str(value).isdigit() else None
+        return "TAN", (f"{tan.title} in {tan.location} (skills: {', '.join(tan.skills)})" if tan else "unknown TAN")
+    if name == "match_result" and isinstance(value, dict):
+        return "Matches", "; ".join(f"{m['name']} {m['score']}: {m['explanation']}" for m in value.get("matches", []))
+    return name.replace("_", " ").capitalize(), str(value)
+
+
+def persist_preconditions(tenant_id: int, run_id: int, arguments: dict[str, Any]) -> str:
+    tan = Tan.objects.filter(tenant_id=tenant_id, id=int(arguments["tan_id"])).first()
+    if tan is None or tan.status != TanStatus.APPROVED:
+        return "the TAN is no longer approved"
+    return ""
+
+
+def match_effects(tenant_id: int, keys: list[str]) -> dict[str, int]:
+    """One approved persist step is one effect; every match it wrote beyond one per
+    candidate would be a duplicate (the unique constraint makes that 0, and this shows it)."""
+    runs = {}
+    for key in keys:
+        head = key.split(":", 1)[0]
+        if head.startswith("run") and head[3:].isdigit():
+            runs[int(head[3:])] = key
+    rows = (Match.objects.filter(tenant_id=tenant_id, run_id__in=list(runs)).values("run_id")
+            .annotate(n=Count("id"), distinct=Count("candidate_id", distinct=True)))
+    return {runs[r["run_id"]]: 1 + r["n"] - r["distinct"] for r in rows if r["n"]}

@@ -1,0 +1,230 @@
+"""The only writers of the HR Core system of record (seed 002). The API, the pages, the
+supervisor and the matching run's tools all call these.
+
+A TAN's approval writes its outbox event in the same transaction and hands the event to
+the supervisor after commit; the outbox sweep (hr.tasks) covers a lost hand-over. Matches
+are written one per (TAN, candidate), each under its own idempotency key, so a skill
+retried whole — or a second run for the same TAN — never duplicates one."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from approvals.authority import approval_covers
+from config.api import Conflict, DomainError, Forbidden, NotFound, Unprocessable
+from config.celery import app
+from tenants.models import Role
+
+from .models import (
+    Candidate,
+    IdempotencyRecord,
+    Match,
+    OutboxEvent,
+    Seniority,
+    Tan,
+    TanStatus,
+    TanTransition,
+)
+
+EVENT_CONSUME = "hr.tasks.tan_event_consume"
+APPROVER_ROLES = frozenset({Role.APPROVER, Role.ADMIN})
+T = TanStatus
+TAN_TRANSITIONS = {(T.DRAFT, T.APPROVED), (T.APPROVED, T.CLOSED), (T.DRAFT, T.CLOSED)}
+
+
+def match_approval_threshold() -> int:
+    """Persisting more matches than this at once asks an approver first."""
+    return int(os.environ.get("KEEL_MATCH_APPROVAL_THRESHOLD", "3"))
+
+
+@dataclass(frozen=True)
+class Actor:
+    tenant_id: int
+    user_id: int | None
+    role: str | None
+    approval_id: int | None = None
+
+
+@dataclass(frozen=True)
+class Receipt:
+    status_code: int
+    body: dict
+    replayed: bool
+
+
+def _request_hash(operation: str, request: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps({"op": operation, "request": request}, sort_keys=True, default=str)
+                          .encode()).hexdigest()
+
+
+def _idempotent(*, tenant_id: int, operation: str, key: str, request: dict[str, Any],
+                work: Callable[[], tuple[int, dict[str, Any]]]) -> Receipt:
+    """One transaction: the record's unique index makes a concurrent duplicate wait and replay."""
+    if not key or len(key) > 200:
+        raise DomainError("An idempotency key of 1 to 200 characters is required.", code="idempotency_key_required")
+    request_hash = _request_hash(operation, request)
+    with transaction.atomic():
+        try:
+            with transaction.atomic():
+                record = IdempotencyRecord.objects.create(tenant_id=tenant_id, operation=operation, key=key,
+                                                          request_hash=request_hash)
+        except IntegrityError:
+            existing = IdempotencyRecord.objects.get(tenant_id=tenant_id, operation=operation, key=key)
+            if existing.request_hash != request_hash:
+                raise Unprocessable("This idempotency key was already used for a different request.",
+                                    code="idempotency_key_reused")
+            return Receipt(existing.response_status, existing.response_body, replayed=True)
+        status_code, body = work()
+        body = json.loads(json.dumps(body, default=str))
+        IdempotencyRecord.objects.filter(pk=record.pk).update(response_status=status_code, response_body=body)
+        return Receipt(status_code, body, replayed=False)
+
+
+def _tan_for(actor: Actor, tan_id: Any, *, lock: bool = False) -> Tan:
+    try:
+        number = int(str(tan_id))
+    except ValueError:
+        number = 0
+    rows = Tan.objects.select_for_update() if lock else Tan.objects
+    tan = rows.filter(tenant_id=actor.tenant_id, id=number).first()
+    if tan is None:
+        raise NotFound("No such TAN.", code="tan_not_found")
+    return tan
+
+
+def _tan_transition(tan: Tan, to: str, *, actor: Actor, **fields: Any) -> None:
+    """The TAN's one status writer: allowed edge, compare-and-set, transition row."""
+    assert transaction.get_connection().in_atomic_block
+    if (tan.status, to) not in TAN_TRANSITIONS:
+        by = f" by {tan.approved_by.username}" if tan.approved_by_id and tan.status == T.APPROVED else ""
+        raise Conflict(f"This TAN is {tan.status}{by}; it cannot become {to}.", code="tan_status",
+                       extra={"status": tan.status})
+    if not Tan.objects.filter(id=tan.id, status=tan.status).update(status=to, **fields):
+        raise Conflict("The TAN changed meanwhile; reload it.", code="tan_changed")
+    TanTransition.objects.create(tan=tan, from_status=tan.status, to_status=to, actor_id=actor.user_id)
+    tan.status = to
+    for name, value in fields.items():
+        setattr(tan, name, value)
+
+
+def _skills_checked(skills: Any) -> list[str]:
+    if isinstance(skills, str):
+        skills = [s for s in skills.replace("，", ",").split(",")]
+    if not isinstance(skills, list) or not all(isinstance(s, str) for s in skills):
+        raise DomainError("Skills must be a list of words.", code="invalid_skills")
+    cleaned = sorted({s.strip().lower() for s in skills if s.strip()})
+    if not cleaned or len(cleaned) > 20 or any(len(s) > 40 for s in cleaned):
+        raise DomainError("Give 1 to 20 skills of at most 40 characters each.", code="invalid_skills")
+    return cleaned
+
+
+@transaction.atomic
+def tan_create(*, actor: Actor, title: str, location: str, skills: Any, seniority: int = Seniority.MID,
+               max_matches: int = 5, title_zh: str = "") -> Tan:
+    """A draft TAN. Anyone in the tenant may draft one."""
+    title, location = (title or "").strip(), (location or "").strip()
+    if not title or len(title) > 200:
+        raise DomainError("Give the TAN a title (at most 200 characters).", code="invalid_title")
+    if not location or len(location) > 80:
+        raise DomainError("Give the location (at most 80 characters).", code="invalid_location")
+    if seniority not in Seniority.values:
+        raise DomainError(f"Seniority must be one of {Seniority.values}.", code="invalid_seniority")
+    if not 1 <= int(max_matches) <= 20:
+        raise DomainError("max_matches must be 1 to 20.", code="invalid_max_matches")
+    return Tan.objects.create(tenant_id=actor.tenant_id, title=title, title_zh=(title_zh or "").strip()[:200],
+                              location=location, skills=_skills_checked(skills), seniority=seniority,
+                              max_matches=int(max_matches), created_by_id=actor.user_id)
+
+
+def tan_event_publish(*, tan: Tan, actor: Actor) -> OutboxEvent:
+    """Write the TAN-approved event in the caller's transaction and hand it to the
+    supervisor once that commits (never from inside a transaction that may roll back)."""
+    event = OutboxEvent.objects.create(tenant_id=tan.tenant_id, type=OutboxEvent.Type.TAN_APPROVED, tan=tan,
+                                       actor_id=actor.user_id, payload={"tan": str(tan.id), "title": tan.title})
+    event_id = event.id
+    transaction.on_commit(lambda: app.send_task(EVENT_CONSUME, args=[event_id]))
+    return event
+
+
+@transaction.atomic
+def tan_approve(*, actor: Actor, tan_id: Any) -> Tan:
+    """draft → approved by an approver or admin; announces it with an outbox event. A
+    second approval is refused (409) and publishes nothing."""
+    if actor.role not in APPROVER_ROLES:
+        raise Forbidden("Only an approver or a tenant admin may approve a TAN.", code="role_required")
+    tan = _tan_for(actor, tan_id, lock=True)
+    _tan_transition(tan, T.APPROVED, actor=actor, approved_by_id=actor.user_id, approved_at=timezone.now())
+    tan_event_publish(tan=tan, actor=actor)
+    return tan
+
+
+@transaction.atomic
+def tan_close(*, actor: Actor, tan_id: Any) -> Tan:
+    if actor.role not in APPROVER_ROLES:
+        raise Forbidden("Only an approver or a tenant admin may close a TAN.", code="role_required")
+    tan = _tan_for(actor, tan_id, lock=True)
+    _tan_transition(tan, T.CLOSED, actor=actor)
+    return tan
+
+
+def match_key(tan_id: Any, candidate_id: Any) -> str:
+    """The idempotency key of a match: one per TAN and candidate, whatever run writes it."""
+    return f"match:tan{tan_id}:candidate{candidate_id}"
+
+
+def matches_record(*, actor: Actor, tan_id: Any, matches: list[dict[str, Any]], run_id: int | None = None,
+                   after_each: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
+    """Persist the ranked matches of an approved TAN, each in its own transaction under its
+    own key. The agent persisting more than the threshold needs a decided approval for this
+    TAN; a person needs the approver role."""
+    tan = _tan_for(actor, tan_id)
+    if tan.status != T.APPROVED:
+        raise Conflict(f"Matches are recorded only for an approved TAN; this one is {tan.status}.",
+                       code="tan_status")
+    if actor.role is None:
+        if len(matches) > match_approval_threshold():
+            approval_covers(tenant_id=actor.tenant_id, approval_id=actor.approval_id, tool="persist_matches",
+                            arguments={"tan_id": tan.id})
+    elif actor.role not in APPROVER_ROLES:
+        raise Forbidden("Only an approver or a tenant admin may record matches.", code="role_required")
+    known = set(Candidate.objects.filter(tenant_id=actor.tenant_id,
+                                         id__in=[int(m["candidate_id"]) for m in matches]).values_list("id", flat=True))
+    receipts = []
+    for index, match in enumerate(matches):
+        candidate_id = int(match["candidate_id"])
+        if candidate_id not in known:
+            raise NotFound(f"No such candidate: {candidate_id}.", code="candidate_not_found")
+        request = {"tan": tan.id, "candidate": candidate_id, "score": str(match["score"]),
+                   "features": match["features"], "explanation": match["explanation"]}
+
+        def work(match=match, candidate_id=candidate_id, rank=index + 1) -> tuple[int, dict[str, Any]]:
+            row = Match.objects.create(tenant_id=actor.tenant_id, tan=tan, candidate_id=candidate_id, rank=rank,
+                                       score=Decimal(str(match["score"])), features=match["features"],
+                                       explanation=match["explanation"],
+                                       explanation_zh=match.get("explanation_zh", ""), run_id=run_id)
+            return 201, {"match_id": str(row.id), "candidate_id": str(candidate_id), "rank": rank}
+
+        receipts.append(_idempotent(tenant_id=actor.tenant_id, operation="match_record",
+                                    key=match_key(tan.id, candidate_id), request=request, work=work).body)
+        if after_each:
+            after_each(index)
+    return receipts
+
+
+@transaction.atomic
+def matches_withdraw(*, actor: Actor, tan_id: Any, run_id: int) -> int:
+    """The persist step's compensation: remove the matches this run wrote (and their keys,
+    so a later run may write them again); matches other runs wrote stay."""
+    tan = _tan_for(actor, tan_id)
+    rows = Match.objects.filter(tenant_id=actor.tenant_id, tan=tan, run_id=run_id)
+    keys = [match_key(tan.id, c) for c in rows.values_list("candidate_id", flat=True)]
+    IdempotencyRecord.objects.filter(tenant_id=actor.tenant_id, operation="match_record", key__in=keys).delete()
+    return rows.delete()[0]
