@@ -310,6 +310,8 @@ def requirements_extract(text: str) -> dict[str, Any]:
         "group_name": group_name,
         "name_stated": stated_name is not None,
         "headcount": _headcount(lowered),
+        # The legacy template is offered only to whoever asks for it by name.
+        "legacy": bool(re.search(r"\b(legacy|grade-?based|2015)\b", lowered) or "旧版" in text or "职级" in text),
         "lang": "zh" if zh else "en",
         "missing": [key for key in REQUIRED if not found[key]],
     }
