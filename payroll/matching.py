@@ -26,7 +26,7 @@ WEIGHTS = {
     "region": 6,             # the template is for the request's city or country
     "nationwide": 2,         # a nationwide (CN) template for a mainland city
     "pay_frequency": 2,      # the pay cycle asked for
-    "specialisation": 3,     # the population the template is made for (sales, interns…)
+    "specialisation": 5,     # the population the template is made for (sales, interns…): beats a city match
     "pay_basis": 3,          # hourly pay asked for and the template pays by the hour
     "item": 2,               # each component asked for that the template has
 }
@@ -112,8 +112,10 @@ def template_fit(template, requirements: dict[str, Any]) -> Fit:
     if frequency == "hourly" and "hourly" in text:
         score, nearest, reasons = score + WEIGHTS["pay_basis"], nearest + WEIGHTS["pay_basis"], reasons + ["hourly"]
     spec = _specialisation(template)
-    if spec and spec != "legacy" and _named(spec, requirements) and (
-            requirements.get("population") in SPECIALISATIONS[spec][1] or frequency == "hourly"):
+    if spec and _named(spec, requirements) and (spec == "legacy" or set(requirements.get("items_named") or [])
+                                                & SPECIALISATIONS[spec][2]
+                                                or requirements.get("population") in SPECIALISATIONS[spec][1]
+                                                or frequency == "hourly"):
         score, nearest = score + WEIGHTS["specialisation"], nearest + WEIGHTS["specialisation"]
         reasons.append("population")
     elif requirements.get("population") == "salaried" and "salaried" in text:
@@ -207,3 +209,42 @@ def _no_fit(decision: Decision, requirements: dict[str, Any], zh: bool) -> str:
         word = FREQ_WORDS[frequency][1 if zh else 0]
         return f"{place}没有{word}发薪的模板。" if zh else f"No {place} template pays {word}."
     return "没有完全符合的模板。" if zh else "No template fits this exactly."
+
+
+ORDINALS = [
+    (0, r"\b(first|1st|one|number one|no\.? ?1|#1|option 1|top)\b|^1$|第一|第1|头一个|一号|1号"),
+    (1, r"\b(second|2nd|two|number two|#2|option 2)\b|^2$|第二|第2|二号|2号"),
+    (2, r"\b(third|3rd|three|number three|#3|option 3)\b|^3$|第三|第3|三号|3号"),
+    (-1, r"\b(last|final)\b|最后"),
+]
+
+
+def option_choose(text: str, options: list[dict[str, Any]]) -> int | None:
+    """Which offered option a reply picks: a click (the label), "the first one", the label in
+    either language, or a close variant of it ("the shenzhen one", "深圳那个"). None if unclear."""
+    from rapidfuzz import fuzz
+
+    from .requirements import requirements_extract, text_normalize
+
+    if not options:
+        return None
+    said = text_normalize(text).strip().strip(".!。！?？\"'“”")
+    labels = [[text_normalize(o.get(k) or "") for k in ("label", "label_en", "label_zh", "answer")] for o in options]
+    for index, names in enumerate(labels):
+        if said in [n for n in names if n]:
+            return index
+    for index, pattern in ORDINALS:
+        if re.search(pattern, said) and len(said) <= 24:
+            return index if index < len(options) else None
+    # A variant: the option whose words it shares most, clearly ahead of the next one.
+    scores = sorted(((max(fuzz.token_set_ratio(said, n) for n in names if n), i) for i, names in enumerate(labels)),
+                    reverse=True)
+    if scores[0][0] >= 80 and (len(scores) == 1 or scores[0][0] - scores[1][0] >= 8):
+        return scores[0][1]
+    # A place or population that only one option has ("the Shenzhen one", "销售那个").
+    wanted = requirements_extract(text)
+    keys = [w for w in ((wanted.get("city") or {}).get("en"), (wanted.get("city") or {}).get("zh")) if w]
+    if wanted.get("population"):
+        keys.append(wanted["population"])
+    matching = [i for i, names in enumerate(labels) if keys and any(k.lower() in " ".join(names) for k in keys)]
+    return matching[0] if len(matching) == 1 else None

@@ -55,7 +55,7 @@ REGION_NAMES = {"CN-SH": ("Shanghai", "上海"), "CN-BJ": ("Beijing", "北京"),
 # and an explicit period beats "hourly", which often names the pay basis of people who
 # are still paid monthly.
 FREQUENCIES: list[tuple[str, list[str], list[str]]] = [
-    ("semi_monthly", ["semi-?monthly", "twice (a|per|each) month", "twice monthly", "1st and (the )?15th",
+    ("semi_monthly", ["semi[- ]?monthly", "twice (a|per|each) month", "twice monthly", "1st and (the )?15th",
                       "first and fifteenth", "every half month", "half-?monthly"],
      ["半月", "每半个月", "一个月两次", "每月两次"]),
     ("biweekly", ["bi-?weekly", "every (two|2|other) weeks?", "fortnight(ly)?"], ["双周", "每两周", "隔周"]),
@@ -169,6 +169,11 @@ def _corrected(lowered: str) -> str:
         best = process.extractOne(token, words, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF)
         return best[0] if best else token
     return re.sub(r"[a-z]+", fix, lowered)
+
+
+def text_corrected(text: str) -> str:
+    """Normalised, lower-cased, with misspelt words corrected: what the intent rules read."""
+    return _corrected(text_normalize(text))
 
 
 def _find(text: str, english: list[str], chinese: list[str]) -> int | None:
