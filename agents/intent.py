@@ -152,7 +152,11 @@ def intent_classify(text: str) -> IntentResult:
         return IntentResult("analyze", _confidence(len(question) + len(topical) - 1),
                             f"read-only question ({question[0]}) about {topical[0]}")
     # A description with no verb ("Shenzhen factory crew, overtime, monthly") is a request too.
-    if not question and (len(named) >= 2 or (named and domain) or (req["name_stated"] and subject)):
+    # A bare noun phrase ("Shanghai sales commission", "上海销售") stays ambiguous: it takes a
+    # pay cycle, a payroll word, a stated name or a polite request to make it a description.
+    described = req["pay_frequency"] or request or req["name_stated"] or any(
+        re.search(r"pay|salar|wage|group", d) or d in ("薪资", "工资", "薪酬", "薪资组", "工资组", "组") for d in domain)
+    if not question and described and (req["region"] or req["population"]) and len(subject) >= 2:
         return IntentResult("resolve", _confidence(len(named), -0.1),
                             f"describes a payroll group ({', '.join(named + domain[:1])}) without naming the operation")
     if len(named) >= 2 and re.search(r"\b(paid|pay|get|earn|need|want)\b|发|拿|需要", lowered):

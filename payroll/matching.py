@@ -134,7 +134,7 @@ def template_fit(template, requirements: dict[str, Any]) -> Fit:
     return Fit(template, score, reasons, conflicts, nearest)
 
 
-def _specific(requirements: dict[str, Any]) -> bool:
+def requirement_specific(requirements: dict[str, Any]) -> bool:
     """Whether the request says anything that can pick a template without a region."""
     return bool(requirements.get("population") in {"sales", "executive", "intern", "shift"}
                 or set(requirements.get("items_named") or []) & set(HARD_ITEMS)
@@ -151,7 +151,7 @@ def template_decide(requirements: dict[str, Any], templates) -> Decision:
     fits = sorted((template_fit(t, requirements) for t in latest.values()),
                   key=lambda f: (-f.score, f.template.code))
     fitting = [f for f in fits if not f.conflicts]
-    if not requirements.get("region") and not _specific(requirements):
+    if not requirements.get("region") and not requirement_specific(requirements):
         return Decision("ask_region", reason="the request names no place and nothing specific", fits=fits)
     if not fitting:
         nearest = sorted(fits, key=lambda f: (-f.nearest, -f.score, f.template.code))

@@ -149,8 +149,12 @@ def gazetteer() -> dict[str, Any]:
             by_pinyin.setdefault(key, city)
     # Longest first: "乌鲁木齐" before any two-character name inside another word.
     zh_names = sorted(by_zh, key=len, reverse=True)
+    # The lexicons' own single words (districts such as "nanshan", "haidian") are known too:
+    # corrected towards a gazetteer city they would change place.
+    lexicon = {w for table in (REGIONS, FREQUENCIES, POPULATIONS, ITEMS) for _, en, _ in table for p in en
+               for w in re.findall(r"[a-z]{4,}", p)}
     return {"by_zh": by_zh, "by_pinyin": by_pinyin, "zh_names": zh_names,
-            "words": tuple(sorted(set(VOCABULARY) | set(by_pinyin)))}
+            "words": tuple(sorted(set(VOCABULARY) | set(by_pinyin) | lexicon))}
 
 
 def text_normalize(text: str) -> str:
