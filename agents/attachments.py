@@ -73,7 +73,7 @@ def _rows_xlsx(raw: bytes) -> list[list[str]]:
 # HR exports name their columns many ways, in English and Chinese: each maps to ours.
 HEADER_ALIASES = {
     "employee_no": ("employee_no", "employee_number", "employee_id", "emp_no", "emp_id", "staff_id", "staff_no",
-                    "employee_#", "id", "no", "工号", "员工编号", "员工号", "职工号", "编号", "人员编号"),
+                    "employee_#", "工号", "员工编号", "员工号", "职工号", "编号", "人员编号"),
     "name": ("name", "full_name", "employee_name", "employee", "staff_name", "姓名", "员工姓名", "名字"),
     "department": ("department", "dept", "部门", "所属部门"),
     "location": ("location", "city", "office", "城市", "工作地点", "地点"),

@@ -165,7 +165,8 @@ def message_post(*, membership: Membership, conversation_id: int, text: str | No
         employees = employee_list_parse(tenant_id=membership.tenant_id, filename=attachment[0], raw=attachment[1],
                                         lang="zh" if re.search(r"[\u4e00-\u9fff]", text) else "en")
     with transaction.atomic():
-        if not Message.objects.filter(conversation=conversation, role=Message.Role.USER).exists():
+        if not conversation.title and not Message.objects.filter(conversation=conversation,
+                                                                 role=Message.Role.USER).exists():
             # A conversation is called by what it was started for, not "Conversation 123".
             Conversation.objects.filter(id=conversation.id).update(title=_title_of(text))
             conversation.title = _title_of(text)

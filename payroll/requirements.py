@@ -250,7 +250,8 @@ def _region(original: str, text: str) -> tuple[str | None, dict | None]:
 
 # A stated name: quoted, or the words after "call it", "named", "name it", "叫"… up to a
 # comma, a full stop or a word that starts the next clause.
-NAME_EN = r"(?:call(?:ed)?(?: it)?|name(?:d| it)?(?: it)?|name:|titled?|label(?:led)? it)"
+NAME_EN = (r"(?:(?:call|name) (?:the|this|our) (?:new )?(?:payroll )?group|the group should be (?:called|named)|"
+           r"call(?:ed)?(?: it)?|name(?:d| it)?(?: it)?|name:|titled?|label(?:led)? it)")
 NAME_STOP = r"(?=\s*(?:[,.;!?，。；！？\n]|$|\s(?:for|with|paid|in|on|that|which|who|and|please|pls)\b))"
 
 
