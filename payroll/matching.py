@@ -31,7 +31,7 @@ WEIGHTS = {
     "item": 2,               # each component asked for that the template has
 }
 NEAREST_WEIGHTS = {**WEIGHTS, "wrong_region": -3, "wrong_frequency": -2, "missing_item": -2,
-                   "unnamed_specialisation": -1}
+                   "unnamed_specialisation": -6}
 HARD_ITEMS = ("commission", "overtime", "annual_bonus", "cpf", "mpf")
 MAX_OPTIONS = 3
 
@@ -193,7 +193,7 @@ FREQ_WORDS = {"monthly": ("monthly", "按月"), "semi_monthly": ("twice a month"
 
 def _no_fit(decision: Decision, requirements: dict[str, Any], zh: bool) -> str:
     place = _place(requirements, zh)
-    regional = [f for f in decision.fits if "region" not in f.conflicts]
+    regional = [f for f in decision.fits if "region" in f.reasons]  # made for this very place
     if requirements.get("region") and not regional:
         if requirements.get("region") == "CN":
             return "目前没有全国通用的此类模板。" if zh else "There is no nationwide template for this yet."

@@ -46,7 +46,7 @@ def news(conv):
 
 
 def matched_template(run):
-    return run.coordinates.get(key="template_id").call.output["template_name"]
+    return run.coordinates.get(key="template_id").call.result["template_name"]
 
 
 def test_it_picks_the_general_template_for_beijing_engineering_without_asking():
@@ -212,10 +212,10 @@ def test_an_hr_export_with_chinese_or_english_headers_is_accepted():
                                 content_type="text/csv")
     response = client.post(f"/api/v1/conversations/{cid}/messages/",
                            {"text": "set up Shanghai monthly payroll for these people", "attachment": upload})
-    assert response.status_code == 200, response.json()
+    assert response.status_code == 201, response.json()
     upload = SimpleUploadedFile("hr.csv", b"Employee ID,Name\nD-0003,\n", content_type="text/csv")
     response = client.post(f"/api/v1/conversations/{cid}/messages/", {"text": "and these", "attachment": upload})
-    assert response.status_code == 200, response.json()
+    assert response.status_code == 201, response.json()
 
 
 def test_an_attachment_error_is_in_the_users_language():

@@ -182,7 +182,7 @@ def test_a_request_one_template_fits_plans_at_once_without_exploring():
     result = say(conv, "set up a payroll group for sales with commission")
     assert route_of(result) == "plan" and not frames(result, "thought")
     run = drive(Run.objects.get(id=int(result["run_id"])))
-    assert run.coordinates.get(key="template_id").call.output["template_name"] == "Sales staff with commission"
+    assert run.coordinates.get(key="template_id").call.result["template_name"] == "Sales staff with commission"
 
 
 def test_it_asks_for_a_missing_value_and_resumes_the_exploration_in_a_later_turn():
