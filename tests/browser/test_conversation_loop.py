@@ -2,6 +2,8 @@
 no template is understood, Keel says so and offers the nearest as buttons; a click answers;
 the chat is told who must approve and, after bob approves, that the group exists, with a
 link; each message shows who typed it; the attach control is reachable with Tab."""
+import re
+
 from playwright.sync_api import expect
 
 from tests.browser.conftest import log_in, screenshot
@@ -35,7 +37,7 @@ def test_alice_is_offered_the_nearest_template_clicks_one_and_is_told_the_outcom
     screenshot(page, "chat-options")
     options.first.click()
     expect(chat).to_contain_text(f"continuing with “{label}”", timeout=20000)
-    expect(chat).to_contain_text("waiting for Bob", timeout=30000)
+    expect(chat).to_contain_text(re.compile(r"waiting for .*Bob.* to approve it"), timeout=30000)
 
     bob = Api(keel.base_url, "bob")
     pending = bob.get("/api/v1/approvals/?status=pending")
