@@ -134,7 +134,11 @@ def match_salary_template(ctx: ToolContext, arguments: dict[str, Any]) -> dict[s
             score, why = (fit.score, fit.reasons) if fit else (0, [])
             why = why + ["chosen by the user"]
         else:
-            remembered = _memory_preference(ctx, requirements, ranked) if ranked else None
+            # Experience may promote a template an approver accepted for this kind of request even
+            # if it lacks a named component, but never one for another place or pay cycle.
+            recallable = [((f.score, f.reasons), f.template) for f in decision.fits
+                          if not {"region", "pay_frequency"} & set(f.conflicts)]
+            remembered = _memory_preference(ctx, requirements, recallable) if recallable else None
             if remembered is not None:
                 # Experience only reorders the candidates; the import still needs its own approval.
                 (score, why), chosen = remembered
