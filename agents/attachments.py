@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from openpyxl import load_workbook
+
 from config.api import DomainError
+from payroll.models import Employee
 
 # Limits, each checked before or while reading, never after: a 339 KB workbook
 # can inflate to ~100 MB of sheet XML, and a one-line dimension tag can ask for a
@@ -113,8 +117,6 @@ def _rows_xlsx(raw: bytes) -> Iterator[list[str]]:
         raise AttachmentError("This is not an XLSX workbook (its content is not a spreadsheet).",
                               code="attachment_type")
     _xlsx_archive_check(raw)
-    from openpyxl import load_workbook
-
     try:
         workbook = load_workbook(io.BytesIO(raw), read_only=True, data_only=True)
     except Exception as err:  # openpyxl raises many kinds for a broken workbook
@@ -155,7 +157,7 @@ def _header_and_body(rows: Iterator[list[str]]) -> tuple[int, list[str], list[tu
     if first is None:
         raise AttachmentError("The file is empty.", code="attachment_empty")
     header_line, header = first
-    columns = [(c or "").strip().lower().replace(" ", "_") for c in header]
+    columns = _header_columns(header)
     if not any(c in columns for c in KEY_COLUMNS):
         raise AttachmentError("the header needs an employee_no or a name column.", line=header_line,
                               code="attachment_header")
@@ -170,10 +172,70 @@ def _header_and_body(rows: Iterator[list[str]]) -> tuple[int, list[str], list[tu
     return header_line, columns, body
 
 
-def employee_list_parse(*, tenant_id: int, filename: str, raw: bytes) -> EmployeeList:
-    """Validate the upload and resolve each row to one of the tenant's employees."""
-    from payroll.models import Employee
+# HR exports name their columns many ways, in English and Chinese: each maps to ours.
+HEADER_ALIASES = {
+    "employee_no": ("employee_no", "employee_number", "employee_id", "emp_no", "emp_id", "staff_id", "staff_no",
+                    "employee_#", "工号", "员工编号", "员工号", "职工号", "编号", "人员编号"),
+    "name": ("name", "full_name", "employee_name", "employee", "staff_name", "姓名", "员工姓名", "名字"),
+    "department": ("department", "dept", "部门", "所属部门"),
+    "location": ("location", "city", "office", "城市", "工作地点", "地点"),
+}
 
+
+def _header_columns(header: list[str]) -> list[str]:
+    """The header's columns as our keys (工号 → employee_no, Employee ID → employee_no)."""
+    columns = []
+    for cell in header:
+        key = (cell or "").strip().lower().replace(" ", "_").replace("-", "_").strip("*：:")
+        columns.append(next((ours for ours, names in HEADER_ALIASES.items() if key in names), key))
+    return columns
+
+
+def _name_keys(person: str) -> list[str]:
+    """A stored name ("Zhang Wei 张伟") is found by its whole, its Latin or its Chinese part."""
+    whole = person.strip().lower()
+    keys = [whole]
+    latin = " ".join(re.findall(r"[a-z][a-z'-]*", whole))
+    chinese = "".join(re.findall(r"[\u4e00-\u9fff]+", whole))
+    keys += [k for k in (latin, chinese) if k and k != whole]
+    return keys
+
+
+ERRORS_ZH = {
+    "attachment_type": "请附上 CSV 或 XLSX 格式的员工名单。",
+    "attachment_too_large": "文件太大了。",
+    "attachment_empty": "文件是空的，或只有表头没有员工。",
+    "attachment_encoding": "文件不是 UTF-8 编码的文本。",
+    "attachment_header": "表头需要有“工号”或“姓名”列（也可以是 Employee ID / Name）。",
+    "attachment_unknown_employee": "找不到这名员工（或同名的有好几位，请填写工号）：{detail}",
+    "attachment_duplicate": "这名员工在名单里出现了两次。",
+    "attachment_malformed": "这一行的格式不对。",
+    "attachment_too_many_rows": "名单里的员工太多了。",
+}
+
+
+def attachment_error_localised(err: AttachmentError, lang: str) -> AttachmentError:
+    """The same error in the user's language (Chinese for a message written in Chinese)."""
+    if lang != "zh" or err.code not in ERRORS_ZH:
+        return err
+    detail = "".join(re.findall(r"“[^”]*”", err.message))
+    message = ERRORS_ZH[err.code].format(detail=detail)
+    line = (err.extra or {}).get("line")
+    localised = AttachmentError(f"第 {line} 行：{message}" if line else message, code=err.code)
+    localised.extra = err.extra
+    return localised
+
+
+def employee_list_parse(*, tenant_id: int, filename: str, raw: bytes, lang: str = "en") -> EmployeeList:
+    """The list parsed and checked; errors in the user's language."""
+    try:
+        return _employee_list_parse(tenant_id=tenant_id, filename=filename, raw=raw)
+    except AttachmentError as err:
+        raise attachment_error_localised(err, lang) from err
+
+
+def _employee_list_parse(*, tenant_id: int, filename: str, raw: bytes) -> EmployeeList:
+    """Validate the upload and resolve each row to one of the tenant's employees."""
     name = (filename or "").strip()
     lowered = name.lower()
     if not lowered.endswith(EXTENSIONS):
@@ -196,7 +258,8 @@ def employee_list_parse(*, tenant_id: int, filename: str, raw: bytes) -> Employe
     by_no = {no.strip().lower(): pk for pk, no, _ in employees}
     by_name: dict[str, list[int]] = {}
     for pk, _, person in employees:
-        by_name.setdefault(person.strip().lower(), []).append(pk)
+        for key in _name_keys(person):
+            by_name.setdefault(key, []).append(pk)
     ids: list[str] = []
     seen: set[str] = set()  # a list's `in` would make 5,000 rows cost 12 million comparisons
     for line, row in body:

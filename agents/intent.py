@@ -21,7 +21,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from payroll.requirements import requirements_extract, text_normalize
+from payroll.requirements import requirements_extract, text_corrected, text_normalize
 
 SIGNALS = ("chat", "analyze", "resolve", "unknown")
 
@@ -43,9 +43,13 @@ DOMAIN_EN = [r"payroll", r"pay ?groups?", r"salar(y|ies)", r"wages?", r"pay(ing|
              r"payslips?", r"compensation", r"remuneration", r"policy", r"policies", r"travel", r"lodging",
              r"hotels?", r"accommodation", r"expenses?", r"reimburse(ment)?", r"groups?", r"employees?", r"staff",
              r"team", r"headcount", r"templates?", r"tax(es)?", r"payday", r"pay ?runs?", r"limit", r"per diem",
-             r"benefits?", r"deductions?", r"earnings?"]
+             r"benefits?", r"deductions?", r"earnings?", r"status", r"progress", r"approv\w*", r"fail(ed|ure)?",
+             r"rolled back", r"roll ?back", r"rejected", r"my run", r"the run", r"the setup", r"the import",
+             r"rates?", r"pension", r"insurance", r"housing fund", r"is it (done|ready|finished)", r"done yet",
+             r"what happened", r"where are we", r"the group"]
 DOMAIN_ZH = ["薪资", "工资", "薪酬", "薪水", "发薪", "算薪", "计薪", "薪资组", "工资组", "差旅", "出差", "住宿",
-             "酒店", "报销", "政策", "制度", "员工", "模板", "个税", "扣款", "福利", "标准", "组"]
+             "酒店", "报销", "政策", "制度", "员工", "模板", "个税", "扣款", "福利", "标准", "组", "进度", "状态",
+             "审批", "批准", "失败", "回滚", "拒绝", "驳回", "比例", "公积金", "养老", "医疗", "社保"]
 
 RESOLVE_EN = [r"set ?up", r"set-up", r"create", r"configure", r"import", r"make (a|an|the|new|us|me)", r"build",
               r"add (a|an|new|the)", r"establish", r"onboard", r"spin up", r"put together", r"register",
@@ -55,7 +59,8 @@ RESOLVE_EN = [r"set ?up", r"set-up", r"create", r"configure", r"import", r"make 
               r"load"]
 RESOLVE_EN += [r"file (an? |my |the )?(expense|claim|reimbursement)s?( claim)?", r"reimburse me"]  # issue 15
 RESOLVE_ZH = ["设置", "设立", "创建", "建立", "建一个", "建个", "新建", "搭建", "配置", "导入", "添加", "开一个",
-              "开个", "帮我建", "弄一个", "做一个", "跑一次", "发工资", "算工资", "上线", "新增", "录入", "弄一下", "安排一下", "搞定", "配一下"]
+              "开个", "帮我建", "弄一个", "做一个", "跑一次", "发工资", "算工资", "上线", "新增", "录入", "弄一下", "安排一下", "搞定", "配一下", "配个", "弄个", "建组", "搞个",
+              "整一个", "整个"]
 RESOLVE_ZH += ["报销"]  # issue 15: asking to be reimbursed is a request to act
 RESOLVE_ZH_RE = [r"给.{0,12}发(工资|薪)", r"(需要|要|想)(一个|个).{0,10}(组|薪资|工资)"]
 
@@ -63,9 +68,10 @@ QUESTION_EN = [r"how (much|many)", r"list", r"show( me)?", r"tell me", r"do we h
                r"check", r"look up", r"explain", r"currently", r"existing", r"can i (claim|spend|get)",
                r"am i allowed"]
 # Wh-words ask only where a sentence starts: "people who sell" is no question.
-WH_START = r"(?:^|[.!;,]\s*|\b(?:and|so|hey|also|ok|okay)\s+)(which|what'?s?|whats|when|where|who|how)\b"
+WH_START = (r"(?:^|[.!;,?]\s*|\b(?:and|so|hey|also|ok|okay)\s+)(which|what'?s?|whats|when|where|who|how|why|"
+            r"has|is|did|was)\b")
 QUESTION_ZH = ["多少", "哪些", "什么", "是否", "有没有", "吗", "查看", "查询", "查一下", "列出", "几个", "怎样",
-               "现有", "目前", "当前", "是几"]
+               "现有", "目前", "当前", "是几", "为什么", "怎么样", "如何", "谁", "哪一步", "到哪"]
 # A polite or imperative request: "can you set up" is a request, not a question about set-up.
 REQUEST_MARKERS = [r"can you", r"could you", r"would you", r"please", r"i want", r"i'd like", r"i would like",
                    r"we need", r"i need", r"we want", r"help me", r"let'?s", r"go ahead"]
@@ -119,7 +125,7 @@ def _confidence(hit_count: int, bonus: float = 0.0) -> float:
 
 def intent_classify(text: str) -> IntentResult:
     """Classify one user message into chat / analyze / resolve / unknown, with the reason."""
-    lowered = text_normalize(text).strip()
+    lowered = text_corrected(text).strip()
     if not re.search(r"[a-z0-9\u4e00-\u9fff]", lowered):
         return IntentResult("unknown", 0.95, "empty message")
     chat = _hits(lowered, CHAT_EN, CHAT_ZH)
@@ -134,8 +140,9 @@ def intent_classify(text: str) -> IntentResult:
 
     if resolve and subject:
         # "Which groups did we create?" asks about the past; "can you create" asks for work.
-        opens_with_question = re.match(r"(how (much|many)|which|what|when|where|who|list|show|do we|is there|are there)\b",
-                                       lowered) or any(w in lowered for w in ("哪些", "多少", "有没有"))
+        opens_with_question = re.match(r"(how (much|many)|which|what|when|where|who|why|list|show|do we|is there|"
+                                       r"are there|has|did|is it)\b",
+                                       lowered) or any(w in lowered for w in ("哪些", "多少", "有没有", "为什么"))
         if opens_with_question and not request and not re.search(r"\b(set ?up|create|configure|import)\b.*\bfor\b", lowered):
             return IntentResult("analyze", _confidence(len(question)),
                                 f"question ({question[0]}) about existing {subject[0]}; the action word is not a request")
@@ -146,6 +153,14 @@ def intent_classify(text: str) -> IntentResult:
     if question and topical:
         return IntentResult("analyze", _confidence(len(question) + len(topical) - 1),
                             f"read-only question ({question[0]}) about {topical[0]}")
+    # A description with no verb ("Shenzhen factory crew, overtime, monthly") is a request too.
+    # A bare noun phrase ("Shanghai sales commission", "上海销售") stays ambiguous: it takes a
+    # pay cycle, a payroll word, a stated name or a polite request to make it a description.
+    described = req["pay_frequency"] or request or req["name_stated"] or any(
+        re.search(r"pay|salar|wage|group", d) or d in ("薪资", "工资", "薪酬", "薪资组", "工资组", "组") for d in domain)
+    if not question and described and (req["region"] or req["population"]) and len(subject) >= 2:
+        return IntentResult("resolve", _confidence(len(named), -0.1),
+                            f"describes a payroll group ({', '.join(named + domain[:1])}) without naming the operation")
     if len(named) >= 2 and re.search(r"\b(paid|pay|get|earn|need|want)\b|发|拿|需要", lowered):
         return IntentResult("resolve", _confidence(len(named), -0.1),
                             f"describes how staff are paid ({', '.join(named)}) without naming the operation")

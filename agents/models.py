@@ -1,4 +1,5 @@
 """The conversation front's records: messages, the Anchor and Ledger, memory, explorations."""
+from django.conf import settings
 from django.db import models
 
 from config.ids import BusinessIdField
@@ -17,7 +18,15 @@ class Message(models.Model):
     activity = models.ForeignKey("timeline.Activity", null=True, blank=True, on_delete=models.SET_NULL,
                                  related_name="+")
     role = models.CharField(max_length=20, choices=Role.choices)
+    # Who typed it: a conversation is shared within a tenant, so it is not always its starter.
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                               related_name="+")
     text = models.TextField()
+    # Keel's message may offer answers as buttons ({label, label_en, label_zh, answer}) and a link.
+    options = models.JSONField(default=list, blank=True)
+    link = models.JSONField(default=dict, blank=True)
+    # A message about what a run did is posted once per event that caused it (redelivery-safe).
+    news_of = models.CharField(max_length=40, blank=True)
     intent = models.CharField(max_length=20, blank=True)
     run = models.ForeignKey("workflows.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     attachment_name = models.CharField(max_length=200, blank=True)
@@ -26,6 +35,8 @@ class Message(models.Model):
 
     class Meta:
         ordering = ["created_at", "role"]
+        constraints = [models.UniqueConstraint(fields=["conversation", "news_of"], condition=~models.Q(news_of=""),
+                                               name="message_news_once")]
 
 
 class Anchor(models.Model):

@@ -40,6 +40,7 @@ from django.utils import timezone
 from config.api import Conflict, DomainError
 from llm import ModelError, model_call
 from memory.services import memory_link
+from payroll.matching import decision_question, option_choose, template_decide
 from payroll.models import PayrollTemplate
 from payroll.previews import requirements_words, template_memories
 from payroll.requirements import requirements_extract
@@ -53,6 +54,7 @@ from workflows.models import Run, RunStatus
 from workflows.services import active_nodes, node_input_answer, run_start
 from workflows.tools import ToolContext, tool_get
 
+from .answers import analyze_kind, rate_answer, run_answer
 from .attachments import EmployeeList, employee_list_parse
 from .expense_front import expense_turn  # issue 15
 from .intent import intent_classify, intent_messages, signal_parse
@@ -92,6 +94,7 @@ class Outcome:
     reply: str
     run_id: int | None = None
     status: str = "completed"
+    options: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -160,15 +163,22 @@ def message_post(*, membership: Membership, conversation_id: int, text: str | No
     text = message_validate(text)
     employees = None
     if attachment is not None:
-        employees = employee_list_parse(tenant_id=membership.tenant_id, filename=attachment[0], raw=attachment[1])
+        employees = employee_list_parse(tenant_id=membership.tenant_id, filename=attachment[0], raw=attachment[1],
+                                        lang="zh" if re.search(r"[\u4e00-\u9fff]", text) else "en")
     with transaction.atomic():
+        if not conversation.title and not Message.objects.filter(conversation=conversation,
+                                                                 role=Message.Role.USER).exists():
+            # A conversation is called by what it was started for, not "Conversation 123".
+            Conversation.objects.filter(id=conversation.id).update(title=_title_of(text))
+            conversation.title = _title_of(text)
         activity = activity_open(conversation_id=conversation.id, kind=Activity.Kind.MESSAGE, title=text[:200],
                                  summary=f"{membership.user.username} wrote a message.")
         message = Message.objects.create(conversation=conversation, activity=activity, role=Message.Role.USER,
-                                         text=text, attachment_name=employees.filename if employees else "",
+                                         text=text, author=membership.user, attachment_name=employees.filename if employees else "",
                                          attachment_rows=employees.rows if employees else 0)
         event_append(conversation_id=conversation.id, type="message.received",
                      data={"activity": str(activity.id), "text": text, "user": membership.user.username,
+                           "author": membership.user.get_full_name() or membership.user.username,
                            "attachment": ({"name": employees.filename, "rows": employees.rows}
                                           if employees else None)})
         if employees:
@@ -196,16 +206,23 @@ def message_post(*, membership: Membership, conversation_id: int, text: str | No
     outcome.route = route
     with transaction.atomic():
         Message.objects.create(conversation=conversation, activity_id=activity.id, role=Message.Role.ASSISTANT,
-                               text=outcome.reply, intent=turn.signal, run_id=outcome.run_id)
+                               text=outcome.reply, intent=turn.signal, run_id=outcome.run_id,
+                               options=outcome.options)
         # intent and route are labels of the turn, not statuses: set once, here. The run a
         # turn started is on the Message and the reply event; the run has its own Activity.
         Activity.objects.filter(id=activity.id).update(intent=turn.signal, route=outcome.route)
         activity_close(activity_id=activity.id, status=outcome.status, summary=outcome.reply[:500])
         event_append(conversation_id=conversation.id, run_id=outcome.run_id, type="message.reply",
                      data={"activity": str(activity.id), "text": outcome.reply, "intent": turn.signal,
-                           "route": outcome.route, "run": str(outcome.run_id) if outcome.run_id else None})
+                           "route": outcome.route, "run": str(outcome.run_id) if outcome.run_id else None,
+                           "options": outcome.options})
     return {"activity_id": str(activity.id), "intent": turn.signal, "reply": outcome.reply,
-            "run_id": str(outcome.run_id) if outcome.run_id else None}
+            "run_id": str(outcome.run_id) if outcome.run_id else None, "options": outcome.options}
+
+
+def _title_of(text: str) -> str:
+    line = text.strip().splitlines()[0]
+    return line if len(line) <= 80 else line[:79].rstrip() + "…"
 
 
 # --- The orchestrator proper -----------------------------------------------------------------
@@ -352,9 +369,19 @@ def _date_in(text: str) -> date:
 
 
 def _analyze(turn: Turn) -> Outcome:
-    topic = _policy_topic(turn.text)
-    if topic:
-        return _policy(turn, topic)
+    """One kind of answer per kind of question (agents.answers.analyze_kind), from the records."""
+    kind = analyze_kind(turn.text)
+    if kind == "policy":
+        return _policy(turn, _policy_topic(turn.text) or "travel")
+    if kind == "run":
+        reply, run_id = run_answer(membership=turn.membership, conversation_id=turn.conversation.id, zh=turn.zh)
+        _frame(turn, "observation", "observation: run status", reply, {"kind": kind, "run": str(run_id or "")})
+        return Outcome(route="analyze", reply=reply, run_id=run_id)
+    if kind == "rate":
+        reply = rate_answer(turn.text, zh=turn.zh)
+        if reply:
+            _frame(turn, "observation", "observation: template items", reply, {"kind": kind})
+            return Outcome(route="analyze", reply=reply)
     return _configuration(turn)
 
 
@@ -418,7 +445,7 @@ def _plan_start(turn: Turn, *, request: str, requirements: dict[str, Any], templ
         _frame(turn, "memory", "memory: planning", f"Recalled {len(items)} earlier experience(s) as context; "
                                                    "they rank candidates but authorise nothing.",
                {"boundary": "planning", "items": [memory_link(i) for i in items]})
-    group_name = requirements["group_name"][:120]
+    group_name = (requirements.get("group_name") or ("新薪资组" if turn.zh else "New payroll group"))[:120]
     params: dict[str, Any] = {"request": request[:4000], "group_name": group_name}
     if template_name:
         # The program resolves the name the exploration observed; the model never types a code.
@@ -435,14 +462,29 @@ def _plan_start(turn: Turn, *, request: str, requirements: dict[str, Any], templ
     if employees:
         ledger_append(conversation_id=turn.conversation.id, run_id=run.id, milestone="run:employees",
                       text=f"an employee list of {len(employees)} people will be assigned after the import")
-    if turn.zh:
-        reply = (f"好的，我开始创建薪资组“{group_name}”：匹配模板、先做快照，导入前会请审批人确认。"
-                 + (f"导入后会把名单中的 {len(employees)} 名员工分配到该组。" if employees else ""))
-    else:
-        reply = (f"I've started setting up “{group_name}” ({requirements_words(requirements)}): I'll match a "
-                 "template, take a snapshot, and import it once an approver agrees."
-                 + (f" Then I'll assign the {len(employees)} employees on your list." if employees else ""))
+    reply = _plan_reply(turn, requirements, group_name, employees)
     return Outcome(route="plan", reply=reply, run_id=run.id)
+
+
+def _plan_reply(turn: Turn, requirements: dict[str, Any], group_name: str, employees: list[str] | None) -> str:
+    """What the user is told as the run starts: the template it will use, or why it will ask."""
+    templates = list(PayrollTemplate.objects.prefetch_related("items").order_by("code", "-version"))
+    decision = template_decide(requirements, templates)
+    zh = turn.zh
+    if decision.kind == "clear":
+        template = (decision.chosen.name_zh or decision.chosen.name) if zh else decision.chosen.name
+        reply = (f"好的，我开始创建薪资组“{group_name}”，使用模板“{template}”：先做快照，导入前会请审批人确认。" if zh else
+                 f"I've started setting up “{group_name}” with the template “{template}” "
+                 f"({requirements_words(requirements)}): I'll take a snapshot first, and import it once an "
+                 "approver agrees.")
+    else:
+        reply = (f"我开始创建薪资组“{group_name}”。" if zh else f"I've started setting up “{group_name}”. ") + \
+            decision_question(decision, requirements).split("。" if zh else " Which")[0].split(" The nearest")[0] + \
+            ("请在下面选择模板。" if zh else " Pick a template below.")
+    if employees:
+        reply += (f"导入后会把名单中的 {len(employees)} 名员工分配到该组。" if zh else
+                  f" Then I'll assign the {len(employees)} employees on your list.")
+    return reply
 
 
 def _explore(turn: Turn, state: ExplorationState, *, employees: list[str] | None) -> Outcome:
@@ -455,6 +497,12 @@ def _explore(turn: Turn, state: ExplorationState, *, employees: list[str] | None
                {"branch": "plan", "reason": outcome.reason, "iterations": outcome.iterations})
         return _plan_start(turn, request=state.request, requirements=outcome.requirements,
                            template_name=outcome.template_name, employees=employees)
+    previous = Exploration.objects.filter(conversation=turn.conversation).values_list("question", flat=True).first()
+    if previous and outcome.question == previous:
+        # Never the same question twice in a row: say what was not understood, and how to answer.
+        outcome.question = ("我没能从您的回答中识别出城市或地区。请直接写城市名（例如“杭州”“上海”），或回复“全国”。" if turn.zh else
+                            "I couldn't find a city or region in that. Please name the city (for example "
+                            "“Hangzhou” or “Shanghai”), or say “nationwide”.")
     stored = {**outcome.requirements, "_template_name": state.template_name, "_employee_ids": employees or []}
     Exploration.objects.update_or_create(conversation=turn.conversation, defaults={
         "request": state.request, "requirements": stored, "scratchpad": outcome.scratchpad,
@@ -487,10 +535,21 @@ def _resume_run(turn: Turn, run) -> Outcome:
             return Outcome(route="resume_run", run_id=run.id,
                            reply=question.get("text") or "The run is waiting for an answer; please give it.")
         answer = options[0]["answer"]
-        reply = f"继续，采用推荐的“{answer}”。" if turn.zh else f"Continuing with the first suggestion, “{answer}”."
+        shown = options[0].get("label_zh") or answer if turn.zh else answer
+        reply = f"继续，采用推荐的“{shown}”。" if turn.zh else f"Continuing with the first suggestion, “{answer}”."
     else:
-        answer = turn.text
-        reply = f"收到，继续处理：“{answer}”。" if turn.zh else f"Thanks — continuing with “{answer}”."
+        # A click sends the option's label; "the first one", the label in the other language
+        # or a close variant picks the same option (payroll.matching.option_choose).
+        index = option_choose(turn.text, options)
+        if options and index is None:
+            labels = [o.get("label_zh") or o["label"] if turn.zh else o.get("label_en") or o["label"] for o in options]
+            return Outcome(route="resume_run", run_id=run.id, options=options,
+                           reply=(f"“{turn.text[:60]}”不是可选项之一。请点选：" + "、".join(labels) + "，或回复“第一个”。"
+                                  if turn.zh else f"“{turn.text[:60]}” is not one of the options. Click one of "
+                                  + ", ".join(f"“{label}”" for label in labels) + ", or reply “the first one”."))
+        answer = options[index]["answer"] if options else turn.text
+        shown = (options[index].get("label_zh") or answer) if options and turn.zh else answer
+        reply = f"收到，继续处理：“{shown}”。" if turn.zh else f"Thanks — continuing with “{shown}”."
     try:
         with transaction.atomic():
             node_input_answer(membership=turn.membership, run_id=run.id, answer=answer)

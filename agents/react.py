@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 from django.db import transaction
 
+from payroll.matching import requirement_specific
 from payroll.previews import requirements_words, template_memories
 from timeline.services import frame_record
 from workflows.tools import ToolContext, tool_get
@@ -54,21 +55,23 @@ class ExplorationState:
 
 
 def dependencies_known(requirements: dict[str, Any], template_name: str | None) -> tuple[bool, list[str]]:
-    """What a fixed plan needs: (region and pay frequency) or one matched template; a group name."""
+    """What a fixed plan needs: a region, or something specific enough to pick a template
+    without one (payroll.matching), or one matched template; and a group name. The pay
+    cycle is not asked for: the template choice settles it, or asks on a genuine tie."""
     missing = []
-    if not template_name:
-        missing += [k for k in ("region", "pay_frequency") if not requirements.get(k)]
+    if not template_name and not requirements.get("region") and not requirement_specific(requirements):
+        missing.append("region")
     if not requirements.get("group_name"):
         missing.append("group_name")
     return not missing, missing
 
 
 QUESTIONS = {
-    "region": "which region the group is for (for example Shanghai, Beijing or Singapore)",
+    "region": "which city or region the group is for (for example Shanghai, Hangzhou, Singapore or nationwide)",
     "pay_frequency": "how often they are paid (for example monthly or semi-monthly)",
     "group_name": "what the new group should be called",
 }
-QUESTIONS_ZH = {"region": "这个薪资组属于哪个地区（例如上海、北京、新加坡）", "pay_frequency": "多久发一次薪（例如每月、半月）",
+QUESTIONS_ZH = {"region": "这个薪资组属于哪个城市或地区（例如上海、杭州、新加坡或全国）", "pay_frequency": "多久发一次薪（例如每月、半月）",
                 "group_name": "新薪资组叫什么名字"}
 
 

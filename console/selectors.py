@@ -4,7 +4,7 @@ own reads stay in timeline.selectors; this module may read every layer below it.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -29,13 +29,23 @@ class ChatLine:
     intent: str = ""
     attachment_name: str = ""
     attachment_rows: int = 0
+    author: str = ""  # who typed it (a conversation is shared within the tenant)
+    options: list = field(default_factory=list)  # answers offered as buttons
+    link: dict = field(default_factory=dict)
 
 
 def messages_for(conversation: Conversation) -> list[ChatLine]:
     """The chat history: the conversation front's Message rows, its one source."""
+    messages = list(Message.objects.filter(conversation=conversation).select_related("author")
+                    .order_by("created_at", "id"))
+    # Buttons only on the latest question: an answered one is history, not a control.
+    last_asking = max((i for i, m in enumerate(messages) if m.options), default=None)
+    answered = last_asking is not None and any(m.role == "user" for m in messages[last_asking + 1:])
     return [ChatLine(role=m.role, text=m.text, intent=m.intent, attachment_name=m.attachment_name,
-                     attachment_rows=m.attachment_rows)
-            for m in Message.objects.filter(conversation=conversation).order_by("created_at", "id")]
+                     attachment_rows=m.attachment_rows,
+                     author=(m.author.get_full_name() or m.author.username) if m.author else "",
+                     options=m.options if i == last_asking and not answered else [], link=m.link or {})
+            for i, m in enumerate(messages)]
 
 
 def frame_tools_for(conversation: Conversation) -> list[str]:

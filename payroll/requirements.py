@@ -1,18 +1,32 @@
 """Requirement extraction for a payroll-group request, by rules, in English and Chinese.
 
-`requirements_extract(text)` returns {region, pay_frequency, population, items_named,
-group_name, missing}. Each lexicon lists the template words *and* the everyday ways
-people say the same thing ("the Pudong office", "get a cut of each deal"), because
-customers describe their staff, not our catalog. The rules only find what is said: an
-unsaid region or frequency is reported `missing`, never guessed (the inferences are
-CPF, which exists only in Singapore, and MPF, only in Hong Kong).
+`requirements_extract(text)` returns {region, city, pay_frequency, population, items_named,
+group_name, name_stated, headcount, lang, missing}. Each lexicon lists the template words
+*and* the everyday ways people say the same thing ("the Pudong office", "get a cut of each
+deal"), because customers describe their staff, not our catalog. Three things make it
+forgiving:
+
+- misspelt Latin words are corrected first against the lexicons' own vocabulary and the
+  gazetteer's pinyin names (rapidfuzz; "Shenzen" → shenzhen, "comission" → commission);
+- any mainland Chinese city is a region, by Chinese name or pinyin, from the gazetteer
+  `payroll/data/cn_cities.json` (generated once by scripts/gazetteer_build.py), so
+  "Hangzhou"/"杭州" is understood though no template is for it; "nationwide"/"全国" is CN;
+- a stated name ("call it …", "named …", "name it …", "叫…") is always the group's name.
+
+The rules only find what is said: an unsaid region or frequency is reported `missing`,
+never guessed (the inferences are CPF, which exists only in Singapore, and MPF, only in
+Hong Kong).
 """
 from __future__ import annotations
 
 import json
 import re
 import unicodedata
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
+
+from rapidfuzz import fuzz, process
 
 REQUIRED = ("region", "pay_frequency")
 
@@ -26,20 +40,22 @@ REGIONS: list[tuple[str, list[str], list[str]]] = [
     ("CN-SZ", ["shenzhen", "nanshan", "futian", "qianhai", "longgang"],
      ["深圳", "南山", "福田", "前海", "龙岗"]),
     ("CN-GZ", ["guangzhou", "canton", "tianhe", "panyu"], ["广州", "天河", "番禺", "羊城"]),
-    ("HK", ["hong kong", "hongkong", "kowloon", "hk"], ["香港", "九龙"]),
+    ("HK", ["hong kong", "hongkong", "kowloon", "hk"], ["香港", "九龙", "港澳"]),
     ("SG", ["singapore", "singaporean", "jurong", "marina bay", "changi"], ["新加坡", "狮城"]),
     ("US", ["united states", "u\\.s\\.a?\\.?", "usa", "america", "american", "new york", "california",
             "san francisco", "seattle", "texas", "chicago", "boston"], ["美国", "纽约", "加州", "旧金山"]),
+    ("CN", ["nationwide", "national", "all of china", "across china", "china-?wide", "mainland china"],
+     ["全国", "全中国"]),
 ]
 REGION_NAMES = {"CN-SH": ("Shanghai", "上海"), "CN-BJ": ("Beijing", "北京"), "CN-SZ": ("Shenzhen", "深圳"),
                 "CN-GZ": ("Guangzhou", "广州"), "HK": ("Hong Kong", "香港"),
-                "SG": ("Singapore", "新加坡"), "US": ("US", "美国")}
+                "SG": ("Singapore", "新加坡"), "US": ("US", "美国"), "CN": ("China", "全国")}
 
 # Checked in this order: "semi-monthly" contains "monthly", "biweekly" contains "weekly",
 # and an explicit period beats "hourly", which often names the pay basis of people who
 # are still paid monthly.
 FREQUENCIES: list[tuple[str, list[str], list[str]]] = [
-    ("semi_monthly", ["semi-?monthly", "twice (a|per|each) month", "twice monthly", "1st and (the )?15th",
+    ("semi_monthly", ["semi[- ]?monthly", "twice (a|per|each) month", "twice monthly", "1st and (the )?15th",
                       "first and fifteenth", "every half month", "half-?monthly"],
      ["半月", "每半个月", "一个月两次", "每月两次"]),
     ("biweekly", ["bi-?weekly", "every (two|2|other) weeks?", "fortnight(ly)?"], ["双周", "每两周", "隔周"]),
@@ -53,19 +69,22 @@ FREQUENCIES: list[tuple[str, list[str], list[str]]] = [
 
 POPULATIONS: list[tuple[str, list[str], list[str]]] = [
     ("sales", ["sales", "salespeople", "salesperson", "sellers?", "sell(s|ing)?", "account managers?",
-               "business development", "bd team", "reps"], ["销售", "业务员", "卖货", "推销", "商务拓展", "跑业务", "做业务", "卖东西"]),
+               "business development", "bd team", "reps", "closers"], ["销售", "业务员", "卖货", "推销", "商务拓展", "跑业务", "做业务", "卖东西"]),
     ("executive", ["executives?", "execs?", "c-?suite", "leadership( team)?", "senior management", "directors",
                    "vps?", "top management", "bosses"], ["高管", "高层", "管理层", "总监", "领导层"]),
     ("intern", ["interns?", "internships?", "trainees?", "students?", "summer hires?", "placements?"],
      ["实习生", "实习", "见习"]),
-    ("shift", ["shift workers?", "shifts?", "factory( floor)?", "warehouse", "production line", "night shift",
+    ("shift", ["shift workers?", "shift staff", "shifts?", "factory( floor)?", "factory workers?", "warehouse", "production line", "night shift",
                "line workers", "plant workers", "crews?", "round-the-clock"], ["倒班", "轮班", "工厂", "车间", "产线", "夜班", "三班"]),
     ("engineering", ["engineers?", "developers", "r&d", "engineering"], ["研发", "工程师", "技术人员"]),
+    ("customer_service", ["customer service", "customer support", "support team", "call cent(er|re)"],
+     ["客服", "客户服务"]),
     ("salaried", ["salaried", "office staff", "white-?collar", "full-?time staff"], ["白领", "正式员工", "坐班"]),
 ]
 POPULATION_NAMES = {"sales": ("Sales", "销售"), "executive": ("Executives", "高管"), "intern": ("Interns", "实习生"),
                     "shift": ("Shift Workers", "倒班员工"), "engineering": ("Engineering", "研发"),
-                    "salaried": ("Salaried Staff", "正式员工")}
+                    "salaried": ("Salaried Staff", "正式员工"),
+                    "customer_service": ("Customer Service", "客服")}
 
 # "central provident fund" first: it contains "provident fund", which in China means the
 # housing fund; the matched span is blanked so that it is not read twice.
@@ -76,10 +95,10 @@ ITEMS: list[tuple[str, list[str], list[str]]] = [
                     "share of (each |the )?(sales?|deals?|revenue)", "per deal", "for each deal", "on each sale",
                     "on every sale", "deal bonus(es)?", "kickers?"],
      ["提成", "佣金", "抽成", "分成", "按单"]),
-    ("overtime", ["overtime", "ot pay", "extra hours", "after-?hours work", "time and a half", "beyond normal hours",
+    ("overtime", ["overtime", "ot pay", "ot", "with ot", "extra hours", "after-?hours work", "time and a half", "beyond normal hours",
                   "longer hours"], ["加班"]),
     ("housing_fund", ["housing (provident )?fund", "provident fund"], ["公积金"]),
-    ("annual_bonus", ["annual bonus(es)?", "year-?end bonus(es)?", "13th[- ]month", "thirteenth[- ]month",
+    ("annual_bonus", ["annual bonus(es)?", "year-?end bonus(es)?", "13th[- ]month( bonus)?", "thirteenth[- ]month",
                       "bonus at the end of the year", "christmas bonus", "year-?end payouts?"], ["年终奖", "年底奖金", "十三薪", "年终"]),
     ("social_insurance", ["social insurance", "social security"], ["社保", "五险", "社会保险"]),
     ("performance_bonus", ["performance bonus(es)?", "kpi bonus(es)?"], ["绩效奖", "绩效"]),
@@ -88,8 +107,77 @@ ITEMS: list[tuple[str, list[str], list[str]]] = [
 ]
 
 
+# Words people use for a payroll request, for correcting typos: a misspelt token is
+# replaced by the nearest of these (or of the gazetteer's pinyin) when it is close enough.
+VOCABULARY = ("payroll", "salary", "salaried", "monthly", "weekly", "biweekly", "semi-monthly", "hourly",
+              "commission", "commissions", "overtime", "bonus", "annual", "executives", "executive", "interns",
+              "intern", "engineers", "engineering", "engineer", "developers", "customer", "service", "support",
+              "sales", "salespeople", "factory", "warehouse", "workers", "shifts", "staff", "employees", "office",
+              "group", "create", "setup", "set", "configure", "import", "please", "singapore", "hongkong",
+              "kowloon", "america", "american", "nationwide", "trainees", "housing", "provident", "insurance",
+              "allowance", "template", "templates", "called", "named", "status", "approve", "approver",
+              "approved", "rejected", "failed", "finance", "people", "team", "staff", "every", "month", "weeks",
+              "twice", "legacy", "grade", "shanghai", "beijing", "shenzhen", "guangzhou", "seattle", "texas",
+              "managers", "admin", "quality", "logistics", "operations", "pension", "medical", "unemployment")
+# Common words that are never corrected (they would otherwise drift to a near lexicon word).
+PLAIN = {"please", "there", "their", "those", "these", "where", "which", "would", "could", "should", "about",
+         "their", "other", "after", "before", "every", "first", "second", "third", "thanks", "hello", "today",
+         "paid", "pays", "just", "make", "need", "want", "with", "from", "into", "sure", "fine", "have", "they",
+         "what", "when", "whats", "that", "this", "them", "then", "than", "some", "team", "name", "call",
+         "people", "person", "folks", "guys", "crew", "group", "groups", "still", "again", "really", "actually",
+         "whole", "monday", "friday", "music", "lunch", "order", "flight", "weather", "joke", "cats", "tokyo",
+         "amet", "lorem", "ipsum", "dolor", "status", "approve", "approved", "ready", "done", "happened",
+         "mate", "cheers", "great", "morning", "afternoon", "evening", "managers", "manager", "included",
+         "included", "contributions", "regional", "employer", "employee", "rate", "rates", "limit", "hotel",
+         "night", "claim", "trip", "travel", "business", "lodging", "current", "currently", "setup", "instead"}
+FUZZY_CUTOFF = 84
+
+
+@lru_cache(maxsize=1)
+def gazetteer() -> dict[str, Any]:
+    """The mainland cities: by Chinese short name and by lower-case pinyin (apostrophes dropped)."""
+    path = Path(__file__).with_name("data") / "cn_cities.json"
+    cities = json.loads(path.read_text(encoding="utf-8"))["cities"]
+    by_zh: dict[str, dict] = {}
+    by_pinyin: dict[str, dict] = {}
+    rank = {"municipality": 0, "prefecture": 1, "county_city": 2}
+    for city in sorted(cities, key=lambda c: rank[c["kind"]]):
+        by_zh.setdefault(city["zh"], city)
+        key = city["pinyin"].lower().replace("'", "")
+        # Short pinyin of a county town collides with English words and names ("ali", "anda").
+        if len(key) >= 4 and (city["kind"] != "county_city" or len(key) >= 6):
+            by_pinyin.setdefault(key, city)
+    # Longest first: "乌鲁木齐" before any two-character name inside another word.
+    zh_names = sorted(by_zh, key=len, reverse=True)
+    # The lexicons' own single words (districts such as "nanshan", "haidian") are known too:
+    # corrected towards a gazetteer city they would change place.
+    lexicon = {w for table in (REGIONS, FREQUENCIES, POPULATIONS, ITEMS) for _, en, _ in table for p in en
+               for w in re.findall(r"[a-z]{4,}", p)}
+    return {"by_zh": by_zh, "by_pinyin": by_pinyin, "zh_names": zh_names,
+            "words": tuple(sorted(set(VOCABULARY) | set(by_pinyin) | lexicon))}
+
+
 def text_normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", text or "").lower()
+
+
+def _corrected(lowered: str) -> str:
+    """Misspelt Latin words replaced by the nearest known word ("shenzen" → "shenzhen")."""
+    words = gazetteer()["words"]
+    known = set(words)
+
+    def fix(match: re.Match) -> str:
+        token = match.group()
+        if len(token) < 5 or token in known or token in PLAIN:
+            return token
+        best = process.extractOne(token, words, scorer=fuzz.ratio, score_cutoff=FUZZY_CUTOFF)
+        return best[0] if best else token
+    return re.sub(r"[a-z]+", fix, lowered)
+
+
+def text_corrected(text: str) -> str:
+    """Normalised, lower-cased, with misspelt words corrected: what the intent rules read."""
+    return _corrected(text_normalize(text))
 
 
 def _find(text: str, english: list[str], chinese: list[str]) -> int | None:
@@ -122,30 +210,79 @@ def _first_of(text: str, table: list[tuple[str, list[str], list[str]]], *, earli
     return min(found)[2] if earliest else min(found, key=lambda f: f[1])[2]
 
 
-def _region(original: str, text: str) -> str | None:
+KNOWN_CITIES = {"CN-SH": "上海", "CN-BJ": "北京", "CN-SZ": "深圳", "CN-GZ": "广州"}
+
+
+def _gazetteer_city(text: str) -> tuple[int, dict] | None:
+    """The first mainland city named, by Chinese name or pinyin."""
+    g = gazetteer()
+    found = []
+    for name in g["zh_names"]:
+        index = text.find(name)
+        if index >= 0:
+            found.append((index, g["by_zh"][name]))
+            text = text.replace(name, " " * len(name))  # "苏州" inside nothing else is read twice
+    for match in re.finditer(r"[a-z']+", text):
+        city = g["by_pinyin"].get(match.group().replace("'", ""))
+        if city:
+            found.append((match.start(), city))
+    return min(found, key=lambda f: f[0]) if found else None
+
+
+def _region(original: str, text: str) -> tuple[str | None, dict | None]:
+    """(region code, city) — a known region's code, or CN-<City> for any other mainland city."""
     region = _first_of(text, REGIONS, earliest=True)
+    position = _find(text, *next((en, zh) for code, en, zh in REGIONS if code == region)) if region else None
+    city = _gazetteer_city(text)
+    if city and (position is None or city[0] < position or region == "CN"):
+        info = city[1]
+        code = next((c for c, zh in KNOWN_CITIES.items() if zh == info["zh"]), None)
+        region = code or "CN-" + info["pinyin"].replace("'", "")
+        return region, {"en": info["pinyin"], "zh": info["zh"], "province": info["province"]}
     # "US" is a region only in capitals: "pay us monthly" is a pronoun.
     if region is None and re.search(r"(?<![A-Za-z])US(?![A-Za-z])", unicodedata.normalize("NFKC", original)):
         region = "US"
-    return region
+    if region in REGION_NAMES:
+        en, zh = REGION_NAMES[region]
+        return region, {"en": en, "zh": zh, "province": ""}
+    return region, None
+
+
+# A stated name: quoted, or the words after "call it", "named", "name it", "叫"… up to a
+# comma, a full stop or a word that starts the next clause.
+NAME_EN = (r"(?:(?:call|name) (?:the|this|our) (?:new )?(?:payroll )?group|the group should be (?:called|named)|"
+           r"call(?:ed)?(?: it)?|name(?:d| it)?(?: it)?|name:|titled?|label(?:led)? it)")
+NAME_STOP = r"(?=\s*(?:[,.;!?，。；！？\n]|$|\s(?:for|with|paid|in|on|that|which|who|and|please|pls)\b))"
 
 
 def _named_group(original: str) -> str | None:
-    text = unicodedata.normalize("NFKC", original)
-    match = (re.search(r"\b(?:called|named)\s+[\"“'‘]([^\"”'’]{2,60})[\"”'’]", text, re.I)
-             or re.search(r"\b(?:called|named)\s+([A-Z][\w&-]*(?:\s+[A-Z][\w&-]*){0,4})", text)
-             or re.search(r"(?:叫做?|名为|命名为|名字是)\s*[“\"「『]?([^”\"」』，。,.！!？?\s]{2,30})", text))
-    return match.group(1).strip() if match else None
+    text = unicodedata.normalize("NFKC", original).strip()
+    match = (re.search(rf"\b{NAME_EN}\s*[\"“'‘「]([^\"”'’」]{{1,60}})[\"”'’」]", text, re.I)
+             or re.search(rf"\b{NAME_EN}\s+(?!it\b)([^\s,.;!?，。；！？].{{0,59}}?){NAME_STOP}", text, re.I)
+             or re.search(r"(?:叫做|名为|命名为|名字是|名字叫|取名|起名叫?|就叫|叫)\s*[“\"「『]?([^”\"」』，。,.！!？?\s]{1,30})", text))
+    if not match:
+        return None
+    name = match.group(1).strip().strip("\"'“”‘’")
+    return name or None
 
 
 def _is_chinese(text: str) -> bool:
     return bool(re.search(r"[\u4e00-\u9fff]", text))
 
 
+def _headcount(text: str) -> int | None:
+    match = (re.search(r"(?<![\d.])(\d{1,5})\s*(?:people|persons|employees|staff|workers|engineers|interns|reps|"
+                       r"execs?|executives|heads|folks|members)\b", text)
+             or re.search(r"(\d{1,5})\s*(?:个人|人|名|位)", text))
+    return int(match.group(1)) if match else None
+
+
 def requirements_extract(text: str) -> dict[str, Any]:
     """The requirements a payroll-group request states, and which required ones it lacks."""
-    lowered = text_normalize(text)
-    region = _region(text, lowered)
+    stated_name = _named_group(text)
+    unnamed = text.replace(stated_name, " ") if stated_name else text  # a name is not a requirement
+    lowered = _corrected(text_normalize(unnamed))
+    region, city = _region(unnamed, lowered)
     pay_frequency = _first_of(lowered, FREQUENCIES, earliest=False)
     population = _first_of(lowered, POPULATIONS, earliest=True)
     items: list[tuple[int, str]] = []
@@ -162,22 +299,30 @@ def requirements_extract(text: str) -> dict[str, Any]:
             items.append((pos, "bonus"))
     items_named = [code for _, code in sorted(items)]
     if region is None and "cpf" in items_named:
-        region = "SG"  # CPF exists only in Singapore
+        region, city = "SG", {"en": "Singapore", "zh": "新加坡", "province": ""}  # CPF exists only in Singapore
     if region is None and "mpf" in items_named:
-        region = "HK"  # and MPF only in Hong Kong
-    group_name = _named_group(text)
+        region, city = "HK", {"en": "Hong Kong", "zh": "香港", "province": ""}  # and MPF only in Hong Kong
+    zh = _is_chinese(text)
+    group_name = stated_name
     if group_name is None and (region or population):
-        index = 1 if _is_chinese(text) else 0
-        parts = [REGION_NAMES[region][index]] if region else []
+        index = 1 if zh else 0
+        place = (city["zh"] if zh else city["en"]) if city else (REGION_NAMES[region][index] if region else "")
+        parts = [place] if place and region != "CN" else []
         parts.append(POPULATION_NAMES[population][index] if population else ("薪资组" if index else "Payroll"))
         group_name = ("" if index else " ").join(parts)
     found = {"region": region, "pay_frequency": pay_frequency}
     return {
         "region": region,
+        "city": city,
         "pay_frequency": pay_frequency,
         "population": population,
         "items_named": items_named,
         "group_name": group_name,
+        "name_stated": stated_name is not None,
+        "headcount": _headcount(lowered),
+        # The legacy template is offered only to whoever asks for it by name.
+        "legacy": bool(re.search(r"\b(legacy|grade-?based|2015)\b", lowered) or "旧版" in text or "职级" in text),
+        "lang": "zh" if zh else "en",
         "missing": [key for key in REQUIRED if not found[key]],
     }
 

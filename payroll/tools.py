@@ -23,6 +23,7 @@ from workflows.tools import (
 )
 
 from . import previews
+from .matching import decision_question, option_choose, template_decide, template_fit
 from .models import ClaimKind, Employee, PayrollGroup, PayrollTemplate, RecordClaim, Snapshot, TemplateItem
 from .requirements import requirements_extract
 from .selectors import employees_for, groups_for, scope_checksum
@@ -40,12 +41,6 @@ from .services import (
 
 ID = {"type": "string", "pattern": "^[0-9]{1,19}$"}
 
-# requirements_extract speaks region codes; the catalog speaks region names.
-REGION_CITY = {"CN-SH": "shanghai", "CN-BJ": "beijing", "CN-SZ": "shenzhen", "CN-GZ": "guangzhou",
-               "SG": "sg", "US": "us", "HK": "hk"}
-POPULATION_WORDS = {"sales": ["sales", "commission"], "executive": ["executive", "annual-bonus"],
-                    "intern": ["intern"], "shift": ["shift", "hourly"], "hourly": ["hourly", "shift"],
-                    "salaried": ["salaried"]}
 
 
 def _actor(ctx: ToolContext):
@@ -106,40 +101,16 @@ def _requirements(ctx: ToolContext) -> dict[str, Any]:
 
 
 def template_score(template, requirements: dict[str, Any]) -> tuple[int, list[str]]:
-    """How well a catalog template fits the requirements, with the reasons."""
-    score, why = 0, []
-    text = " ".join([template.code, template.name.lower(), (template.description or "").lower()])
-    region = requirements.get("region")
-    template_region = template.region.lower().replace("cn-", "")
-    if region:
-        city = REGION_CITY.get(region, region.lower())
-        if city == template_region:
-            score, why = score + 3, why + ["region"]
-        elif region.startswith("CN-") and template.region == "CN":
-            score, why = score + 1, why + ["nationwide template"]
-        else:
-            score -= 3
-    frequency = requirements.get("pay_frequency")
-    if frequency:
-        if frequency == template.pay_frequency:
-            score, why = score + 2, why + ["pay frequency"]
-        else:
-            score -= 1
-    population = requirements.get("population")
-    if population and any(w in text for w in POPULATION_WORDS.get(population, [population])):
-        score, why = score + 3, why + ["population"]
-    item_codes = [i.code for i in template.items.all()]
-    for named in requirements.get("items_named") or []:
-        if any(named in code for code in item_codes) or named.replace("_", " ") in text:
-            score, why = score + 1, why + [named]
-    if "legacy" in text and "legacy" not in json.dumps(requirements).lower():
-        score -= 1
-    return score, why
+    """How well a catalog template fits the requirements, with the reasons (payroll.matching's
+    weights); a template that does not fit scores below zero."""
+    fit = template_fit(template, requirements)
+    return (fit.score if not fit.conflicts else -1), fit.reasons
 
 
 def match_salary_template(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
 
     requirements = _requirements(ctx)
+    zh = requirements.get("lang") == "zh"
     excluded = {int(t) for t in arguments.get("exclude_template_ids") or [] if str(t).isascii() and str(t).isdigit()}
     templates = [t for t in PayrollTemplate.objects.prefetch_related("items").order_by("code", "-version")
                  if t.id not in excluded]
@@ -157,31 +128,38 @@ def match_salary_template(ctx: ToolContext, arguments: dict[str, Any]) -> dict[s
             raise ToolError(f"No template with code {code!r} is available.")
         chosen, score, why = pinned[0], 0, ["pinned by the caller"]
     else:
-        ranked = sorted(((template_score(t, requirements), t) for t in templates),
-                        key=lambda pair: (-pair[0][0], pair[1].code))
+        decision = template_decide(requirements, templates)
+        ranked = [((f.score, f.reasons), f.template) for f in decision.fits if not f.conflicts]
         if answer:
-            picked = [t for (_, t) in ranked if answer.lower() in (t.name.lower(), t.code, (t.name_zh or ""))]
-            if not picked and answer.isascii() and answer.isdigit() and 1 <= int(answer) <= 3:
-                picked = [ranked[int(answer) - 1][1]]
+            # The answer picks one of the options offered (by label, "the first one", or a
+            # variant in either language), or names any catalog template outright.
+            offered = decision.options or [t for _, t in ranked[:3]]
+            index = option_choose(answer, _options(offered, zh))
+            picked = [offered[index]] if index is not None else [
+                t for t in templates if answer.lower() in (t.name.lower(), t.code, (t.name_zh or ""))]
             if not picked:
-                raise NeedsInput(f"“{answer}” is not one of the offered templates. Which one should I use?",
-                                 _options(ranked[:3]))
+                raise NeedsInput((f"“{answer}”不是可选的模板之一。请点选一个，或回复“第一个”。" if zh else
+                                  f"“{answer}” is not one of the templates offered. Click one, or reply "
+                                  "“the first one”."), _options(offered, zh))
             chosen = picked[0]
-            (score, why) = next(s for s, t in ranked if t is chosen)
+            fit = next((f for f in decision.fits if f.template.id == chosen.id), None)
+            score, why = (fit.score, fit.reasons) if fit else (0, [])
             why = why + ["chosen by the user"]
         else:
-            if not ranked or ranked[0][0][0] <= 0:
-                raise NeedsInput("No template fits the request yet. Which region and pay frequency is the group for?")
-            remembered = _memory_preference(ctx, requirements, ranked)
+            # Experience may promote a template an approver accepted for this kind of request even
+            # if it lacks a named component, but never one for another place or pay cycle.
+            recallable = [((f.score, f.reasons), f.template) for f in decision.fits
+                          if not {"region", "pay_frequency"} & set(f.conflicts)]
+            remembered = _memory_preference(ctx, requirements, recallable) if recallable else None
             if remembered is not None:
                 # Experience only reorders the candidates; the import still needs its own approval.
-                ranked = [remembered] + [pair for pair in ranked if pair is not remembered]
-            (score, why), chosen = ranked[0]
-            if remembered is not None:
+                (score, why), chosen = remembered
                 why = why + ["approved before for a similar request"]
-            elif len(ranked) > 1 and ranked[1][0][0] == score:
-                tied = [pair for pair in ranked if pair[0][0] == score][:3]
-                raise NeedsInput("Several templates fit equally well. Which one should I use?", _options(tied))
+            elif decision.kind == "clear":
+                chosen = decision.chosen
+                score, why = next((s, w) for (s, w), t in ranked if t is chosen)
+            else:
+                raise NeedsInput(decision_question(decision, requirements), _options(decision.options, zh))
     return {"template_id": str(chosen.id), "template_version": chosen.version, "template_name": chosen.name,
             "score": score, "reasons": why, "receipt_ref": f"catalog/{chosen.code}@v{chosen.version}"}
 
@@ -213,8 +191,10 @@ def _memory_frame(ctx: ToolContext, item, template_name: str) -> None:
                      payload={"boundary": "planning", **memory_link(item)})
 
 
-def _options(ranked) -> list[dict[str, Any]]:
-    return [{"label": t.name, "label_zh": t.name_zh, "answer": t.name} for (_, t) in ranked]
+def _options(templates, zh: bool = False) -> list[dict[str, Any]]:
+    """Options as buttons: `label` in the user's language, both languages kept for matching."""
+    return [{"label": (t.name_zh or t.name) if zh else t.name, "label_en": t.name, "label_zh": t.name_zh,
+             "answer": t.name} for t in templates]
 
 
 tool_register(Tool(
@@ -466,10 +446,8 @@ def list_templates(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any
         latest[t.code] = t
     scored = sorted(((template_score(t, requirements), t) for t in latest.values()),
                     key=lambda pair: (-pair[0][0], pair[1].code))
-    if any(requirements.get(k) for k in ("population", "region")) or requirements["items_named"]:
-        # Fit on who and where: a template must match the population or items named.
-        wanted = {"population"} | set(requirements["items_named"])
-        scored = [p for p in scored if p[0][0] > 0 and (wanted & set(p[0][1]) or not requirements.get("population"))]
+    if any(requirements.get(k) for k in ("population", "region", "pay_frequency")) or requirements["items_named"]:
+        scored = [p for p in scored if p[0][0] >= 0]  # only the templates that fit (payroll.matching)
     fits = [{"name": t.name, "region": t.region, "pay_frequency": t.pay_frequency, "score": score,
              "reasons": why} for (score, why), t in scored[:8]]
     return {"count": len(scored), "templates": fits}

@@ -28,6 +28,25 @@ def conversation_create(*, tenant_id: int, user_id: int, title: str = "") -> Con
 
 _batch = threading.local()
 
+# Who reacts to which events: (type prefixes, Celery task name). A higher layer registers
+# here when Django starts (agents tells the conversation what a run did), so the engine and
+# the approval gate, which write the events, never import it.
+_SUBSCRIBERS: list[tuple[tuple[str, ...], str]] = []
+
+
+def event_subscribe(*, types: tuple[str, ...], task: str) -> None:
+    """After commit, send each event whose type starts with one of `types` to `task` (by id)."""
+    if (types, task) not in _SUBSCRIBERS:
+        _SUBSCRIBERS.append((types, task))
+
+
+def _subscribers_notify(events: list[Event]) -> None:
+    for event in events:
+        for types, task in _SUBSCRIBERS:
+            if event.type.startswith(types):
+                # Bound now: the loop variables change before the commit runs the lambda.
+                transaction.on_commit(lambda t=task, e=event.id: app.send_task(t, args=[e]))
+
 
 @contextmanager
 def events_batched() -> Iterator[None]:
@@ -110,6 +129,7 @@ def _events_write(pending: list[dict[str, Any]]) -> list[Event]:
         batch = [Event(seq=first + i, created_at=now, **item) for i, item in enumerate(items)]
         Event.objects.bulk_create(batch)
         events += batch
+    _subscribers_notify(events)
     # One hand-over to the push loop for the whole transaction's events, in order.
     broadcast_many_on_commit([(conversation_group(event.conversation_id),
                                {"type": "timeline.event", "event": event_json(event)}) for event in events])

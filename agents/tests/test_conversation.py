@@ -142,7 +142,7 @@ def test_an_answer_outside_the_signal_set_is_unknown(script):
 def test_a_model_timeout_stops_the_turn_and_changes_nothing(script):
     script("resolve")  # the classifier answers, then the script is exhausted
     conv = conversation()
-    result = say(conv, "set up a payroll group for sales with commission")
+    result = say(conv, "set up a payroll group for the engineering team")
     assert result["run_id"] is None and route_of(result) == "stopped"
     assert "Nothing was changed" in result["reply"] and not Run.objects.exists()
 
@@ -159,29 +159,38 @@ def test_the_orchestrator_uses_the_intent_tables_classifier(row):
 
 # --- ReAct exploration ------------------------------------------------------------------------------
 
-def test_it_explores_an_incomplete_request_and_plans_once_one_template_fits(script):
-    script("resolve", json.dumps({"thought": "No region is given; see which sales templates exist.",
-                                  "action": "list_templates", "input": {"population": "sales"}}),
+def test_it_explores_an_incomplete_request_with_the_models_steps_then_asks_where(script):
+    # Issue 11: "sales with commission" is no longer incomplete (one template fits it, chosen
+    # at once); a request that names no place and nothing specific is.
+    script("resolve", json.dumps({"thought": "No region is given; see which templates exist.",
+                                  "action": "list_templates", "input": {"population": "engineering"}}),
            "not json")
     conv = conversation()
-    result = say(conv, "set up a payroll group for sales with commission")
-    assert result["intent"] == "resolve" and result["run_id"]
+    result = say(conv, "set up a payroll group for the engineering team")
+    assert result["intent"] == "resolve" and result["run_id"] is None
     assert [f.kind for f in frames(result) if f.kind in ("thought", "action", "observation")] == [
-        "thought", "action", "observation"]
-    assert frames(result, "thought")[0].summary == "No region is given; see which sales templates exist."
-    assert "1 templates fit" in frames(result, "observation")[0].summary
-    run = Run.objects.get(id=int(result["run_id"]))
-    assert run.params["template_code"] == "cn-sales-commission"  # resolved by the program, by name
-    assert not Exploration.objects.filter(conversation=conv).exists()
+        "thought", "action", "observation", "thought", "action"]
+    assert frames(result, "thought")[0].summary == "No region is given; see which templates exist."
+    assert "which city or region" in result["reply"]
+    assert Exploration.objects.filter(conversation=conv).exists()
     observation_payloads = [json.dumps(p) for p in prompts(conv)]
-    assert not any("cn-sales-commission" in p for p in observation_payloads)
+    assert not any("cn-sh-monthly-salaried" in p for p in observation_payloads)
+
+
+def test_a_request_one_template_fits_plans_at_once_without_exploring():
+    conv = conversation()
+    result = say(conv, "set up a payroll group for sales with commission")
+    assert route_of(result) == "plan" and not frames(result, "thought")
+    run = drive(Run.objects.get(id=int(result["run_id"])))
+    assert run.coordinates.get(key="template_id").call.result["template_name"] == "Sales staff with commission"
 
 
 def test_it_asks_for_a_missing_value_and_resumes_the_exploration_in_a_later_turn():
     conv = conversation()
     first = say(conv, "please set up a new payroll group")
     assert first["intent"] == "resolve" and first["run_id"] is None and route_of(first) == "explore"
-    assert "which region" in first["reply"] and "how often" in first["reply"]
+    # Only where: the pay cycle is settled by the template, or asked as a choice on a tie.
+    assert "which city or region" in first["reply"] and "how often" not in first["reply"]
     waiting = Exploration.objects.get(conversation=conv)
     assert [b["action"] for b in waiting.scratchpad] == ["list_templates", "ask_user"]
     assert "the rules chose" in frames(first, "action")[0].summary  # the builtin proposes no step
@@ -205,7 +214,7 @@ def test_continue_resumes_a_waiting_exploration_without_losing_it():
 
 def test_a_run_waiting_for_input_resumes_on_continue_in_a_later_turn():
     conv = conversation()
-    started = say(conv, "set up a monthly payroll group for Shanghai")
+    started = say(conv, "set up payroll for our US employees")  # a genuine tie (issue 11)
     run = drive(Run.objects.get(id=int(started["run_id"])))
     assert run.status == "awaiting_input" and statuses(run)["match"] == "awaiting_input"
     options = run.nodes.get(key="match", retired_in__isnull=True).question["options"]
@@ -220,10 +229,11 @@ def test_a_run_waiting_for_input_resumes_on_continue_in_a_later_turn():
 
 def test_a_run_waiting_for_input_takes_the_answer_in_a_later_turn():
     conv = conversation()
-    run = drive(Run.objects.get(id=int(say(conv, "set up a monthly payroll group for Shanghai")["run_id"])))
-    say(conv, "Shanghai monthly salaried staff")
+    run = drive(Run.objects.get(id=int(say(conv, "set up payroll for our US employees")["run_id"])))
+    assert run.status == "awaiting_input"
+    say(conv, "US bi-weekly hourly with overtime")
     run = drive(run)
-    assert ApprovalRequest.objects.get(run=run).diff["template"]["name"] == "Shanghai monthly salaried staff"
+    assert ApprovalRequest.objects.get(run=run).diff["template"]["name"] == "US bi-weekly hourly with overtime"
 
 
 # --- Narrative context: words, never ids ------------------------------------------------------------

@@ -127,7 +127,7 @@ def test_the_builtin_reads_intent_and_requirements(text, signal, expected):
     assert result.signal == signal, result.reason
     assert 0 < result.confidence <= 1 and result.reason
     extracted = requirements_extract(text)
-    assert set(extracted) == {"region", "pay_frequency", "population", "items_named", "group_name", "missing"}
+    assert {"region", "pay_frequency", "population", "items_named", "group_name", "missing"} <= set(extracted)
     for key, value in expected.items():
         assert extracted[key] == value, key
 

@@ -59,7 +59,7 @@ def test_the_iteration_cap_returns_control_to_the_user(monkeypatch, tmp_path):
     step = json.dumps({"thought": "look again", "action": "list_groups", "input": {}})
     scripted(monkeypatch, tmp_path, ["resolve"] + [step] * ITERATION_CAP)
     conv, result = say("please set up a new payroll group")
-    assert result["run_id"] is None and "which region" in result["reply"]
+    assert result["run_id"] is None and "which city or region" in result["reply"]
     assert Frame.objects.filter(activity_id=int(result["activity_id"]), kind="observation").count() == ITERATION_CAP
     assert Exploration.objects.get(conversation=conv).iterations == ITERATION_CAP
     assert configuration_checksum(tenant_id=membership("alice").tenant_id) == before
@@ -78,7 +78,7 @@ def test_a_finish_the_program_does_not_accept_asks_the_user(monkeypatch, tmp_pat
     scripted(monkeypatch, tmp_path, ["resolve", json.dumps({"thought": "done", "action": "finish"})])
     conv, result = say("please set up a new payroll group")
     assert result["run_id"] is None and Activity.objects.get(id=int(result["activity_id"])).route == "explore"
-    assert "which region" in result["reply"]
+    assert "which city or region" in result["reply"]
 
 
 def test_the_scratchpad_is_gone_once_the_exploration_ends():

@@ -94,7 +94,8 @@ def test_an_exported_run_replays_to_the_same_routes_tool_calls_and_transitions(t
     call_command("export_script", str(run.id), output=str(path))
     script = json.loads(path.read_text())
     purposes = [c["purpose"] for c in script["calls"]]
-    assert purposes == ["intent", "react", "requirements", "intent", "chat", "intent", "decide"]
+    # No "react" since issue 11: one template fits "sales with commission", so it plans at once.
+    assert purposes == ["intent", "requirements", "intent", "chat", "intent", "decide"]
     assert [t["text"] for t in script["turns"]] == turns
     assert script["approvals"] == [{"node": "import", "verdict": "approved", "decided_by": "bob", "comment": ""}]
 
@@ -107,7 +108,7 @@ def test_an_exported_run_replays_to_the_same_routes_tool_calls_and_transitions(t
     assert trace(replayed) == trace(recorded)
     assert Run.objects.get(conversation=replayed).status == "completed"
     routes, _, transitions = trace(replayed)
-    assert routes[0] == ("resolve", "explore") and ("import", "awaiting_approval", "ready") in transitions
+    assert routes[0] == ("resolve", "plan") and ("import", "awaiting_approval", "ready") in transitions
 
 
 def test_a_replay_that_needs_more_calls_than_recorded_stops_like_a_timeout(tmp_path, monkeypatch):

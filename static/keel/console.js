@@ -130,6 +130,7 @@
 
   // --- the chat --------------------------------------------------------------------------------
   function chatSetUp(form, conversationId) {
+    var root = document.querySelector("[data-live]");
     var status = document.getElementById("chat-status");
     var list = document.getElementById("chat-messages");
     var file = form.querySelector('input[type="file"]');
@@ -151,6 +152,13 @@
       var empty = list.querySelector(".chat-empty"); if (empty) empty.remove();
       list.appendChild(div); list.scrollTop = list.scrollHeight;
     }
+    // An option in the chat answers as if the user had typed its label.
+    list.addEventListener("click", function (e) {
+      var option = e.target.closest && e.target.closest(".option-button");
+      if (!option) return;
+      textarea.value = option.getAttribute("data-answer");
+      form.requestSubmit();
+    });
     form.addEventListener("submit", function (e) {
       e.preventDefault();
       var text = textarea.value.trim();
@@ -160,7 +168,7 @@
       if (file.files.length) body.append("attachment", file.files[0]);
       var button = form.querySelector('button[type="submit"]');
       button.setAttribute("aria-busy", "true"); button.disabled = true;
-      bubble(text, "bubble-user pending", "You");
+      bubble(text, "bubble-user pending", root.getAttribute("data-user-name") || "You");
       say("Keel is working on it…", "muted");
       fetch(form.getAttribute("data-url"), { method: "POST", body: body, credentials: "same-origin",
                                              headers: { "X-CSRFToken": csrfToken(), "Accept": "application/json" } })
@@ -187,7 +195,9 @@
     var form = e.target;
     if (!form.matches || !form.matches(".answer-form")) return;
     e.preventDefault();
-    var answer = form.querySelector('[name="answer"]').value;
+    // An option button submits its own value; a typed answer comes from the text box.
+    var answer = e.submitter && e.submitter.name === "answer" ? e.submitter.value
+      : form.querySelector('input[name="answer"]').value;
     fetch(form.getAttribute("data-url"), { method: "POST", credentials: "same-origin",
       headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
       body: JSON.stringify({ answer: answer }) })
@@ -195,6 +205,7 @@
       .then(function (res) {
         if (!res.r.ok) { alert(res.j.detail || "The answer was refused."); return; }
         panelRefresh();
+        chatRefresh(document.querySelector("[data-live]").getAttribute("data-conversation-id"));
       });
   });
 

@@ -1,0 +1,250 @@
+"""Choosing a catalog template for the extracted requirements (issue 11), with explicit weights.
+
+A template *fits* a request when nothing it says contradicts it:
+- its region is the request's (a mainland city) or nationwide (CN); a city with no template
+  of its own fits only nationwide templates;
+- its pay cycle is the one asked for (an unsaid cycle contradicts nothing; "hourly" is a pay
+  basis, not a cycle);
+- it has every component the request needs and a general template cannot add by itself
+  (HARD_ITEMS: commission, overtime, annual bonus, CPF, MPF);
+- it is general, or its specialisation (sales, executives, interns, shift work, legacy) is
+  named: a general template is chosen over a specialised one when the request names none.
+
+Among the fitting templates the score (WEIGHTS) ranks them; the clearly best wins, a tie at
+the top is a genuine question (at most three options). When the request says nothing about
+where and nothing specific, the question is "which region?". When nothing fits, the answer
+says so plainly and offers the nearest templates, ranked by NEAREST_WEIGHTS, which count a
+contradiction as a cost instead of ruling the template out.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+WEIGHTS = {
+    "region": 6,             # the template is for the request's city or country
+    "nationwide": 2,         # a nationwide (CN) template for a mainland city
+    "pay_frequency": 2,      # the pay cycle asked for
+    "specialisation": 5,     # the population the template is made for (sales, interns…): beats a city match
+    "pay_basis": 3,          # hourly pay asked for and the template pays by the hour
+    "item": 2,               # each component asked for that the template has
+}
+NEAREST_WEIGHTS = {**WEIGHTS, "wrong_region": -3, "wrong_frequency": -2, "missing_item": -2,
+                   "unnamed_specialisation": -6}
+HARD_ITEMS = ("commission", "overtime", "annual_bonus", "cpf", "mpf")
+MAX_OPTIONS = 3
+
+# What a template specialises in, read from its name and description; and what names it.
+SPECIALISATIONS = {
+    "sales": (r"\bsales\b|commission", {"sales"}, {"commission"}),
+    "executive": (r"executive", {"executive"}, {"annual_bonus"}),
+    "intern": (r"\bintern", {"intern"}, set()),
+    "shift": (r"\bshift\b|factory", {"shift"}, set()),
+    "legacy": (r"legacy", set(), set()),
+}
+ITEM_CODES = {"commission": ("commission",), "overtime": ("ot_", "overtime"), "annual_bonus": ("annual_bonus",),
+              "cpf": ("cpf",), "mpf": ("mpf",)}
+REGION_CITY = {"CN-SH": "shanghai", "CN-BJ": "beijing", "CN-SZ": "shenzhen", "CN-GZ": "guangzhou",
+               "SG": "sg", "US": "us", "HK": "hk", "CN": "cn"}
+
+
+@dataclass
+class Fit:
+    template: Any
+    score: int
+    reasons: list[str]
+    conflicts: list[str]            # why it does not fit; empty when it fits
+    nearest: int = 0                # the score that ranks it as a nearest alternative
+
+
+@dataclass
+class Decision:
+    kind: str                       # "clear", "choice" (a tie), "none" (nothing fits), "ask_region"
+    chosen: Any = None
+    options: list[Any] = field(default_factory=list)
+    reason: str = ""
+    fits: list[Fit] = field(default_factory=list)
+
+
+def _specialisation(template) -> str | None:
+    text = f"{template.name} {template.description or ''}".lower()
+    for spec, (pattern, _, _) in SPECIALISATIONS.items():
+        if re.search(pattern, text):
+            return spec
+    return None
+
+
+def _named(spec: str | None, requirements: dict[str, Any]) -> bool:
+    if spec is None:
+        return True
+    if spec == "legacy":
+        return bool(requirements.get("legacy"))
+    _, populations, items = SPECIALISATIONS[spec]
+    if requirements.get("population") in populations or set(requirements.get("items_named") or []) & items:
+        return True
+    return spec == "shift" and requirements.get("pay_frequency") == "hourly"
+
+
+def template_fit(template, requirements: dict[str, Any]) -> Fit:
+    """Score one template against the requirements; `conflicts` says why it does not fit."""
+    score, nearest, reasons, conflicts = 0, 0, [], []
+    region = requirements.get("region")
+    template_region = template.region.lower().replace("cn-", "")
+    if region:
+        city = REGION_CITY.get(region, region.lower().replace("cn-", ""))
+        if city == template_region:
+            score, nearest, reasons = score + WEIGHTS["region"], nearest + WEIGHTS["region"], reasons + ["region"]
+        elif region.startswith("CN") and template.region == "CN":
+            score, nearest = score + WEIGHTS["nationwide"], nearest + WEIGHTS["nationwide"]
+            reasons.append("nationwide template")
+        else:
+            conflicts.append("region")
+            nearest += NEAREST_WEIGHTS["wrong_region"]
+    frequency = requirements.get("pay_frequency")
+    if frequency and frequency != "hourly":
+        if frequency == template.pay_frequency:
+            score, nearest, reasons = score + WEIGHTS["pay_frequency"], nearest + 2, reasons + ["pay frequency"]
+        else:
+            conflicts.append("pay_frequency")
+            nearest += NEAREST_WEIGHTS["wrong_frequency"]
+    text = f"{template.code} {template.name} {template.description or ''}".lower()
+    if frequency == "hourly" and "hourly" in text:
+        score, nearest, reasons = score + WEIGHTS["pay_basis"], nearest + WEIGHTS["pay_basis"], reasons + ["hourly"]
+    spec = _specialisation(template)
+    if spec and _named(spec, requirements) and (spec == "legacy" or set(requirements.get("items_named") or [])
+                                                & SPECIALISATIONS[spec][2]
+                                                or requirements.get("population") in SPECIALISATIONS[spec][1]
+                                                or frequency == "hourly"):
+        score, nearest = score + WEIGHTS["specialisation"], nearest + WEIGHTS["specialisation"]
+        reasons.append("population")
+    elif requirements.get("population") == "salaried" and "salaried" in text:
+        score, nearest, reasons = score + WEIGHTS["specialisation"], nearest + 3, reasons + ["population"]
+    if not _named(spec, requirements):
+        conflicts.append("specialisation")
+        nearest += NEAREST_WEIGHTS["unnamed_specialisation"]
+    codes = [i.code for i in template.items.all()]
+    for item in requirements.get("items_named") or []:
+        if item in HARD_ITEMS:
+            if any(part in code for code in codes for part in ITEM_CODES[item]):
+                score, nearest, reasons = score + WEIGHTS["item"], nearest + WEIGHTS["item"], reasons + [item]
+            else:
+                conflicts.append(item)
+                nearest += NEAREST_WEIGHTS["missing_item"]
+    return Fit(template, score, reasons, conflicts, nearest)
+
+
+def requirement_specific(requirements: dict[str, Any]) -> bool:
+    """Whether the request says anything that can pick a template without a region."""
+    return bool(requirements.get("population") in {"sales", "executive", "intern", "shift"}
+                or set(requirements.get("items_named") or []) & set(HARD_ITEMS)
+                or requirements.get("pay_frequency") in ("hourly", "semi_monthly", "biweekly", "weekly")
+                or requirements.get("legacy"))
+
+
+def template_decide(requirements: dict[str, Any], templates) -> Decision:
+    """The one decision every caller uses (conversation, match tool, evaluation)."""
+    latest: dict[str, Any] = {}
+    for t in templates:
+        if t.code not in latest or t.version > latest[t.code].version:
+            latest[t.code] = t
+    fits = sorted((template_fit(t, requirements) for t in latest.values()),
+                  key=lambda f: (-f.score, f.template.code))
+    fitting = [f for f in fits if not f.conflicts]
+    if not requirements.get("region") and not requirement_specific(requirements):
+        return Decision("ask_region", reason="the request names no place and nothing specific", fits=fits)
+    if not fitting:
+        nearest = sorted(fits, key=lambda f: (-f.nearest, -f.score, f.template.code))
+        nearest = [f for f in nearest if "specialisation" not in f.conflicts or f.nearest > 0][:MAX_OPTIONS]
+        return Decision("none", options=[f.template for f in nearest], fits=fits,
+                        reason="no template fits: " + ", ".join(sorted({c for f in fits for c in f.conflicts})))
+    top = [f for f in fitting if f.score == fitting[0].score]
+    if len(top) == 1:
+        return Decision("clear", chosen=top[0].template, fits=fits,
+                        reason="the best fit: " + ", ".join(top[0].reasons or ["general template"]))
+    return Decision("choice", options=[f.template for f in top[:MAX_OPTIONS]], fits=fits,
+                    reason=f"{len(top)} templates fit equally well")
+
+
+def _place(requirements: dict[str, Any], zh: bool) -> str:
+    city = requirements.get("city") or {}
+    return (city.get("zh") if zh else city.get("en")) or requirements.get("region") or ""
+
+
+def decision_question(decision: Decision, requirements: dict[str, Any]) -> str:
+    """What to tell and ask the user, in their language."""
+    zh = requirements.get("lang") == "zh"
+    names = [(t.name_zh or t.name) if zh else t.name for t in decision.options]
+    listed = ("、".join(f"“{n}”" for n in names)) if zh else ", ".join(f"“{n}”" for n in names)
+    if decision.kind == "choice":
+        return (f"有几个模板同样合适：{listed}。请选择一个。" if zh else
+                f"Several templates fit equally well: {listed}. Which one should I use?")
+    if decision.kind == "none":
+        return _no_fit(decision, requirements, zh) + (f"最接近的是：{listed}。请选择一个，或告诉我要改什么。" if zh else
+                                                      f" The nearest are {listed}. Pick one, or tell me what to change.")
+    return ("这个薪资组属于哪个城市或地区？" if zh else "Which city or region is the group for?")
+
+
+ITEM_WORDS = {"commission": ("commission", "提成"), "overtime": ("overtime", "加班费"),
+              "annual_bonus": ("an annual bonus", "年终奖"), "cpf": ("CPF", "中央公积金"), "mpf": ("MPF", "强积金")}
+FREQ_WORDS = {"monthly": ("monthly", "按月"), "semi_monthly": ("twice a month", "半月"), "biweekly": ("every two weeks", "双周"),
+              "weekly": ("weekly", "按周")}
+
+
+def _no_fit(decision: Decision, requirements: dict[str, Any], zh: bool) -> str:
+    place = _place(requirements, zh)
+    regional = [f for f in decision.fits if "region" in f.reasons]  # made for this very place
+    if requirements.get("region") and not regional:
+        if requirements.get("region") == "CN":
+            return "目前没有全国通用的此类模板。" if zh else "There is no nationwide template for this yet."
+        return f"目前还没有{place}的模板。" if zh else f"There is no template for {place} yet."
+    missing = [i for i in requirements.get("items_named") or [] if i in HARD_ITEMS
+               and all(i in f.conflicts for f in regional)]
+    if missing:
+        words = [ITEM_WORDS[i][1 if zh else 0] for i in missing]
+        return (f"{place}的模板都不含{'和'.join(words)}。" if zh else
+                f"No {place} template has {' and '.join(words)}.".replace("No  template", "No template"))
+    frequency = requirements.get("pay_frequency")
+    if frequency in FREQ_WORDS and all("pay_frequency" in f.conflicts for f in regional):
+        word = FREQ_WORDS[frequency][1 if zh else 0]
+        return f"{place}没有{word}发薪的模板。" if zh else f"No {place} template pays {word}."
+    return "没有完全符合的模板。" if zh else "No template fits this exactly."
+
+
+ORDINALS = [
+    (0, r"\b(first|1st|one|number one|no\.? ?1|#1|option 1|top)\b|^1$|第一|第1|头一个|一号|1号"),
+    (1, r"\b(second|2nd|two|number two|#2|option 2)\b|^2$|第二|第2|二号|2号"),
+    (2, r"\b(third|3rd|three|number three|#3|option 3)\b|^3$|第三|第3|三号|3号"),
+    (-1, r"\b(last|final)\b|最后"),
+]
+
+
+def option_choose(text: str, options: list[dict[str, Any]]) -> int | None:
+    """Which offered option a reply picks: a click (the label), "the first one", the label in
+    either language, or a close variant of it ("the shenzhen one", "深圳那个"). None if unclear."""
+    from rapidfuzz import fuzz
+
+    from .requirements import requirements_extract, text_normalize
+
+    if not options:
+        return None
+    said = text_normalize(text).strip().strip(".!。！?？\"'“”")
+    labels = [[text_normalize(o.get(k) or "") for k in ("label", "label_en", "label_zh", "answer")] for o in options]
+    for index, names in enumerate(labels):
+        if said in [n for n in names if n]:
+            return index
+    for index, pattern in ORDINALS:
+        if re.search(pattern, said) and len(said) <= 24:
+            return index if index < len(options) else None
+    # A variant: the option whose words it shares most, clearly ahead of the next one.
+    scores = sorted(((max(fuzz.token_set_ratio(said, n) for n in names if n), i) for i, names in enumerate(labels)),
+                    reverse=True)
+    if scores[0][0] >= 80 and (len(scores) == 1 or scores[0][0] - scores[1][0] >= 8):
+        return scores[0][1]
+    # A place or population that only one option has ("the Shenzhen one", "销售那个").
+    wanted = requirements_extract(text)
+    keys = [w for w in ((wanted.get("city") or {}).get("en"), (wanted.get("city") or {}).get("zh")) if w]
+    if wanted.get("population"):
+        keys.append(wanted["population"])
+    matching = [i for i, names in enumerate(labels) if keys and any(k.lower() in " ".join(names) for k in keys)]
+    return matching[0] if len(matching) == 1 else None

@@ -1,0 +1,82 @@
+"""Issue 11 in the browser, typed and clicked as a person would: a request for a city with
+no template is understood, Keel says so and offers the nearest as buttons; a click answers;
+the chat is told who must approve and, after bob approves, that the group exists, with a
+link; each message shows who typed it; the attach control is reachable with Tab."""
+import re
+
+from playwright.sync_api import expect
+
+from tests.browser.conftest import log_in, screenshot
+from tests.support import Api
+
+
+def open_new_conversation(page, base_url):
+    page.goto(base_url + "/console/")
+    page.get_by_role("button", name="New conversation").click()
+    expect(page.get_by_test_id("live-indicator")).to_have_text("● live")
+    return page.get_by_test_id("conversation").get_attribute("data-conversation-id")
+
+
+def send(page, text):
+    page.get_by_label("Message").fill(text)
+    page.get_by_label("Message").press("Enter")
+
+
+def test_alice_is_offered_the_nearest_template_clicks_one_and_is_told_the_outcome(keel, new_page):
+    page = new_page()
+    log_in(page, keel.base_url, "alice")
+    conversation_id = open_new_conversation(page, keel.base_url)
+    send(page, "hey can u set up pay for the hangzhou engineering folks? monthly pls, call it Hangzhou Eng")
+    chat = page.get_by_test_id("chat-messages")
+    expect(chat).to_contain_text("no template for Hangzhou", timeout=20000)
+    options = page.get_by_test_id("chat-option")
+    expect(options.first).to_be_visible(timeout=30000)
+    assert 1 <= options.count() <= 3
+    label = options.first.inner_text()
+    assert "{" not in label
+    screenshot(page, "chat-options")
+    options.first.click()
+    expect(chat).to_contain_text(f"continuing with “{label}”", timeout=20000)
+    expect(chat).to_contain_text(re.compile(r"waiting for .*Bob.* to approve it"), timeout=30000)
+
+    bob = Api(keel.base_url, "bob")
+    pending = bob.get("/api/v1/approvals/?status=pending")
+    rows = pending["results"] if isinstance(pending, dict) else pending
+    run_id = page.locator("#run-panel [data-run-id]").get_attribute("data-run-id")
+    approval = next(a for a in rows if str(a.get("run")) == run_id or str(a.get("run_id")) == run_id)
+    status, body = bob.post(f"/api/v1/approvals/{approval['id']}/approve/", {"comment": "fine"})
+    assert status == 200, body
+    expect(chat).to_contain_text("Done: the payroll group “Hangzhou Eng” has been created", timeout=30000)
+    page.get_by_test_id("message-link").last.click()
+    page.wait_for_url("**/payroll/groups/*/")
+    expect(page.locator("body")).to_contain_text("Hangzhou Eng")
+
+    # Asked in the chat, answered from the records.
+    page.goto(f"{keel.base_url}/conversations/{conversation_id}/")
+    send(page, "what's the status?")
+    expect(chat).to_contain_text("is complete", timeout=20000)
+
+
+def test_each_message_shows_who_typed_it_and_the_attach_control_takes_the_keyboard(keel, new_page):
+    alice = new_page()
+    log_in(alice, keel.base_url, "alice")
+    conversation_id = open_new_conversation(alice, keel.base_url)
+    send(alice, "What is the housing fund rate for Shanghai employees?")
+    chat = alice.get_by_test_id("chat-messages")
+    expect(chat).to_contain_text("7%", timeout=20000)
+
+    dora = new_page()
+    log_in(dora, keel.base_url, "dora")
+    dora.goto(f"{keel.base_url}/conversations/{conversation_id}/")
+    send(dora, "谁来审批？")
+    expect(dora.get_by_test_id("message-author").last).not_to_have_text("Alice Chen", timeout=20000)
+    authors = alice.get_by_test_id("message-author")
+    expect(authors).to_have_count(2, timeout=20000)
+    assert "dora" in authors.nth(1).inner_text().lower() or "Dora" in authors.nth(1).inner_text()
+
+    alice.get_by_label("Message").focus()
+    for _ in range(3):
+        alice.keyboard.press("Tab")
+        if alice.evaluate("document.activeElement.getAttribute('data-testid')") == "attach-input":
+            break
+    assert alice.evaluate("document.activeElement.getAttribute('data-testid')") == "attach-input"
