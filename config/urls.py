@@ -27,3 +27,4 @@ urlpatterns = [
 ]
 
 handler404 = "config.api.api_not_found"
+handler500 = "config.api.api_server_error"

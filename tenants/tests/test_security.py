@@ -191,9 +191,9 @@ def test_the_schema_needs_a_log_in_and_names_each_body_once(demo):
     # Before, every nested InputSerializer was one component "Input" ({title}).
     assert "Input" not in components
     assert "text" in components["MessageInput"]["properties"]
-    assert "blueprint" in components["RunCreateInput"]["properties"]
+    assert "blueprint" in components["RunListCreateInput"]["properties"]
     post = schema["paths"]["/api/v1/runs/"]["post"]["requestBody"]["content"]["application/json"]["schema"]
-    assert post["$ref"].endswith("/RunCreateInput")
+    assert post["$ref"].endswith("/RunListCreateInput")
     members = schema["paths"]["/api/v1/members/"]["get"]["responses"]["200"]["content"]["application/json"]
     assert members["schema"]["$ref"].endswith("/MemberList")  # {"results": […]}, as the endpoint answers
 
