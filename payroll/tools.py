@@ -12,11 +12,13 @@ from memory.services import memory_link
 from timeline.services import frame_record
 from workflows.models import Run, ToolCall
 from workflows.pipeline import coordinate_resolve, node_activity_id, tool_model_call
+from config.api import Conflict
 from workflows.tools import (
     Acceptance,
     NeedsInput,
     Tool,
     ToolBlocked,
+    ToolBusy,
     ToolContext,
     ToolError,
     tool_register,
@@ -46,6 +48,21 @@ REGION_CITY = {"CN-SH": "shanghai", "CN-BJ": "beijing", "CN-SZ": "shenzhen", "CN
 POPULATION_WORDS = {"sales": ["sales", "commission"], "executive": ["executive", "annual-bonus"],
                     "intern": ["intern"], "shift": ["shift", "hourly"], "hourly": ["hourly", "shift"],
                     "salaried": ["salaried"]}
+
+
+def _transient_busy(fn):
+    """A 409 "still in progress" for our own idempotency key is not a failure: an earlier
+    attempt (a killed worker) holds it until its lease runs out. The engine retries."""
+    def call(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return fn(ctx, arguments)
+        except Conflict as err:
+            if err.code == "idempotency_in_progress":
+                raise ToolBusy(err.message) from None
+            raise
+    call.__name__ = call.__qualname__ = fn.__name__
+    call.__module__ = fn.__module__
+    return call
 
 
 def _actor(ctx: ToolContext):
@@ -242,6 +259,7 @@ def _scope_employee_ids(ctx: ToolContext) -> list[int]:
     return [int(e) for e in ctx.params.get("employee_ids") or []]
 
 
+@_transient_busy
 def snapshot_payroll_groups(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
     """Reserve the new group's name and the employees the run will assign, then freeze
     exactly those records. A collision is found here, at planning time, before any
@@ -293,6 +311,7 @@ tool_register(Tool(
 
 # --- import_template --------------------------------------------------------------------------
 
+@_transient_busy
 def import_template(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
 
     receipt = template_import(actor=_actor(ctx), template_id=int(arguments["template_id"]),
@@ -373,6 +392,7 @@ def _receipt_keys(ctx: ToolContext, tool: str) -> list[str]:
     return list(ToolCall.objects.filter(run_id=ctx.run_id, tool=tool).values_list("idempotency_key", flat=True))
 
 
+@_transient_busy
 def undo_run_effects(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
     """Undo this run's effects by its receipts, and nothing else; stop (blocked) if
     someone changed those records meanwhile."""
@@ -421,6 +441,7 @@ tool_register(Tool(
 
 # --- assign_employees --------------------------------------------------------------------------
 
+@_transient_busy
 def assign_employees(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
 
     receipt = employees_assign(actor=_actor(ctx), group_id=int(arguments["group_id"]),

@@ -33,7 +33,7 @@ from .pipeline import (
     tool_call_execute,
 )
 from .services import lease_seconds, nodes_promote, run_settle
-from .tools import Acceptance, NeedsInput, ToolBlocked, ToolContext, is_compensation, tool_get
+from .tools import Acceptance, NeedsInput, ToolBlocked, ToolBusy, ToolContext, is_compensation, tool_get
 from .transitions import node_transition
 
 log = logging.getLogger(__name__)
@@ -141,6 +141,13 @@ def _execute_claimed(node, run, tool, me, approval_id, arguments, consumed) -> i
                 event_append(conversation_id=run.conversation_id, run_id=run.id, type="input.requested",
                              data={"node": node.key, "question": question.question, "options": question.options})
                 run_settle(run)
+        return None
+    except ToolBusy:
+        # The same request is still held by an earlier attempt (its lease in the system of
+        # record has not run out): keep the node ours but let the lease lapse soon, so the
+        # sweeper brings it back and the replay then finds the receipt.
+        Node.objects.filter(id=node.id, status=N.IN_PROGRESS, lease_owner=me).update(
+            lease_expires_at=timezone.now() + timedelta(seconds=1))
         return None
     except ToolBlocked as err:  # acting now would be wrong: stop with the reason, change nothing
         return _finish(node, run, N.BLOCKED, str(err), me)
