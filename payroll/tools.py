@@ -8,6 +8,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Count
 
+from config.api import Conflict
 from memory.services import memory_link
 from timeline.services import frame_record
 from workflows.models import Run, ToolCall
@@ -17,6 +18,7 @@ from workflows.tools import (
     NeedsInput,
     Tool,
     ToolBlocked,
+    ToolBusy,
     ToolContext,
     ToolError,
     tool_register,
@@ -24,7 +26,15 @@ from workflows.tools import (
 
 from . import previews
 from .matching import decision_question, option_choose, template_decide, template_fit
-from .models import ClaimKind, Employee, PayrollGroup, PayrollTemplate, RecordClaim, Snapshot, TemplateItem
+from .models import (
+    ClaimKind,
+    Employee,
+    PayrollGroup,
+    PayrollTemplate,
+    RecordClaim,
+    Snapshot,
+    TemplateItem,
+)
 from .requirements import requirements_extract
 from .selectors import employees_for, groups_for, scope_checksum
 from .services import (
@@ -41,6 +51,21 @@ from .services import (
 
 ID = {"type": "string", "pattern": "^[0-9]{1,19}$"}
 
+
+
+def _transient_busy(fn):
+    """A 409 "still in progress" for our own idempotency key is not a failure: an earlier
+    attempt (a killed worker) holds it until its lease runs out. The engine retries."""
+    def call(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return fn(ctx, arguments)
+        except Conflict as err:
+            if err.code == "idempotency_in_progress":
+                raise ToolBusy(err.message) from None
+            raise
+    call.__name__ = call.__qualname__ = fn.__name__
+    call.__module__ = fn.__module__
+    return call
 
 
 def _actor(ctx: ToolContext):
@@ -222,6 +247,7 @@ def _scope_employee_ids(ctx: ToolContext) -> list[int]:
     return [int(e) for e in ctx.params.get("employee_ids") or []]
 
 
+@_transient_busy
 def snapshot_payroll_groups(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
     """Reserve the new group's name and the employees the run will assign, then freeze
     exactly those records. A collision is found here, at planning time, before any
@@ -273,6 +299,7 @@ tool_register(Tool(
 
 # --- import_template --------------------------------------------------------------------------
 
+@_transient_busy
 def import_template(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
 
     receipt = template_import(actor=_actor(ctx), template_id=int(arguments["template_id"]),
@@ -353,6 +380,7 @@ def _receipt_keys(ctx: ToolContext, tool: str) -> list[str]:
     return list(ToolCall.objects.filter(run_id=ctx.run_id, tool=tool).values_list("idempotency_key", flat=True))
 
 
+@_transient_busy
 def undo_run_effects(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
     """Undo this run's effects by its receipts, and nothing else; stop (blocked) if
     someone changed those records meanwhile."""
@@ -401,6 +429,7 @@ tool_register(Tool(
 
 # --- assign_employees --------------------------------------------------------------------------
 
+@_transient_busy
 def assign_employees(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
 
     receipt = employees_assign(actor=_actor(ctx), group_id=int(arguments["group_id"]),

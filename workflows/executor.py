@@ -37,7 +37,16 @@ from .pipeline import (
     tool_call_execute,
 )
 from .services import lease_seconds, nodes_promote, run_settle
-from .tools import TOOLS, Acceptance, NeedsInput, ToolBlocked, ToolContext, is_compensation, tool_get
+from .tools import (
+    TOOLS,
+    Acceptance,
+    NeedsInput,
+    ToolBlocked,
+    ToolBusy,
+    ToolContext,
+    is_compensation,
+    tool_get,
+)
 from .transitions import node_transition, node_transitions_recorded
 
 log = logging.getLogger(__name__)
@@ -154,6 +163,10 @@ def _execute_claimed(node, run, tool, me, approval_id, arguments, consumed) -> i
                              data={"node": node.key, "question": question.question, "options": question.options})
                 run_settle(run)
         return None
+    except ToolBusy as busy:
+        # The same request is still held by an earlier attempt (its lease in the system of
+        # record has not run out): not a failure — wait, and the sweeper brings it back.
+        return _defer(node, run, me, str(busy))
     except ToolBlocked as err:  # acting now would be wrong: stop with the reason, change nothing
         return _finish(node, run, N.BLOCKED, str(err), me)
     except DomainError as err:

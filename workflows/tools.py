@@ -42,6 +42,11 @@ class ToolBlocked(ToolError):
     finds its records changed by someone else): the node stops blocked, with the reason."""
 
 
+class ToolBusy(ToolError):
+    """The system of record is still working on this very request (its idempotency key is
+    held by an earlier attempt whose worker died mid-call): try again shortly, never fail."""
+
+
 class NeedsInput(Exception):
     """The tool cannot choose without the user: the node waits for input."""
 

@@ -149,3 +149,35 @@ def test_a_persons_direct_import_over_the_limits_needs_a_second_person():
     again = api("bob").post("/api/v1/payroll/groups/", {"template_id": str(template.id), "name": "Big Group"},
                             format="json", HTTP_IDEMPOTENCY_KEY="direct-2")
     assert again.status_code == 202 and again.json()["run_id"] == response.json()["run_id"]
+
+
+def test_an_import_whose_key_is_still_held_by_a_dead_attempt_waits_instead_of_failing():
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from payroll.models import IdempotencyRecord
+    from workflows.executor import node_execute
+
+    run = drive(start("Held Key"))
+    approval = ApprovalRequest.objects.get(run=run)
+    approve(run)
+    # A killed worker's attempt still holds the import's key in the system of record.
+    request = {"template_id": int(approval.arguments["template_id"]), "group_name": "Held Key"}
+    IdempotencyRecord.objects.create(
+        tenant_id=run.tenant_id, operation="template_import", key=f"run{run.id}:import:v1:a1",
+        request_hash=services._request_hash("template_import", request), lease_token="dead",
+        expires_at=timezone.now() + timedelta(seconds=60))
+    node = Node.objects.get(run=run, key="import")
+    node_execute(node.id)
+    node.refresh_from_db()
+    assert node.status == "in_progress" and node.lease_expires_at < timezone.now() + timedelta(seconds=2)
+    assert Run.objects.get(id=run.id).status == "running"
+    # The dead attempt's lease runs out; the sweeper's redelivery takes the key over and completes.
+    IdempotencyRecord.objects.filter(lease_token="dead").update(expires_at=timezone.now() - timedelta(seconds=1))
+    Node.objects.filter(id=node.id).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    next_id = node_execute(node.id)
+    while next_id:
+        next_id = node_execute(next_id)
+    assert drive(run).status == "completed"
+    assert PayrollGroup.objects.filter(name="Held Key").count() == 1
