@@ -1,7 +1,7 @@
 """/api/v1/hr/: the HR Core system of record over HTTP (seed 002). A TAN's approval is
 the event that starts the candidate-matching run; approving twice answers 409."""
 from django.urls import path
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -114,7 +114,18 @@ class TanMatchesApi(APIView):
         return Response({"results": MatchOutputSerializer(matches, many=True).data})
 
 
+class CandidateOutputSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    name = serializers.CharField()
+    name_zh = serializers.CharField()
+    headline = serializers.CharField()
+    location = serializers.CharField()
+    skills = serializers.ListField(child=serializers.CharField())
+    seniority = serializers.IntegerField()
+
+
 class CandidateListApi(APIView):
+    @extend_schema(responses=inline_serializer("CandidateList", {"results": CandidateOutputSerializer(many=True)}))
     def get(self, request: Request) -> Response:
         membership = membership_for_user(request.user)
         return Response({"results": [

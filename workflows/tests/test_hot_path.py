@@ -7,6 +7,7 @@ import pytest
 from django.core.management import call_command
 
 from timeline.models import Event, Frame
+from workflows import sql  # noqa: F401 - read by the skipif condition below
 from workflows.dispatch import NODE_RUN, NODES_RUN, SPREAD, dispatch_messages
 from workflows.executor import nodes_execute
 from workflows.models import Node, Run, ToolCall, Transition
