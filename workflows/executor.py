@@ -209,8 +209,10 @@ def _defer(node, run, me: str, why: str) -> None:
     """Keep the node claimed but let its lease run out soon; the sweeper then hands it
     to a worker again (the reclaim path), which replays or takes over the key."""
     with transaction.atomic():
+        # A second: the sweeper's next pass brings it back (each pass tries once, so a key
+        # held for a minute costs a dozen cheap refusals, not a stuck step).
         deferred = Node.objects.filter(id=node.id, status=N.IN_PROGRESS, lease_owner=me).update(
-            lease_expires_at=timezone.now() + timedelta(seconds=lease_seconds()))
+            lease_expires_at=timezone.now() + timedelta(seconds=1))
         if deferred:
             event_append(conversation_id=run.conversation_id, run_id=run.id, type="node.deferred",
                          data={"node": node.key, "reason": why})

@@ -132,7 +132,6 @@ def test_more_matches_than_the_threshold_ask_an_approver_first(keel, apis):
     assert len(ada.get(f"/api/v1/hr/tans/{tan['id']}/matches/")["results"]) == 5
 
 
-@pytest.mark.xfail(reason="GET runs/?blueprint= is being added by issue 10 (DESIGN.md §7)", strict=False)
 def test_matching_runs_are_listed_by_blueprint(apis):
     _, _, ada = apis
     runs = ada.get("/api/v1/runs/?blueprint=candidate_matching")["results"]
