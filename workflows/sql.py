@@ -80,9 +80,9 @@ WITH c AS (
             (n.activity_id = x.act) AS opened
 ), a AS (
   INSERT INTO timeline_activity (id, conversation_id, kind, title, summary, status, intent, route, run_id, node_key,
-         started_at, cost, error_count, frame_count, latency_ms, links, tokens_in, tokens_out)
+         started_at, cost, error_count, frame_count, latency_ms, tokens_in, tokens_out)
   SELECT c.activity_id, c.r_conversation_id, 'node', left('node ' || c.key, 200), c.goal, 'in_progress', '', '',
-         c.run_id, c.key, %(now)s, 0, 0, 0, 0, '{{}}'::jsonb, 0, 0 FROM c WHERE c.opened
+         c.run_id, c.key, %(now)s, 0, 0, 0, 0, 0, 0 FROM c WHERE c.opened
 ), t AS (
   INSERT INTO workflows_transition (run_id, node_id, from_status, to_status, reason, worker, at)
   SELECT c.run_id, c.id, 'ready', 'in_progress', 'claimed', %(me)s, %(now)s FROM c
@@ -162,12 +162,13 @@ WITH tc AS (
 ), a AS (
   UPDATE timeline_activity SET frame_count = frame_count + 1, latency_ms = latency_ms + %(lat)s,
          frames_from = LEAST(COALESCE(frames_from, %(started)s), %(started)s),
-         frames_until = GREATEST(COALESCE(frames_until, %(now)s), %(now)s),
-         links = CASE WHEN COALESCE(links -> 'tool_call', '[]'::jsonb) ? fr.gen_ai_tool_call_id THEN links
-                      ELSE jsonb_set(links, '{tool_call}',
-                                     COALESCE(links -> 'tool_call', '[]'::jsonb) || to_jsonb(fr.gen_ai_tool_call_id))
-                 END
+         frames_until = GREATEST(COALESCE(frames_until, %(now)s), %(now)s)
     FROM fr WHERE timeline_activity.id = %(act)s
+), l AS (
+  -- the activity's link to the call: a row, inserted or ignored (timeline.ActivityLink)
+  INSERT INTO timeline_activitylink (activity_id, kind, object_id)
+  SELECT %(act)s, 'tool_call', fr.gen_ai_tool_call_id FROM fr
+  ON CONFLICT DO NOTHING
 )
 SELECT id FROM tc
 """

@@ -6,7 +6,7 @@ from unittest import mock
 import pytest
 from django.core.management import call_command
 
-from timeline.models import Event, Frame
+from timeline.models import ActivityLink, Event, Frame
 from workflows import sql  # noqa: F401 - read by the skipif condition below
 from workflows.dispatch import NODE_RUN, NODES_RUN, SPREAD, dispatch_messages
 from workflows.executor import nodes_execute
@@ -41,6 +41,8 @@ def assert_recorded(run: Run, n: int) -> None:
         calls = list(ToolCall.objects.filter(node=node))
         assert len(calls) == 1 and calls[0].status == "succeeded" and node.result_ref == str(calls[0].id)
         assert Frame.objects.filter(activity_id=node.activity_id, kind="tool_call").count() == 1
+        assert ActivityLink.objects.filter(activity_id=node.activity_id, kind="tool_call",
+                                           object_id=str(calls[0].id)).count() == 1
     seqs = list(Event.objects.filter(conversation_id=run.conversation_id).order_by("seq").values_list("seq", flat=True))
     assert seqs == list(range(1, len(seqs) + 1))
     node_events = Event.objects.filter(conversation_id=run.conversation_id, type="node.status").count()
