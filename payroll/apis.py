@@ -155,6 +155,13 @@ class SnapshotReceiptSerializer(serializers.Serializer):
     label = serializers.CharField(required=False)
 
 
+class RestoreRequestedSerializer(serializers.Serializer):
+    run_id = serializers.CharField(help_text="The run whose restore waits for a second person's approval")
+    status = serializers.CharField()
+    snapshot_id = serializers.CharField()
+    detail = serializers.CharField()
+
+
 # --- Views -------------------------------------------------------------------------------------------
 
 class TemplateListApi(APIView):
@@ -247,8 +254,8 @@ class SnapshotDetailApi(APIView):
 
 
 class SnapshotRestoreApi(APIView):
-    @extend_schema(request=None, responses={200: SnapshotReceiptSerializer}, parameters=[IDEMPOTENCY_HEADER],
-                   summary="Restore a snapshot (approver or admin)")
+    @extend_schema(request=None, responses={202: RestoreRequestedSerializer}, parameters=[IDEMPOTENCY_HEADER],
+                   summary="Ask to restore the whole tenant to a snapshot (a tenant admin; a second person approves)")
     def post(self, request: Request, snapshot_id: int) -> Response:
         membership = membership_for_user(request.user)
         length = request.META.get("CONTENT_LENGTH") or "0"

@@ -18,7 +18,7 @@ from workflows.models import StateCoordinate
 from workflows.tools import Experience, Preview
 
 from .models import ClaimKind, Employee, PayrollGroup, PayrollTemplate, RecordClaim, Snapshot
-from .selectors import import_diff, scope_checksum
+from .selectors import configuration_checksum, import_diff, restore_diff, scope_checksum
 
 # Catalog regions → the location names employees carry.
 REGION_LOCATIONS = {"SG": ["Singapore"], "HK": ["Hong Kong"], "US": ["United States", "US"]}
@@ -197,3 +197,32 @@ def template_memories(*, tenant_id: int, requirements: dict[str, Any], limit: in
     """L3 experience of this tenant for requests like this one: approved template choices."""
     return memory_recall(tenant_id=tenant_id, signature=request_signature(requirements),
                          similarity=request_similarity, limit=limit)
+
+
+# --- the whole-tenant restore -------------------------------------------------------------
+
+def restore_preview(tenant_id: int, arguments: dict[str, Any], params: dict[str, Any]) -> Preview:
+    snapshot = Snapshot.objects.get(id=int(arguments["snapshot_id"]), tenant_id=tenant_id)
+    diff = restore_diff(tenant_id=tenant_id, snapshot=snapshot)
+    deleted = diff["groups_deleted"]
+    return Preview(summary=(f"Restore the whole tenant to the snapshot “{snapshot.label}”"
+                            + (f": deletes {', '.join(f'“{n}”' for n in deleted)}, whoever created them" if deleted
+                               else "") + "."),
+                   diff=diff, measures={"headcount": diff["employees_moved"]})
+
+
+def restore_preconditions(tenant_id: int, run_id: int, arguments: dict[str, Any]) -> str:
+    """Whole-tenant by nature: the approver decided on the tenant as it was when asked."""
+    if configuration_checksum(tenant_id=tenant_id) != arguments.get("tenant_checksum"):
+        return "the tenant's payroll configuration changed after the restore was asked for"
+    return ""
+
+
+def restore_argument(tenant_id: int, name: str, value: Any) -> tuple[str, str]:
+    if name == "tenant_checksum":
+        return "Tenant as the approver sees it", f"checksum {str(value)[:12]}…"
+    if name == "snapshot_id":
+        snapshot = Snapshot.objects.filter(id=value, tenant_id=tenant_id).first()
+        return "Restore to snapshot", (f"“{snapshot.label}”, taken {timezone.localtime(snapshot.created_at):%Y-%m-%d %H:%M}"
+                                       if snapshot else "missing snapshot")
+    return name.replace("_", " ").capitalize(), str(value)

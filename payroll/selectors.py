@@ -197,3 +197,34 @@ def import_diff(*, tenant_id: int, template_id: int, group_name: str) -> dict[st
         # tenant does not make this card stale.
         "checksum_before": scope_checksum(tenant_id=tenant_id, scope={"group_name": group_name}),
     }
+
+
+def restore_diff(*, tenant_id: int, snapshot: Snapshot) -> dict[str, Any]:
+    """What restoring the whole tenant to `snapshot` would change, without changing it:
+    groups deleted (created since, whoever created them), groups brought back or put back
+    as they were, and employees whose group changes. `lines` is what an approver reads."""
+    now = configuration_of(tenant_id=tenant_id)
+    then = snapshot.configuration
+    now_groups = {g["id"]: g for g in now["groups"]}
+    then_groups = {g["id"]: g for g in then["groups"]}
+    now_assigned = {a["employee_id"]: a["group_id"] for a in now["assignments"]}
+    then_assigned = {a["employee_id"]: a["group_id"] for a in then["assignments"]}
+    moved = sorted({e for e in set(now_assigned) | set(then_assigned) if now_assigned.get(e) != then_assigned.get(e)},
+                   key=int)
+    members = {gid: sum(1 for g in now_assigned.values() if g == gid) for gid in now_groups}
+    deleted = [now_groups[g] for g in sorted(set(now_groups) - set(then_groups), key=int)]
+    returned = [then_groups[g] for g in sorted(set(then_groups) - set(now_groups), key=int)]
+    changed = [then_groups[g] for g in sorted(set(now_groups) & set(then_groups), key=int)
+               if checksum_of(now_groups[g]) != checksum_of(then_groups[g])]
+    lines = ([{"sign": "−", "text": f"Group “{g['name']}” is deleted ({len(g['items'])} items, "
+                                    f"{members[g['id']]} employees taken out of it)"} for g in deleted]
+             + [{"sign": "+", "text": f"Group “{g['name']}” comes back ({len(g['items'])} items)"} for g in returned]
+             + [{"sign": "~", "text": f"Group “{g['name']}” is put back as it was"} for g in changed])
+    if moved:
+        lines.append({"sign": "~", "text": f"{len(moved)} employee{'s' if len(moved) != 1 else ''} change group"})
+    if not lines:
+        lines.append({"sign": "=", "text": "Nothing: the tenant is already as the snapshot froze it"})
+    return {"heading": f"Exactly what restoring “{snapshot.label}” will change, for the whole tenant",
+            "lines": lines, "groups_deleted": [g["name"] for g in deleted],
+            "groups_returned": [g["name"] for g in returned], "groups_changed": [g["name"] for g in changed],
+            "employees_moved": len(moved), "checksum_before": checksum_of(now), "checksum_after": snapshot.checksum}

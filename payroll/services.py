@@ -461,23 +461,36 @@ def _import_work(*, actor: Actor, template, group_name: str,
     return work
 
 
-def snapshot_restore(*, actor: Actor, snapshot_id: int, idempotency_key: str) -> Receipt:
+def snapshot_restore(*, actor: Actor, snapshot_id: int, idempotency_key: str,
+                     tenant_checksum: str | None = None) -> Receipt:
     """Put the tenant's groups, items and employee assignments back exactly as in the snapshot.
 
-    Whole-tenant: it deletes every group created since, whoever created it. So it is a
-    tenant admin's operation, never a run's compensation (that is run_effects_undo)."""
+    Whole-tenant: it deletes every group created since, whoever created it. So a tenant
+    admin asks for it, and a second person approves it: the admin's request starts a
+    small run (blueprint payroll_tenant_restore, 202) whose restore waits at the gate with
+    the exact list of what goes and what comes back. The agent then writes it under that
+    approval, and only if the tenant is still as the approver saw it (`tenant_checksum`).
+    It is never a run's compensation (that is run_effects_undo)."""
     key = _key_checked(idempotency_key)
     snapshot_id = _id_checked(snapshot_id, "snapshot_id")
-    if actor.role != Role.ADMIN:
+    if actor.role is not None and actor.role != Role.ADMIN:
         raise Forbidden("Restoring a whole-tenant snapshot deletes everyone's later work; only a tenant admin "
-                        "may do it.", code="admin_required")
+                        "may ask for it.", code="admin_required")
     snapshot = snapshot_get(actor.tenant_id, snapshot_id)
     if snapshot.scope is not None:
         raise Unprocessable("This snapshot holds one run's records only; it cannot restore the tenant.",
                             code="scoped_snapshot")
+    if actor.role is not None:
+        return _tenant_restore_request(actor=actor, snapshot=snapshot, key=key)
+    _authorise(actor, tool="restore_tenant_snapshot",
+               arguments={"snapshot_id": snapshot_id, "tenant_checksum": tenant_checksum},
+               what="restore the whole tenant")
 
     def work(record: IdempotencyRecord) -> tuple[int, dict[str, Any]]:
         tenant_id = actor.tenant_id
+        if configuration_checksum(tenant_id=tenant_id) != tenant_checksum:
+            raise Conflict("The tenant's payroll configuration changed after the approver saw what this restore "
+                           "deletes; nothing was restored.", code="configuration_changed")
         configuration = snapshot.configuration
         kept = [int(g["id"]) for g in configuration["groups"]]
         # Groups created after the snapshot go (their items cascade, employees are unassigned).
@@ -501,8 +514,27 @@ def snapshot_restore(*, actor: Actor, snapshot_id: int, idempotency_key: str) ->
             Employee.objects.filter(tenant_id=tenant_id, id__in=employee_ids).update(group_id=group_id)
         return 200, {"snapshot_id": str(snapshot.id), "checksum": configuration_checksum(tenant_id=tenant_id)}
 
-    return _idempotent(actor=actor, operation="snapshot_restore", key=key, request={"snapshot_id": snapshot_id},
-                       work=work, atomic=True)
+    return _idempotent(actor=actor, operation="snapshot_restore", key=key,
+                       request={"snapshot_id": snapshot_id, "tenant_checksum": tenant_checksum}, work=work, atomic=True)
+
+
+def _tenant_restore_request(*, actor: Actor, snapshot: Snapshot, key: str) -> Receipt:
+    """An admin asks: the restore becomes a run that waits for a second person (202).
+    The same key again answers the same 202 and starts nothing new."""
+    membership = Membership.objects.select_related("user").get(user_id=actor.user_id, tenant_id=actor.tenant_id)
+
+    def work(record: IdempotencyRecord) -> tuple[int, dict[str, Any]]:
+        run = run_start(membership=membership, blueprint="payroll_tenant_restore",
+                        params={"snapshot_id": str(snapshot.id)})
+        event_append(conversation_id=run.conversation_id, run_id=run.id, type="payroll.direct_write",
+                     data={"by": membership.user.username, "role": membership.role, "operation": "restore",
+                           "snapshot": snapshot.label, "outcome": "approval_required"})
+        return 202, {"run_id": str(run.id), "status": "approval_required", "snapshot_id": str(snapshot.id),
+                     "detail": "A whole-tenant restore deletes everyone's later work: a second person must "
+                               "approve it on the approver's desk."}
+
+    return _idempotent(actor=actor, operation="snapshot_restore_request", key=key,
+                       request={"snapshot_id": snapshot.id}, work=work, atomic=True)
 
 
 def employees_assign(*, actor: Actor, group_id: int, employee_ids: list[int], idempotency_key: str) -> Receipt:

@@ -7,5 +7,7 @@ urlpatterns = [
     path("templates/", views.template_catalog, name="payroll-templates"),
     path("groups/<int:group_id>/", views.group_detail, name="payroll-group"),
     path("employees/<int:employee_id>/", views.employee_detail, name="payroll-employee"),
+    path("snapshots/", views.snapshot_take, name="payroll-snapshot-take"),
     path("snapshots/<int:snapshot_id>/", views.snapshot_detail, name="payroll-snapshot"),
+    path("snapshots/<int:snapshot_id>/restore/", views.snapshot_restore_request, name="payroll-snapshot-restore"),
 ]

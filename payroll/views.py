@@ -1,11 +1,19 @@
-"""Payroll pages: readable by every role of the tenant; another tenant's id is a 404."""
+"""Payroll pages: readable by every role of the tenant; another tenant's id is a 404.
+Two writes: anyone takes a whole-tenant snapshot; a tenant admin asks to restore one,
+which waits for a second person on the approver's desk."""
+import uuid
+
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
 
+from config.api import DomainError
+from tenants.models import Role
 from tenants.selectors import membership_for_user
 
-from . import selectors
+from . import selectors, services
 
 
 @login_required
@@ -17,6 +25,7 @@ def payroll_home(request: HttpRequest) -> HttpResponse:
         "employees": selectors.employees_for(tenant_id),
         "snapshots": selectors.snapshots_for(tenant_id)[:20],
         "checksum": selectors.configuration_checksum(tenant_id=tenant_id),
+        "write_key": uuid.uuid4().hex,
     })
 
 
@@ -43,4 +52,45 @@ def employee_detail(request: HttpRequest, employee_id: int) -> HttpResponse:
 def snapshot_detail(request: HttpRequest, snapshot_id: int) -> HttpResponse:
     membership = membership_for_user(request.user)
     snapshot = selectors.snapshot_get(membership.tenant_id, snapshot_id)
-    return render(request, "payroll/snapshot.html", {"snapshot": snapshot})
+    restore = None
+    if snapshot.scope is None and membership.role == Role.ADMIN:
+        restore = selectors.restore_diff(tenant_id=membership.tenant_id, snapshot=snapshot)
+    return render(request, "payroll/snapshot.html", {"snapshot": snapshot, "restore": restore,
+                                                     "write_key": uuid.uuid4().hex})
+
+
+def _actor(membership) -> services.Actor:
+    return services.Actor(tenant_id=membership.tenant_id, user_id=membership.user_id, role=membership.role)
+
+
+def _form_key(request: HttpRequest) -> str:
+    # Rendered into the form: a double submit (or a reload) repeats the key, never the write.
+    return f"form:{request.POST.get('key', '')[:64]}"
+
+
+@login_required
+@require_POST
+def snapshot_take(request: HttpRequest) -> HttpResponse:
+    membership = membership_for_user(request.user)
+    try:
+        receipt = services.snapshot_create(actor=_actor(membership), label=request.POST.get("label", ""),
+                                           idempotency_key=_form_key(request))
+    except DomainError as err:
+        messages.error(request, err.message)
+        return redirect("payroll-home")
+    messages.success(request, f"Snapshot “{receipt.body['label']}” taken.")
+    return redirect("payroll-snapshot", int(receipt.body["snapshot_id"]))
+
+
+@login_required
+@require_POST
+def snapshot_restore_request(request: HttpRequest, snapshot_id: int) -> HttpResponse:
+    membership = membership_for_user(request.user)
+    try:
+        receipt = services.snapshot_restore(actor=_actor(membership), snapshot_id=snapshot_id,
+                                            idempotency_key=_form_key(request))
+    except DomainError as err:
+        messages.error(request, err.message)
+        return redirect("payroll-snapshot", snapshot_id)
+    messages.success(request, receipt.body["detail"])
+    return redirect(f"/runs/{receipt.body['run_id']}/")

@@ -110,6 +110,10 @@ class Tool:
     consumes: list[str] = field(default_factory=list)
     side_effects: bool = False
     compensation: str | None = None
+    # Instead of a compensation, why there can be none (an effect that commits in one
+    # transaction and ends its run; undoing it is another approved operation). Shown to
+    # developers; the registry check accepts an approved effect with one or the other.
+    irreversible: str = ""
     needs_approval: bool = False
     # (tenant_id, resolved arguments) -> does THIS call need approval? None: every call
     # does. A declared predicate on exact values (an over-limit verdict, a count above a
@@ -209,6 +213,8 @@ def registry_problems() -> list[str]:
             problems.append(f"tool {tool.name} names compensation {tool.compensation!r}, which is not registered")
         if tool.inline and (tool.side_effects or tool.needs_approval):
             problems.append(f"tool {tool.name} is inline but has side effects or needs approval")
-        if tool.side_effects and not tool.read_only and tool.needs_approval and not tool.compensation:
-            problems.append(f"tool {tool.name} has approved side effects but no compensation tool")
+        if (tool.side_effects and not tool.read_only and tool.needs_approval and not tool.compensation
+                and not tool.irreversible):
+            problems.append(f"tool {tool.name} has approved side effects but no compensation tool "
+                            f"(nor a reason in `irreversible`)")
     return problems

@@ -7,3 +7,4 @@ HERE = Path(__file__).parent
 
 PAYROLL_GROUP_SETUP = blueprint_load(HERE / "payroll_group_setup.json")
 PAYROLL_DIRECT_IMPORT = blueprint_load(HERE / "payroll_direct_import.json")
+PAYROLL_TENANT_RESTORE = blueprint_load(HERE / "payroll_tenant_restore.json")

@@ -14,6 +14,7 @@ from payroll.models import (
 )
 from payroll.selectors import configuration_checksum
 from payroll.services import Actor
+from payroll.services import snapshot_restore as services_snapshot_restore
 from tenants.models import Membership, Tenant
 
 LEGACY_CODE = "cn-sh-legacy-grade-2015"
@@ -53,3 +54,21 @@ def state_of(slug: str = "demo") -> tuple:
             Snapshot.objects.filter(tenant=t).count(),
             IdempotencyRecord.objects.filter(tenant=t).count(),
             sorted(Employee.objects.filter(tenant=t).values_list("id", "group_id")))
+
+
+def tenant_restore(snapshot_id, *, admin: str = "ada", approver: str = "bob", key: str = "restore"):
+    """A whole-tenant restore as people do it: the admin asks (202, a run), a second person
+    approves on the desk, the run writes it. Returns the finished run."""
+    from approvals.models import ApprovalRequest
+    from approvals.services import approval_decide
+    from workflows.models import Run
+    from workflows.tests.helpers import drive, membership, no_broker
+
+    with no_broker():
+        receipt = services_snapshot_restore(actor=actor_for(admin), snapshot_id=snapshot_id, idempotency_key=key)
+        assert receipt.status_code == 202, receipt.body
+        run = drive(Run.objects.get(id=int(receipt.body["run_id"])))
+        assert run.status == "awaiting_approval", run.status
+        approval_decide(membership=membership(approver), approval_id=ApprovalRequest.objects.get(
+            run=run, status="pending").id, verdict="approved")
+        return drive(run)

@@ -6,7 +6,12 @@ from django.core.management import call_command
 
 from payroll import services
 from payroll.models import Employee, PayrollGroup, PayrollTemplate
+from approvals.models import ApprovalRequest
+from approvals.services import approval_decide
+from config.api import Forbidden
 from payroll.tests.support import LEGACY_CODE, actor_for, api, page, state_of, template
+from workflows.models import Run
+from workflows.tests.helpers import drive, membership, no_broker
 
 pytestmark = pytest.mark.django_db
 
@@ -127,9 +132,22 @@ def test_snapshots_and_restore_over_the_api():
     assert post(bob, "/api/v1/payroll/groups/", {"template_id": str(template().id), "name": "G"}, key="i1").status_code == 201
     assert post(api("alice"), f"/api/v1/payroll/snapshots/{sid}/restore/", None, key="r1").status_code == 403
     assert post(bob, f"/api/v1/payroll/snapshots/{sid}/restore/", None, key="r1").status_code == 403  # admins only
-    restored = post(api("ada"), f"/api/v1/payroll/snapshots/{sid}/restore/", None, key="r1")
-    assert restored.status_code == 200 and restored.json() == {"snapshot_id": sid, "checksum": snap.json()["checksum"]}
+    # An admin asks; the restore waits for a second person, and nothing is deleted yet.
+    with no_broker():
+        asked = post(api("ada"), f"/api/v1/payroll/snapshots/{sid}/restore/", None, key="r1")
+        assert asked.status_code == 202 and asked.json()["status"] == "approval_required"
+        again = post(api("ada"), f"/api/v1/payroll/snapshots/{sid}/restore/", None, key="r1")
+        assert again.status_code == 202 and again.json()["run_id"] == asked.json()["run_id"]
+        run = drive(Run.objects.get(id=int(asked.json()["run_id"])))
+        assert run.status == "awaiting_approval" and PayrollGroup.objects.filter(name="G").exists()
+        approval = ApprovalRequest.objects.get(run=run, status="pending")
+        assert approval.diff["groups_deleted"] == ["G"] and "“G” is deleted" in approval.diff["lines"][0]["text"]
+        with pytest.raises(Forbidden):  # ada asked; ada may not approve it
+            approval_decide(membership=membership("ada"), approval_id=approval.id, verdict="approved")
+        approval_decide(membership=membership("bob"), approval_id=approval.id, verdict="approved")
+        assert drive(run).status == "completed"
     assert not PayrollGroup.objects.exists()
+    assert services.configuration_checksum(tenant_id=run.tenant_id) == snap.json()["checksum"]
     detail = bob.get(f"/api/v1/payroll/snapshots/{sid}/").json()
     assert detail["configuration"] == {"groups": [], "assignments": []}
     assert [s["id"] for s in bob.get("/api/v1/payroll/snapshots/").json()["results"]] == [sid]

@@ -71,3 +71,20 @@ def test_the_run_api_and_page_show_each_steps_criteria_and_whether_they_were_met
         {"criterion": "the checksum over this run's scope equals the snapshot's", "met": None, "detail": ""}]
     page = client.get(f"/runs/{run.id}/").content.decode()
     assert "✓ the group exists" in page and "○ the checksum over this run&#x27;s scope equals the snapshot&#x27;s" in page
+
+
+def test_the_registry_check_wants_a_compensation_or_a_reason_for_an_approved_effect():
+    from django.core.management import call_command
+
+    from workflows.tools import TOOLS, Tool, registry_problems
+
+    call_command("check")  # every registered tool passes as shipped
+    bare = Tool(name="test_effect", description="", input_schema={}, output_schema={}, fn=lambda ctx, a: {},
+                side_effects=True, read_only=False, needs_approval=True)
+    TOOLS[bare.name] = bare
+    try:
+        assert any("test_effect has approved side effects but no compensation" in p for p in registry_problems())
+        bare.irreversible = "commits in one transaction and ends its run"
+        assert not any("test_effect" in p for p in registry_problems())
+    finally:
+        del TOOLS[bare.name]
