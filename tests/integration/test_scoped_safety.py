@@ -159,3 +159,45 @@ def test_cancel_and_retry_from_the_api(keel, apis):
     assert groups_named(keel, "To Retry") == 1
     listed = alice.get("/api/v1/runs/?blueprint=payroll_group_setup&status=cancelled")["results"]
     assert [r["id"] for r in listed] == [cancelled]
+
+
+def test_a_whole_tenant_restore_waits_for_a_second_person_and_deletes_only_what_they_saw(keel, apis):
+    """Last in this module: it restores the whole tenant (to a snapshot it takes itself)."""
+    alice, bob = apis
+    ada = Api(keel.base_url, "ada")
+    status, snap = ada.request("POST", "/api/v1/payroll/snapshots/", {"label": "before the restore test"},
+                               headers={"Idempotency-Key": "restore-test-snapshot"})
+    assert status == 201, snap
+    template = next(t for t in bob.get("/api/v1/payroll/templates/")["results"]
+                    if t["code"] == "cn-sh-monthly-salaried")
+    status, body = bob.request("POST", "/api/v1/payroll/groups/", {"template_id": template["id"],
+                                                                   "name": "Restore Victim"},
+                               headers={"Idempotency-Key": "restore-victim"})
+    assert status == 201, body
+    status, asked = ada.request("POST", f"/api/v1/payroll/snapshots/{snap['snapshot_id']}/restore/",
+                                headers={"Idempotency-Key": "restore-ask"})
+    assert status == 202, asked
+    restore = asked["run_id"]
+    ada.wait_for_run(restore, {"awaiting_approval"})
+    first = approvals_of(bob, restore)[0]
+    assert first["diff"]["groups_deleted"] == ["Restore Victim"]
+    assert ada.post(f"/api/v1/approvals/{first['id']}/approve/")[0] == 403  # ada asked: not hers to decide
+
+    # Another run in the tenant completes while the restore waits: the card is stale now.
+    bystander = start_run(alice, "Restore Bystander")
+    alice.wait_for_run(bystander, {"awaiting_approval"})
+    approve(bob, bystander)
+    assert alice.wait_for_run(bystander, FINISHED)["status"] == "completed"
+    status, _ = bob.post(f"/api/v1/approvals/{first['id']}/approve/")
+    assert status == 409 and groups_named(keel, "Restore Victim") == 1 == groups_named(keel, "Restore Bystander")
+
+    deadline = time.monotonic() + 60
+    while not approvals_of(bob, restore) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    second = approvals_of(bob, restore)[0]
+    assert sorted(second["diff"]["groups_deleted"]) == ["Restore Bystander", "Restore Victim"]
+    assert bob.post(f"/api/v1/approvals/{second['id']}/approve/")[0] == 200
+    run = ada.wait_for_run(restore, FINISHED)
+    assert run["status"] == "completed", run["status_reason"]
+    assert groups_named(keel, "Restore Victim") == 0 == groups_named(keel, "Restore Bystander")
+    assert ada.get(f"/api/v1/payroll/snapshots/{snap['snapshot_id']}/")["checksum"] == snap["checksum"]
