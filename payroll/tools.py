@@ -9,6 +9,8 @@ from django.db import transaction
 from django.db.models import Count
 
 from config.api import Conflict
+from llm import backend_structured
+from llm.structured import structured_call
 from memory.services import memory_link
 from timeline.services import frame_record
 from workflows.models import Run, ToolCall
@@ -35,7 +37,7 @@ from .models import (
     Snapshot,
     TemplateItem,
 )
-from .requirements import requirements_extract
+from .requirements import MODEL_SCHEMA, requirements_extract, requirements_from_model, requirements_messages
 from .selectors import employees_for, groups_for, scope_checksum
 from .services import (
     Actor,
@@ -77,7 +79,18 @@ def _actor(ctx: ToolContext):
 # --- interpret_request --------------------------------------------------------------------
 
 def interpret_request(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
-
+    understood = ctx.params.get("requirements")
+    if isinstance(understood, dict) and ctx.params.get("request") == arguments["request"]:
+        # The conversation already understood this very request (structured output or its
+        # recorded fallback): the run decides on the same requirements, never a second reading.
+        return {"requirements": dict(understood), "source": "conversation", "receipt_ref": f"call/{ctx.call_id}"}
+    if backend_structured():
+        outcome = structured_call(lambda m, **kw: tool_model_call(ctx, m, **kw), requirements_messages(
+            arguments["request"]), purpose="requirements", schema=MODEL_SCHEMA,
+            rules=lambda: requirements_extract(arguments["request"]))
+        requirements = (requirements_from_model(outcome.data, arguments["request"]) if outcome.source == "model"
+                        else {**outcome.data, "fallback": outcome.fallback})
+        return {"requirements": requirements, "source": outcome.source, "receipt_ref": f"call/{ctx.call_id}"}
     messages = [
         {"role": "system", "content": "Extract payroll-group requirements as JSON with keys region, pay_frequency, "
                                       "population, items_named, group_name, missing."},
