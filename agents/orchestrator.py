@@ -118,6 +118,7 @@ class Turn:
     deltas: list[str] = field(default_factory=list)
     streamed: int = 0
     understood: dict[str, dict[str, Any]] = field(default_factory=dict)  # text -> requirements
+    new_employees: list[dict[str, str]] = field(default_factory=list)  # from an attached HR export
 
     @property
     def zh(self) -> bool:
@@ -198,7 +199,7 @@ def message_post(*, membership: Membership, conversation_id: int, text: str | No
                          summary=f"An employee list of {employees.rows} people was attached and checked.",
                          payload={"file": employees.filename, "rows": employees.rows})
     turn = Turn(membership=membership, conversation=conversation, activity_id=activity.id, message_id=message.id,
-                text=text, employees=employees)
+                text=text, employees=employees, new_employees=list(employees.new_employees) if employees else [])
     with model_frames_into(activity.id):
         try:
             outcome = _route(turn)
@@ -576,6 +577,9 @@ def _plan_start(turn: Turn, *, request: str, requirements: dict[str, Any], templ
             params["template_code"] = code
     if employees:
         params["employee_ids"] = list(employees)
+    if turn.new_employees:
+        # Not in the system of record yet: the approval card proposes them; created on approval.
+        params["new_employees"] = list(turn.new_employees)
     if backend_structured():
         # The run decides on exactly what the conversation understood (no second reading).
         params["requirements"] = requirements
@@ -583,9 +587,10 @@ def _plan_start(turn: Turn, *, request: str, requirements: dict[str, Any], templ
                     conversation_id=turn.conversation.id)
     ledger_append(conversation_id=turn.conversation.id, run_id=run.id, milestone="run:started",
                   text=f"the setup of the group “{group_name}” was started")
-    if employees:
+    if employees or turn.new_employees:
+        count = len(employees or []) + len(turn.new_employees)
         ledger_append(conversation_id=turn.conversation.id, run_id=run.id, milestone="run:employees",
-                      text=f"an employee list of {len(employees)} people will be assigned after the import")
+                      text=f"an employee list of {count} people will be assigned after the import")
     reply = _plan_reply(turn, requirements, group_name, employees)
     return Outcome(route="plan", reply=reply, run_id=run.id)
 
@@ -608,6 +613,11 @@ def _plan_reply(turn: Turn, requirements: dict[str, Any], group_name: str, emplo
     if employees:
         reply += (f"导入后会把名单中的 {len(employees)} 名员工分配到该组。" if zh else
                   f" Then I'll assign the {len(employees)} employees on your list.")
+    if turn.new_employees:
+        count = len(turn.new_employees)
+        reply += (f"名单中有 {count} 名员工还不在系统中：审批人批准后会新建并分配到该组。" if zh else
+                  f" {count} employee{'s' if count != 1 else ''} on your list {'are' if count != 1 else 'is'} not in "
+                  "the payroll system yet: the approver will see them as new, and they are created on approval.")
     return reply
 
 
@@ -627,7 +637,8 @@ def _explore(turn: Turn, state: ExplorationState, *, employees: list[str] | None
         outcome.question = ("我没能从您的回答中识别出城市或地区。请直接写城市名（例如“杭州”“上海”），或回复“全国”。" if turn.zh else
                             "I couldn't find a city or region in that. Please name the city (for example "
                             "“Hangzhou” or “Shanghai”), or say “nationwide”.")
-    stored = {**outcome.requirements, "_template_name": state.template_name, "_employee_ids": employees or []}
+    stored = {**outcome.requirements, "_template_name": state.template_name, "_employee_ids": employees or [],
+              "_new_employees": turn.new_employees}
     Exploration.objects.update_or_create(conversation=turn.conversation, defaults={
         "request": state.request, "requirements": stored, "scratchpad": outcome.scratchpad,
         "iterations": outcome.iterations, "question": outcome.question})
@@ -639,6 +650,8 @@ def _resume_exploration(turn: Turn, exploration: Exploration) -> Outcome:
     requirements = _requirements(turn, request)
     template_name = exploration.requirements.get("_template_name")
     employees = _employees_of(turn, exploration)
+    if not turn.employees:
+        turn.new_employees = list(exploration.requirements.get("_new_employees") or [])
     state = ExplorationState(request=request, requirements=requirements, scratchpad=list(exploration.scratchpad),
                              iterations=exploration.iterations, template_name=template_name)
     if dependencies_known(requirements, template_name)[0]:

@@ -45,6 +45,7 @@ from .services import (
     NameTaken,
     ScopeChanged,
     employees_assign,
+    employees_create,
     records_claim,
     run_effects_undo,
     snapshot_create,
@@ -445,16 +446,24 @@ tool_register(Tool(
 @_transient_busy
 def assign_employees(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
 
-    receipt = employees_assign(actor=_actor(ctx), group_id=int(arguments["group_id"]),
-                               employee_ids=[int(e) for e in arguments["employee_ids"]],
+    ids = [int(e) for e in arguments.get("employee_ids") or []]
+    created: list[str] = []
+    if arguments.get("new_employees"):
+        # The approval of the import covered them (its card listed each as a new employee).
+        made = employees_create(actor=_actor(ctx), group_id=int(arguments["group_id"]),
+                                employees=arguments["new_employees"], idempotency_key=f"{ctx.idempotency_key}:new")
+        ids += [int(e) for e in made.body["employee_ids"]]
+        created = made.body["created"]
+    receipt = employees_assign(actor=_actor(ctx), group_id=int(arguments["group_id"]), employee_ids=ids,
                                idempotency_key=ctx.idempotency_key)
     return {"group_id": receipt.body["group_id"], "assigned": receipt.body["assigned"],
+            "employee_ids": receipt.body["employee_ids"], "created": created,
             "receipt_ref": f"payroll/groups/{receipt.body['group_id']}"}
 
 
 def _assign_accept(ctx, arguments, output) -> list[Acceptance]:
 
-    listed = {int(e) for e in arguments["employee_ids"]}
+    listed = {int(e) for e in arguments.get("employee_ids") or []} | {int(e) for e in output.get("employee_ids") or []}
     in_group = Employee.objects.filter(tenant_id=ctx.tenant_id, id__in=listed,
                                        group_id=int(output["group_id"])).count()
     return [Acceptance("every listed employee is in the new group", in_group == len(listed),
@@ -463,10 +472,16 @@ def _assign_accept(ctx, arguments, output) -> list[Acceptance]:
 
 tool_register(Tool(
     name="assign_employees",
-    description="Assign the employees of the attached list to the new payroll group.",
-    input_schema={"type": "object", "properties": {"group_id": ID,
-                                                   "employee_ids": {"type": "array", "items": ID, "minItems": 1}},
-                  "required": ["group_id", "employee_ids"]},
+    description="Assign the employees of the attached list to the new payroll group (creating those the approval "
+                "card proposed as new).",
+    input_schema={"type": "object", "properties": {
+        "group_id": ID, "employee_ids": {"type": "array", "items": ID, "minItems": 1},
+        "new_employees": {"type": "array", "minItems": 1, "items": {
+            "type": "object", "required": ["employee_no", "name"],
+            "properties": {"employee_no": {"type": "string", "minLength": 1, "maxLength": 40},
+                           "name": {"type": "string", "minLength": 1, "maxLength": 200},
+                           "department": {"type": "string"}, "location": {"type": "string"}}}}},
+        "required": ["group_id"], "anyOf": [{"required": ["employee_ids"]}, {"required": ["new_employees"]}]},
     output_schema={"type": "object", "properties": {"assigned": {"type": "integer"}}, "required": ["assigned"]},
     fn=assign_employees, consumes=["group_id"], side_effects=True, read_only=False, accept=_assign_accept,
     summary=lambda output: f"Assigned {output['assigned']} employees to the new group.",
