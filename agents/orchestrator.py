@@ -39,17 +39,12 @@ from django.utils import timezone
 
 from config.api import Conflict, DomainError
 from llm import ModelError, backend_structured, model_call
-from llm.structured import Structured, structured_call, tool_calls_first
+from llm.structured import Structured, tool_calls_first
 from memory.services import memory_link
 from payroll.matching import decision_question, option_choose, template_decide
 from payroll.models import PayrollTemplate
 from payroll.previews import requirements_words, template_memories
-from payroll.requirements import (
-    MODEL_SCHEMA,
-    requirements_extract,
-    requirements_from_model,
-    requirements_messages,
-)
+from payroll.requirements import requirements_extract
 from policy.services import policy_answer
 from tenants.models import Membership
 from timeline.model_frames import model_frames_into
@@ -79,6 +74,7 @@ from .react import (
     observation_words,
     react_explore,
 )
+from .understanding import intent_structured, requirements_understood
 
 MAX_TEXT = 4000
 TURN_MODEL_CALL_CAP = 8
@@ -329,11 +325,6 @@ def _classify(turn: Turn) -> tuple[str, str]:
     return signal, reason
 
 
-INTENT_SCHEMA = {"type": "object", "additionalProperties": False, "required": ["signal", "reason"],
-                 "properties": {"signal": {"enum": ["chat", "analyze", "resolve", "unknown"]},
-                                "reason": {"type": "string", "maxLength": 300}}}
-
-
 def _structured_frame(turn: Turn, what: str, outcome: Structured) -> None:
     """A repaired answer or a fallback to the rules is recorded where a developer looks."""
     if outcome.source == "rules":
@@ -348,13 +339,7 @@ def _structured_frame(turn: Turn, what: str, outcome: Structured) -> None:
 
 def _classify_structured(turn: Turn, messages: list[dict]) -> tuple[str, str]:
     """Intent as JSON-schema structured output; the rules (agents.intent) when it fails twice."""
-    def rules() -> dict[str, str]:
-        found = intent_classify(turn.text)
-        return {"signal": found.signal, "reason": found.reason}
-    messages = [{"role": "system", "content": messages[0]["content"].replace(
-        "Answer with exactly one word:", "Answer with a JSON object {\"signal\", \"reason\"}; signal is one of")},
-        *messages[1:]]
-    outcome = structured_call(turn.model, messages, purpose="intent", schema=INTENT_SCHEMA, rules=rules)
+    outcome = intent_structured(turn.model, messages, turn.text)
     _structured_frame(turn, "intent", outcome)
     signal, reason = outcome.data["signal"], outcome.data["reason"] or f"the model answered {outcome.data['signal']}"
     if outcome.source == "rules":
@@ -371,14 +356,9 @@ def _requirements(turn: Turn, text: str) -> dict[str, Any]:
     Every decision after this (dependencies_known, template_decide) reads this one dict."""
     if text in turn.understood:
         return turn.understood[text]
-    if backend_structured():
-        outcome = structured_call(turn.model, requirements_messages(text), purpose="requirements",
-                                  schema=MODEL_SCHEMA, rules=lambda: requirements_extract(text))
+    requirements, outcome = requirements_understood(turn.model, text)
+    if outcome is not None:
         _structured_frame(turn, "requirements", outcome)
-        requirements = (requirements_from_model(outcome.data, text) if outcome.source == "model"
-                        else outcome.data)
-    else:
-        requirements = requirements_extract(text)
     turn.understood[text] = requirements
     return requirements
 

@@ -24,7 +24,6 @@ from django.db import transaction
 
 from llm import backend_structured
 from llm.structured import tool_calls_first
-
 from payroll.matching import requirement_specific
 from payroll.previews import requirements_words, template_memories
 from timeline.services import frame_record

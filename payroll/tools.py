@@ -37,7 +37,12 @@ from .models import (
     Snapshot,
     TemplateItem,
 )
-from .requirements import MODEL_SCHEMA, requirements_extract, requirements_from_model, requirements_messages
+from .requirements import (
+    MODEL_SCHEMA,
+    requirements_extract,
+    requirements_from_model,
+    requirements_messages,
+)
 from .selectors import employees_for, groups_for, scope_checksum
 from .services import (
     Actor,

@@ -36,7 +36,7 @@ class FakeOpenAI:
         self.httpd: ThreadingHTTPServer | None = None
 
     @classmethod
-    def start(cls) -> "FakeOpenAI":
+    def start(cls) -> FakeOpenAI:
         server = cls()
         handler = type("Handler", (_Handler,), {"fake": server})
         server.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
