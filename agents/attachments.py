@@ -45,6 +45,9 @@ class EmployeeList:
     filename: str
     employee_ids: list[str] = field(default_factory=list)
     rows: int = 0
+    # Rows with a number the tenant does not have yet and a name: proposed as new employees
+    # on the approval card, created on approval (payroll.previews, assign_employees).
+    new_employees: list[dict[str, str]] = field(default_factory=list)
 
 
 def _too_many_rows(line: int) -> AttachmentError:
@@ -261,6 +264,7 @@ def _employee_list_parse(*, tenant_id: int, filename: str, raw: bytes) -> Employ
         for key in _name_keys(person):
             by_name.setdefault(key, []).append(pk)
     ids: list[str] = []
+    new: list[dict[str, str]] = []
     seen: set[str] = set()  # a list's `in` would make 5,000 rows cost 12 million comparisons
     for line, row in body:
         if len(row) > len(columns):
@@ -270,6 +274,15 @@ def _employee_list_parse(*, tenant_id: int, filename: str, raw: bytes) -> Employ
         number, person = values.get("employee_no", ""), values.get("name", "")
         if number:
             pk = by_no.get(number.lower())
+            if pk is None and person:
+                # Not in the system of record yet: a new employee, proposed to the approver.
+                if number.lower() in seen:
+                    raise AttachmentError("this employee is listed twice.", line=line, code="attachment_duplicate")
+                seen.add(number.lower())
+                new.append({"employee_no": number[:40], "name": person[:200],
+                            "department": values.get("department", "")[:100],
+                            "location": values.get("location", "")[:100]})
+                continue
             if pk is None:
                 raise AttachmentError(f"no employee with number “{number[:40]}”.", line=line,
                                       code="attachment_unknown_employee")
@@ -287,4 +300,4 @@ def _employee_list_parse(*, tenant_id: int, filename: str, raw: bytes) -> Employ
             raise AttachmentError("this employee is listed twice.", line=line, code="attachment_duplicate")
         seen.add(str(pk))
         ids.append(str(pk))
-    return EmployeeList(filename=name[:200], employee_ids=ids, rows=len(ids))
+    return EmployeeList(filename=name[:200], employee_ids=ids, rows=len(ids) + len(new), new_employees=new)

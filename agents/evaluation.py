@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from llm import ModelError, model_call
+from llm import ModelError, backend_structured, model_call
 from payroll.matching import template_decide
 from payroll.models import PayrollTemplate
-from payroll.requirements import requirements_extract
 
 from .answers import analyze_kind
 from .intent import intent_messages, signal_parse
+from .understanding import intent_structured, requirements_understood
 
 DATA = Path(__file__).with_name("data") / "eval_requests.jsonl"
 MEASURES = ("intent", "template", "name", "questions")
@@ -33,14 +33,17 @@ def labelled_requests(path: Path = DATA) -> list[dict[str, Any]]:
 def first_step(text: str, templates: list) -> dict[str, Any]:
     """What the first turn decides for `text`: intent, kind, template outcome, name."""
     try:
-        signal = signal_parse(model_call(intent_messages(text), purpose="intent").text)
+        if backend_structured():  # as a turn does: structured output, repaired once, else the rules
+            signal = intent_structured(model_call, intent_messages(text), text).data["signal"]
+        else:
+            signal = signal_parse(model_call(intent_messages(text), purpose="intent").text)
     except ModelError:
         signal = "unknown"
     out: dict[str, Any] = {"intent": signal}
     if signal == "analyze":
         out["kind"] = analyze_kind(text)
     if signal == "resolve":
-        requirements = requirements_extract(text)
+        requirements, _ = requirements_understood(model_call, text)
         decision = template_decide(requirements, templates)
         out["template"] = {"clear": decision.chosen.code if decision.chosen else None, "choice": "ask:choice",
                            "none": "none", "ask_region": "ask:region"}[decision.kind]

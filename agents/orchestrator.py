@@ -38,7 +38,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from config.api import Conflict, DomainError
-from llm import ModelError, model_call
+from llm import ModelError, backend_structured, model_call
+from llm.structured import Structured, tool_calls_first
 from memory.services import memory_link
 from payroll.matching import decision_question, option_choose, template_decide
 from payroll.models import PayrollTemplate
@@ -67,11 +68,13 @@ from .memory import (
 )
 from .models import Exploration, Message
 from .react import (
+    READ_ONLY,
     ExplorationState,
     dependencies_known,
     observation_words,
     react_explore,
 )
+from .understanding import intent_structured, requirements_understood
 
 MAX_TEXT = 4000
 TURN_MODEL_CALL_CAP = 8
@@ -110,18 +113,24 @@ class Turn:
     calls: int = 0
     deltas: list[str] = field(default_factory=list)
     streamed: int = 0
+    understood: dict[str, dict[str, Any]] = field(default_factory=dict)  # text -> requirements
+    new_employees: list[dict[str, str]] = field(default_factory=list)  # from an attached HR export
 
     @property
     def zh(self) -> bool:
         return bool(re.search(r"[\u4e00-\u9fff]", self.text))
 
     def model(self, messages: list[dict], *, purpose: str, choices: list[str] | None = None,
-              reply: bool = False):
-        """One model call within the turn's budget; a reply streams as message.delta events."""
+              reply: bool = False, tools: list[dict] | None = None, response_format: dict | None = None,
+              max_tokens: int = 512):
+        """One model call within the turn's budget; a reply streams (token by token on a
+        streaming backend) as message.delta events while it is generated."""
         if self.calls >= TURN_MODEL_CALL_CAP:
             raise TurnBudgetExhausted(f"This turn used its {TURN_MODEL_CALL_CAP} model calls.")
         self.calls += 1
-        result = model_call(messages, purpose=purpose, choices=choices, on_delta=self._delta if reply else None)
+        result = model_call(messages, purpose=purpose, choices=choices, on_delta=self._delta if reply else None,
+                            stream=True if reply else None, tools=tools, response_format=response_format,
+                            max_tokens=max_tokens)
         if reply:
             self._flush()
         return result
@@ -186,7 +195,7 @@ def message_post(*, membership: Membership, conversation_id: int, text: str | No
                          summary=f"An employee list of {employees.rows} people was attached and checked.",
                          payload={"file": employees.filename, "rows": employees.rows})
     turn = Turn(membership=membership, conversation=conversation, activity_id=activity.id, message_id=message.id,
-                text=text, employees=employees)
+                text=text, employees=employees, new_employees=list(employees.new_employees) if employees else [])
     with model_frames_into(activity.id):
         try:
             outcome = _route(turn)
@@ -257,7 +266,7 @@ def _route(turn: Turn) -> Outcome:
     elif signal == "analyze":
         branch, why = "analyze", "a read-only question: answer it from the configuration or the policy"
     elif signal == "resolve":
-        requirements = requirements_extract(turn.text)
+        requirements = _requirements(turn, turn.text)
         known, missing = dependencies_known(requirements, None)
         if known:
             branch, why = "plan", (f"the request is complete ({requirements_words(requirements)}; group "
@@ -281,11 +290,11 @@ def _route(turn: Turn) -> Outcome:
     if branch == "plan":
         Exploration.objects.filter(conversation=turn.conversation).delete()
         anchor_set(conversation_id=turn.conversation.id, goal=turn.text)
-        return _plan_start(turn, request=turn.text, requirements=requirements_extract(turn.text),
+        return _plan_start(turn, request=turn.text, requirements=_requirements(turn, turn.text),
                            template_name=None, employees=_employees_of(turn, None))
     if branch == "explore":
         anchor_set(conversation_id=turn.conversation.id, goal=turn.text)
-        state = ExplorationState(request=turn.text, requirements=requirements_extract(turn.text))
+        state = ExplorationState(request=turn.text, requirements=_requirements(turn, turn.text))
         return _explore(turn, state, employees=_employees_of(turn, None))
     return _clarify(turn)
 
@@ -296,6 +305,8 @@ def _classify(turn: Turn) -> tuple[str, str]:
     signals, or no answer at all, is `unknown`."""
     messages = intent_messages(turn.text)
     messages.insert(1, {"role": "system", "content": narrative_context(conversation_id=turn.conversation.id)})
+    if backend_structured():
+        return _classify_structured(turn, messages)
     try:
         result = turn.model(messages, purpose="intent")
     except ModelError as err:
@@ -312,6 +323,44 @@ def _classify(turn: Turn) -> tuple[str, str]:
     _frame(turn, "intent", f"intent {signal}", f"Intent: {signal} — {reason}.",
            {"signal": signal, "reason": reason, "model_text": said})
     return signal, reason
+
+
+def _structured_frame(turn: Turn, what: str, outcome: Structured) -> None:
+    """A repaired answer or a fallback to the rules is recorded where a developer looks."""
+    if outcome.source == "rules":
+        _frame(turn, "validation", f"{what}: fallback to rules",
+               f"The model's {what} could not be used ({outcome.fallback}); the builtin rules decided.",
+               outcome.as_payload(), status="error", level="warning")
+    elif outcome.repaired:
+        _frame(turn, "validation", f"{what}: repaired",
+               f"The model's first {what} did not match its schema ({outcome.errors[0]}); its repair did.",
+               outcome.as_payload(), level="warning")
+
+
+def _classify_structured(turn: Turn, messages: list[dict]) -> tuple[str, str]:
+    """Intent as JSON-schema structured output; the rules (agents.intent) when it fails twice."""
+    outcome = intent_structured(turn.model, messages, turn.text)
+    _structured_frame(turn, "intent", outcome)
+    signal, reason = outcome.data["signal"], outcome.data["reason"] or f"the model answered {outcome.data['signal']}"
+    if outcome.source == "rules":
+        reason = f"{reason} (rules: {outcome.fallback})"
+    _frame(turn, "intent", f"intent {signal}", f"Intent: {signal} — {reason}.",
+           {"signal": signal, "reason": reason, "source": outcome.source, "model_text":
+            outcome.results[-1].text if outcome.results else None})
+    return signal, reason
+
+
+def _requirements(turn: Turn, text: str) -> dict[str, Any]:
+    """The request's requirements, once per text and turn: the model's structured output on a
+    backend that has it (validated, repaired once, else the rules, recorded), the rules otherwise.
+    Every decision after this (dependencies_known, template_decide) reads this one dict."""
+    if text in turn.understood:
+        return turn.understood[text]
+    requirements, outcome = requirements_understood(turn.model, text)
+    if outcome is not None:
+        _structured_frame(turn, "requirements", outcome)
+    turn.understood[text] = requirements
+    return requirements
 
 
 def _run_awaiting_input(turn: Turn):
@@ -413,7 +462,68 @@ def _policy(turn: Turn, topic: str) -> Outcome:
 
 
 def _configuration(turn: Turn) -> Outcome:
+    """A configuration question: on a tool-calling backend the model picks a read-only tool
+    (function calling) and phrases the answer from its observation, streamed; otherwise, or
+    when its call is not a valid read-only one, the rules pick (recorded)."""
+    if backend_structured():
+        return _configuration_by_tool_call(turn)
+    action, arguments = _configuration_by_rules(turn)
+    words = _read_only_observe(turn, action, arguments, chosen_by="rules")
+    return Outcome(route="analyze", reply=words)
 
+
+def _read_only_observe(turn: Turn, action: str, arguments: dict[str, Any], *, chosen_by: str) -> str:
+    tool = tool_get(action)
+    output = tool.fn(ToolContext(tenant_id=turn.membership.tenant_id, run_id=0, node_id=0, node_key="analyze",
+                                 user_id=turn.membership.user_id, call_id=0, idempotency_key="",
+                                 approval_id=None, params={}), arguments)
+    words = observation_words(action, output)
+    _frame(turn, "action", f"action: {action}", f"Read the configuration: {action.replace('_', ' ')}.",
+           {"action": action, "input": arguments, "chosen_by": chosen_by})
+    _frame(turn, "observation", f"observation: {action}", words, {"action": action, "output": output})
+    return words
+
+
+def _configuration_by_tool_call(turn: Turn) -> Outcome:
+    tools = [tool_get(name).as_model_tool() for name in READ_ONLY]
+    messages = [{"role": "system", "content": PERSONA + " Answer the user's question about the company's payroll "
+                                                        "configuration: call one of the read-only tools first, then "
+                                                        "answer from what it returns, in the user's language."},
+                {"role": "user", "content": turn.text}]
+    result = turn.model(messages, purpose="react", tools=tools)
+    call = tool_calls_first(result, set(READ_ONLY))
+    chosen_by, why = "model", ""
+    if call is not None:
+        tool = tool_get(call["name"])
+        arguments = {k: v for k, v in call["arguments"].items() if k in tool.input_schema.get("properties", {})}
+        try:
+            tool.input_validate(arguments)
+        except Exception as err:  # a bad call is refused; the rules choose instead
+            call, why = None, str(err)
+    else:
+        why = "the model called no read-only tool"
+    if call is None:
+        action, arguments = _configuration_by_rules(turn)
+        chosen_by = "rules"
+        _frame(turn, "validation", "tool call: fallback to rules",
+               f"The model's tool call could not be used ({why}); the rules chose {action.replace('_', ' ')}.",
+               {"reason": why, "action": action, "model_text": result.text, "tool_calls": result.tool_calls},
+               status="error", level="warning")
+        words = _read_only_observe(turn, action, arguments, chosen_by=chosen_by)
+        return Outcome(route="analyze", reply=words)
+    action = call["name"]
+    words = _read_only_observe(turn, action, arguments, chosen_by=chosen_by)
+    # The observation goes back as the tool's result; the model's answer streams into the chat.
+    answer_messages = [*messages,
+                       {"role": "assistant", "content": result.text or None, "tool_calls": [
+                           {"id": call["id"] or "call_0", "type": "function",
+                            "function": {"name": action, "arguments": json.dumps(arguments, ensure_ascii=False)}}]},
+                       {"role": "tool", "tool_call_id": call["id"] or "call_0", "content": words}]
+    answer = turn.model(answer_messages, purpose="answer", reply=True)
+    return Outcome(route="analyze", reply=answer.text.strip() or words)
+
+
+def _configuration_by_rules(turn: Turn) -> tuple[str, dict[str, Any]]:
     lowered = turn.text.lower()
     if re.search(r"\b(employees?|staff|people|headcount|workers?)\b", lowered) or any(
             w in turn.text for w in ("员工", "人数", "多少人")):
@@ -425,15 +535,7 @@ def _configuration(turn: Turn) -> Outcome:
         arguments["items_named"] = req["items_named"]
     else:
         action, arguments = "list_groups", {}
-    tool = tool_get(action)
-    output = tool.fn(ToolContext(tenant_id=turn.membership.tenant_id, run_id=0, node_id=0, node_key="analyze",
-                                 user_id=turn.membership.user_id, call_id=0, idempotency_key="",
-                                 approval_id=None, params={}), arguments)
-    words = observation_words(action, output)
-    _frame(turn, "action", f"action: {action}", f"Read the configuration: {action.replace('_', ' ')}.",
-           {"action": action, "input": arguments})
-    _frame(turn, "observation", f"observation: {action}", words, {"action": action, "output": output})
-    return Outcome(route="analyze", reply=words)
+    return action, arguments
 
 
 def _plan_start(turn: Turn, *, request: str, requirements: dict[str, Any], template_name: str | None,
@@ -455,13 +557,20 @@ def _plan_start(turn: Turn, *, request: str, requirements: dict[str, Any], templ
             params["template_code"] = code
     if employees:
         params["employee_ids"] = list(employees)
+    if turn.new_employees:
+        # Not in the system of record yet: the approval card proposes them; created on approval.
+        params["new_employees"] = list(turn.new_employees)
+    if backend_structured():
+        # The run decides on exactly what the conversation understood (no second reading).
+        params["requirements"] = requirements
     run = run_start(membership=turn.membership, blueprint="payroll_group_setup", params=params,
                     conversation_id=turn.conversation.id)
     ledger_append(conversation_id=turn.conversation.id, run_id=run.id, milestone="run:started",
                   text=f"the setup of the group “{group_name}” was started")
-    if employees:
+    if employees or turn.new_employees:
+        count = len(employees or []) + len(turn.new_employees)
         ledger_append(conversation_id=turn.conversation.id, run_id=run.id, milestone="run:employees",
-                      text=f"an employee list of {len(employees)} people will be assigned after the import")
+                      text=f"an employee list of {count} people will be assigned after the import")
     reply = _plan_reply(turn, requirements, group_name, employees)
     return Outcome(route="plan", reply=reply, run_id=run.id)
 
@@ -484,6 +593,11 @@ def _plan_reply(turn: Turn, requirements: dict[str, Any], group_name: str, emplo
     if employees:
         reply += (f"导入后会把名单中的 {len(employees)} 名员工分配到该组。" if zh else
                   f" Then I'll assign the {len(employees)} employees on your list.")
+    if turn.new_employees:
+        count = len(turn.new_employees)
+        reply += (f"名单中有 {count} 名员工还不在系统中：审批人批准后会新建并分配到该组。" if zh else
+                  f" {count} employee{'s' if count != 1 else ''} on your list {'are' if count != 1 else 'is'} not in "
+                  "the payroll system yet: the approver will see them as new, and they are created on approval.")
     return reply
 
 
@@ -503,7 +617,8 @@ def _explore(turn: Turn, state: ExplorationState, *, employees: list[str] | None
         outcome.question = ("我没能从您的回答中识别出城市或地区。请直接写城市名（例如“杭州”“上海”），或回复“全国”。" if turn.zh else
                             "I couldn't find a city or region in that. Please name the city (for example "
                             "“Hangzhou” or “Shanghai”), or say “nationwide”.")
-    stored = {**outcome.requirements, "_template_name": state.template_name, "_employee_ids": employees or []}
+    stored = {**outcome.requirements, "_template_name": state.template_name, "_employee_ids": employees or [],
+              "_new_employees": turn.new_employees}
     Exploration.objects.update_or_create(conversation=turn.conversation, defaults={
         "request": state.request, "requirements": stored, "scratchpad": outcome.scratchpad,
         "iterations": outcome.iterations, "question": outcome.question})
@@ -512,9 +627,11 @@ def _explore(turn: Turn, state: ExplorationState, *, employees: list[str] | None
 
 def _resume_exploration(turn: Turn, exploration: Exploration) -> Outcome:
     request = exploration.request if _is_continue(turn.text) else f"{exploration.request}\n{turn.text}"
-    requirements = requirements_extract(request)
+    requirements = _requirements(turn, request)
     template_name = exploration.requirements.get("_template_name")
     employees = _employees_of(turn, exploration)
+    if not turn.employees:
+        turn.new_employees = list(exploration.requirements.get("_new_employees") or [])
     state = ExplorationState(request=request, requirements=requirements, scratchpad=list(exploration.scratchpad),
                              iterations=exploration.iterations, template_name=template_name)
     if dependencies_known(requirements, template_name)[0]:

@@ -22,6 +22,8 @@ from typing import Any, Callable
 
 from django.db import transaction
 
+from llm import backend_structured
+from llm.structured import tool_calls_first
 from payroll.matching import requirement_specific
 from payroll.previews import requirements_words, template_memories
 from timeline.services import frame_record
@@ -82,10 +84,25 @@ def question_for(missing: list[str], *, zh: bool) -> str:
             + ". Reply with that (or say “continue” once you have set it up) and I'll pick up from here.")
 
 
-def _prompt(state: ExplorationState, *, conversation_id: int, memory_texts: list[str]) -> list[dict[str, Any]]:
+CONTROL_TOOLS = [
+    {"type": "function", "function": {"name": "ask_user", "description": "Ask the user for a missing value.",
+                                      "parameters": {"type": "object", "properties": {}}}},
+    {"type": "function", "function": {"name": "finish", "description": "The request is complete: plan it.",
+                                      "parameters": {"type": "object", "properties": {}}}},
+]
+
+
+def model_tools() -> list[dict[str, Any]]:
+    """The read-only registry tools as function schemas (Tool.as_model_tool), and the two control steps."""
+    return [tool_get(name).as_model_tool() for name in READ_ONLY] + CONTROL_TOOLS
+
+
+def _prompt(state: ExplorationState, *, conversation_id: int, memory_texts: list[str],
+            tool_calling: bool = False) -> list[dict[str, Any]]:
     tools = "\n".join(f"- {name}: {tool_get(name).description}" for name in READ_ONLY)
-    system = ("You explore a payroll set-up request before a fixed plan runs. Answer with one JSON object "
-              '{"thought": "...", "action": "...", "input": {...}}. Allowed actions: '
+    how = ("Call exactly one of the functions; put your reasoning in the message text. " if tool_calling else
+           'Answer with one JSON object {"thought": "...", "action": "...", "input": {...}}. ')
+    system = ("You explore a payroll set-up request before a fixed plan runs. " + how + "Allowed actions: "
               + ", ".join(ACTIONS) + ". Tools (read-only):\n" + tools
               + "\n- ask_user: ask the user for a missing value\n- finish: the request is complete")
     collection = [f"the request so far asks for {requirements_words(state.requirements)}"]
@@ -169,17 +186,23 @@ def react_explore(*, state: ExplorationState, tenant_id: int, user_id: int, conv
                    {"boundary": "first_react", "items": [{"l3": str(i.id), "l2": str(i.evidence_id),
                                                           "text": i.text} for i in items]})
     template_name = state.template_name
+    tools = model_tools() if backend_structured() else None
     for _ in range(ITERATION_CAP):
         state.iterations += 1
-        messages = _prompt(state, conversation_id=conversation_id, memory_texts=memory_texts)
-        result = model(messages, purpose="react", choices=list(ACTIONS))
-        step = step_parse(result.text)
+        messages = _prompt(state, conversation_id=conversation_id, memory_texts=memory_texts,
+                           tool_calling=bool(tools))
+        result = model(messages, purpose="react", choices=list(ACTIONS), tools=tools)
+        called = tool_calls_first(result, set(ACTIONS)) if tools else None
+        if called is not None:  # function calling: the call is the step
+            step = {"thought": (result.text or "")[:500], "action": called["name"], "input": called["arguments"]}
+        else:
+            step = step_parse(result.text)
         chosen_by = "model"
         if step is None:
             step, chosen_by = step_by_rules(state), "rules"
         thought = _frame(activity_id, "thought", f"thought {state.iterations}",
                          step["thought"] or "(no thought given)",
-                         {"proposed": result.text, "chosen_by": chosen_by})
+                         {"proposed": result.text, "tool_calls": result.tool_calls, "chosen_by": chosen_by})
         action = step["action"]
         _frame(activity_id, "action", f"action: {action}",
                f"Chose {action.replace('_', ' ')}" + (" (the model's answer was not an allowed step; the rules "

@@ -26,7 +26,7 @@ from .builtin import BuiltinBackend
 from .openai_compat import OpenAIBackend
 from .scripted import ScriptedBackend, scripted_reset
 
-__all__ = ["ModelError", "ModelResult", "ModelTimeout", "Backend", "backend_get", "model_call",
+__all__ = ["backend_structured", "ModelError", "ModelResult", "ModelTimeout", "Backend", "backend_get", "model_call",
            "on_model_call", "scripted_reset", "tokens_estimate", "messages_tokens_estimate", "message_text"]
 
 logger = logging.getLogger(__name__)
@@ -41,7 +41,8 @@ class Backend(Protocol):
 
     def complete(self, messages: list[dict], *, purpose: str, tools: list[dict] | None,
                  choices: list[str] | None, max_tokens: int, stream: bool,
-                 on_delta: Callable[[str], None] | None) -> ModelResult: ...
+                 on_delta: Callable[[str], None] | None,
+                 response_format: dict | None = None) -> ModelResult: ...
 
 
 _BACKENDS: dict[str, Callable[[], Backend]] = {
@@ -58,6 +59,15 @@ def backend_get() -> Backend:
         raise ModelError(f"KEEL_LLM={name!r} is not a backend; use builtin, openai or scripted.")
 
 
+def backend_structured() -> bool:
+    """Whether the configured backend honours JSON-schema output and tool calling (openai).
+    The builtin backend is the rules themselves; a scripted one replays what was recorded."""
+    try:
+        return bool(getattr(backend_get(), "structured", False))
+    except ModelError:
+        return False
+
+
 def _notify(purpose: str, messages: list[dict], result: ModelResult) -> None:
     for hook in list(on_model_call):
         try:
@@ -68,17 +78,21 @@ def _notify(purpose: str, messages: list[dict], result: ModelResult) -> None:
 
 def model_call(messages: list[dict], *, purpose: str, tools: list[dict] | None = None,
                choices: list[str] | None = None, max_tokens: int = 512, stream: bool | None = None,
-               on_delta: Callable[[str], None] | None = None) -> ModelResult:
+               on_delta: Callable[[str], None] | None = None,
+               response_format: dict | None = None) -> ModelResult:
     """Call the configured model once. `choices` lists the only acceptable answers for a
     bounded decision (the caller still checks the answer: a model may say anything);
-    `stream` (default: env KEEL_LLM_STREAM) streams, calling `on_delta` with each piece.
+    `stream` (default: env KEEL_LLM_STREAM) streams, calling `on_delta` with each piece;
+    `response_format` asks a backend that supports it (`structured`) for structured output
+    (OpenAI's {"type": "json_schema", ...}); the others ignore it (see llm.structured).
     Raises ModelTimeout or ModelError."""
     if stream is None:
         stream = os.environ.get("KEEL_LLM_STREAM", "").strip().lower() in {"1", "true", "yes", "on"}
     backend = backend_get()
     try:
         result = backend.complete(messages, purpose=purpose, tools=tools, choices=choices,
-                                  max_tokens=max_tokens, stream=stream, on_delta=on_delta)
+                                  max_tokens=max_tokens, stream=stream, on_delta=on_delta,
+                                  response_format=response_format)
     except ModelError as exc:
         failed = ModelResult(text="", provider=backend.name, model=os.environ.get("KEEL_LLM_MODEL", ""),
                              purpose=purpose, prompt=messages, input_tokens=messages_tokens_estimate(messages),

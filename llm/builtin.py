@@ -84,7 +84,7 @@ class BuiltinBackend:
     name = "builtin"
 
     def complete(self, messages: list[dict], *, purpose: str, tools, choices, max_tokens: int,
-                 stream: bool, on_delta) -> ModelResult:
+                 stream: bool, on_delta, response_format: dict | None = None) -> ModelResult:
         started = time.monotonic()
         text = last_user_text(messages)
         if purpose == "decide" and choices:

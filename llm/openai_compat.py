@@ -3,7 +3,9 @@ Ollama, llama.cpp server...), over urllib so that it needs no extra dependency.
 
 OPENAI_BASE_URL (default https://api.openai.com/v1), OPENAI_API_KEY (optional for local
 servers), KEEL_LLM_MODEL (default gpt-4o-mini), KEEL_LLM_TIMEOUT seconds (default 60),
-KEEL_LLM_STREAM=1 to stream by default.
+KEEL_LLM_STREAM=1 to stream by default. Structured output (`response_format`
+json_schema) and tool calling (`tools`) are passed through as the protocol defines them;
+a streamed answer calls `on_delta` with each content piece as it arrives.
 """
 from __future__ import annotations
 
@@ -39,16 +41,21 @@ def _tool_call_normal(call: dict[str, Any]) -> dict[str, Any]:
 
 class OpenAIBackend:
     name = "openai"
+    structured = True  # JSON-schema response_format and tool calling (llm.structured)
 
     def complete(self, messages: list[dict], *, purpose: str, tools: list[dict] | None,
                  choices: list[str] | None, max_tokens: int, stream: bool,
-                 on_delta: Callable[[str], None] | None) -> ModelResult:
+                 on_delta: Callable[[str], None] | None,
+                 response_format: dict | None = None) -> ModelResult:
         base = os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1").rstrip("/")
         model = os.environ.get("KEEL_LLM_MODEL", "gpt-4o-mini")
         timeout = float(os.environ.get("KEEL_LLM_TIMEOUT", "60"))
         body: dict[str, Any] = {"model": model, "messages": messages, "max_tokens": max_tokens}
         if tools:
             body["tools"] = tools
+            body["tool_choice"] = "auto"
+        if response_format:
+            body["response_format"] = response_format
         if stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}

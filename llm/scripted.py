@@ -64,7 +64,7 @@ class ScriptedBackend:
     name = "scripted"
 
     def complete(self, messages: list[dict], *, purpose: str, tools: list[dict] | None,
-                 choices: list[str] | None, max_tokens: int, stream: bool, on_delta) -> ModelResult:
+                 choices: list[str] | None, max_tokens: int, stream: bool, on_delta, response_format: dict | None = None) -> ModelResult:
         path = os.environ.get("KEEL_LLM_SCRIPT", "")
         if not path:
             raise ModelError("KEEL_LLM=scripted needs KEEL_LLM_SCRIPT to name a JSON file.")

@@ -18,6 +18,7 @@ from workflows.models import StateCoordinate
 from workflows.tools import Experience, Preview
 
 from .models import ClaimKind, Employee, PayrollGroup, PayrollTemplate, RecordClaim, Snapshot
+from .requirements import REGION_NAMES, requirements_extract
 from .selectors import configuration_checksum, import_diff, restore_diff, scope_checksum
 
 # Catalog regions → the location names employees carry.
@@ -61,12 +62,77 @@ def import_preview(tenant_id: int, arguments: dict[str, Any], params: dict[str, 
                        group_name=arguments["group_name"])
     name = diff.get("template", {}).get("name", "the matched template")
     measures = import_scope(tenant_id=tenant_id, template_id=int(arguments["template_id"]))
-    if params.get("employee_ids"):
+    if params.get("employee_ids") or params.get("new_employees"):
         # An attached employee list says exactly who the new group is for.
-        measures = listed_scope(tenant_id=tenant_id, employee_ids=params["employee_ids"],
+        measures = listed_scope(tenant_id=tenant_id, employee_ids=params.get("employee_ids") or [],
                                 currency=measures.get("currency", ""))
+    new = new_employees_proposed(tenant_id=tenant_id, rows=params.get("new_employees") or [])
+    if new:
+        # People of the attached HR export not yet in the system of record: created on approval.
+        diff = {**diff, "new_employees": new}
+        measures = {**measures, "headcount": measures.get("headcount", 0) + len(new), "listed": True}
+    measures = {**measures, "context": request_context(arguments, params)}
     return Preview(summary=f"Import template “{name}” into a new group “{arguments['group_name']}”.",
                    diff=diff, measures=measures)
+
+
+def new_employees_proposed(*, tenant_id: int, rows: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """The attached export's rows whose employee number the tenant does not have yet."""
+    numbers = [str(r.get("employee_no") or "").strip() for r in rows]
+    existing = set(Employee.objects.filter(tenant_id=tenant_id, employee_no__in=numbers)
+                   .values_list("employee_no", flat=True))
+    return [{"employee_no": str(r["employee_no"]).strip(), "name": str(r.get("name") or "").strip(),
+             "department": str(r.get("department") or "").strip(), "location": str(r.get("location") or "").strip()}
+            for r in rows if str(r.get("employee_no") or "").strip() not in existing]
+
+
+FREQUENCY_WORDS = {"monthly": ("a monthly", "按月"), "semi_monthly": ("a semi-monthly", "半月"),
+                   "biweekly": ("a biweekly", "双周"), "weekly": ("a weekly", "按周")}
+
+
+def _place_words(region: str | None, city: dict | None, zh: bool) -> str:
+    if city:
+        return city.get("zh" if zh else "en") or region or ""
+    if region == "CN":
+        return "全国" if zh else "nationwide"
+    en, cn = REGION_NAMES.get(region or "", (region or "", region or ""))
+    return cn if zh else en
+
+
+def request_context(arguments: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    """What the approver reads about where the run came from: the user's own words and every
+    assumption the agent made to get from them to this template and name, in the user's language."""
+    request = (params.get("request") or "").strip()
+    requirements = params.get("requirements") or requirements_extract(request)
+    zh = requirements.get("lang") == "zh"
+    template = PayrollTemplate.objects.filter(id=int(arguments.get("template_id") or 0)).first()
+    assumptions: list[str] = []
+    if template is not None:
+        frequency = requirements.get("pay_frequency")
+        if not frequency or frequency == "hourly":
+            words = FREQUENCY_WORDS.get(template.pay_frequency, (template.pay_frequency, template.pay_frequency))
+            assumptions.append(f"假定{words[1]}发薪：请求中没有说明发薪周期" if zh else
+                               f"assumed {words[0]} pay cycle; no pay cycle was stated")
+        region = requirements.get("region")
+        template_place = template.region.removeprefix("CN-")
+        template_region = {"CN-Shanghai": "CN-SH", "CN-Beijing": "CN-BJ", "CN-Shenzhen": "CN-SZ",
+                           "CN-Guangzhou": "CN-GZ"}.get(template.region, template.region)
+        template_words = _place_words(template_region, None, zh) or template_place
+        if not region:
+            assumptions.append(f"假定地区为{template_words}：请求中没有说明城市或地区" if zh else
+                               f"assumed {template_words}; no city or region was stated")
+        elif region != template_region:
+            place = _place_words(region, requirements.get("city"), zh)
+            if template.region == "CN":
+                assumptions.append(f"使用全国通用模板：还没有{place}的模板" if zh else
+                                   f"used the nationwide template; there is no template for {place} yet")
+            else:
+                assumptions.append(f"使用{template_words}的模板：还没有{place}的模板" if zh else
+                                   f"used a {template_words} template; there is no template for {place}")
+    if not requirements.get("name_stated") and arguments.get("group_name"):
+        assumptions.append(f"薪资组命名为“{arguments['group_name']}”：请求中没有给出名称" if zh else
+                           f"named the group “{arguments['group_name']}”; no name was stated")
+    return {"request": request[:2000], "assumptions": assumptions, "lang": "zh" if zh else "en"}
 
 
 def import_preconditions(tenant_id: int, run_id: int, arguments: dict[str, Any]) -> str:

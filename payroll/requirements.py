@@ -305,11 +305,7 @@ def requirements_extract(text: str) -> dict[str, Any]:
     zh = _is_chinese(text)
     group_name = stated_name
     if group_name is None and (region or population):
-        index = 1 if zh else 0
-        place = (city["zh"] if zh else city["en"]) if city else (REGION_NAMES[region][index] if region else "")
-        parts = [place] if place and region != "CN" else []
-        parts.append(POPULATION_NAMES[population][index] if population else ("薪资组" if index else "Payroll"))
-        group_name = ("" if index else " ").join(parts)
+        group_name = _default_name(region, city, population, zh)
     found = {"region": region, "pay_frequency": pay_frequency}
     return {
         "region": region,
@@ -325,6 +321,73 @@ def requirements_extract(text: str) -> dict[str, Any]:
         "lang": "zh" if zh else "en",
         "missing": [key for key in REQUIRED if not found[key]],
     }
+
+
+def _default_name(region: str | None, city: dict | None, population: str | None, zh: bool) -> str:
+    """The group's name when none was stated: the place and the population ("Shanghai Sales")."""
+    index = 1 if zh else 0
+    place = (city["zh"] if zh else city["en"]) if city else (REGION_NAMES[region][index] if region in REGION_NAMES else "")
+    parts = [place] if place and region != "CN" else []
+    parts.append(POPULATION_NAMES[population][index] if population else ("薪资组" if index else "Payroll"))
+    return ("" if index else " ").join(parts)
+
+
+# What a model is asked for (structured output, llm.structured): the same requirements,
+# with the city as a name the program resolves through the gazetteer. Strict: every key
+# present, nothing else; null where the request does not say.
+ITEM_CODES = [code for code, _, _ in ITEMS] + ["bonus"]
+MODEL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["region", "city", "pay_frequency", "population", "items_named", "group_name", "name_stated",
+                 "headcount", "legacy"],
+    "properties": {
+        "region": {"type": ["string", "null"], "pattern": "^(CN|CN-[A-Za-z]+|HK|SG|US)$",
+                   "description": "CN-SH, CN-BJ, CN-SZ, CN-GZ, CN-<pinyin> for another mainland city, HK, SG, "
+                                  "US, CN for nationwide; null when no place is said"},
+        "city": {"type": ["string", "null"], "description": "the city as said (English, pinyin or Chinese)"},
+        "pay_frequency": {"enum": [code for code, _, _ in FREQUENCIES] + [None]},
+        "population": {"enum": [code for code, _, _ in POPULATIONS] + [None]},
+        "items_named": {"type": "array", "items": {"enum": ITEM_CODES}},
+        "group_name": {"type": ["string", "null"], "maxLength": 120,
+                       "description": "the name the user stated for the group, else null"},
+        "name_stated": {"type": "boolean"},
+        "headcount": {"type": ["integer", "null"], "minimum": 0},
+        "legacy": {"type": "boolean"},
+    },
+}
+
+
+def requirements_from_model(data: dict[str, Any], text: str) -> dict[str, Any]:
+    """A model's structured answer (valid against MODEL_SCHEMA) in the shape requirements_extract
+    returns, so that one decision function (payroll.matching, agents.react) consumes either."""
+    region, city = None, None
+    if data.get("city"):
+        region, city = _region(data["city"], text_corrected(data["city"]))
+    if region is None and data.get("region"):
+        region = data["region"] if not data["region"].startswith("cn-") else data["region"].upper()
+        if region in REGION_NAMES:
+            en, zh_name = REGION_NAMES[region]
+            city = {"en": en, "zh": zh_name, "province": ""}
+    zh = _is_chinese(text)
+    population = data.get("population")
+    stated = (data.get("group_name") or "").strip() or None
+    group_name = stated or (_default_name(region, city, population, zh) if region or population else None)
+    pay_frequency = data.get("pay_frequency")
+    found = {"region": region, "pay_frequency": pay_frequency}
+    return {"region": region, "city": city, "pay_frequency": pay_frequency, "population": population,
+            "items_named": list(dict.fromkeys(data.get("items_named") or [])), "group_name": group_name,
+            "name_stated": bool(stated and data.get("name_stated", True)), "headcount": data.get("headcount"),
+            "legacy": bool(data.get("legacy")), "lang": "zh" if zh else "en",
+            "missing": [key for key in REQUIRED if not found[key]]}
+
+
+def requirements_messages(text: str) -> list[dict[str, Any]]:
+    """The extraction prompt for a model that answers in MODEL_SCHEMA."""
+    return [{"role": "system", "content": (
+        "Extract the payroll-group requirements the user states. Say only what is said: null for an unsaid "
+        "region or pay cycle, never a guess. group_name only when the user names the group (\"call it ...\").")},
+        {"role": "user", "content": text}]
 
 
 def requirements_answer(purpose: str, text: str) -> str:

@@ -566,6 +566,38 @@ def employees_assign(*, actor: Actor, group_id: int, employee_ids: list[int], id
                        request={"group_id": group_id, "employee_ids": ids}, work=work, atomic=True)
 
 
+def employees_create(*, actor: Actor, group_id: int, employees: list[dict[str, Any]], idempotency_key: str) -> Receipt:
+    """Create the employees an approved run proposed (an attached HR export's rows that the
+    tenant did not have), once per key: a number the tenant has by now is reused, never
+    duplicated. Currency from the group's template; the salary is set later in the system."""
+    key = _key_checked(idempotency_key)
+    group_id = _id_checked(group_id, "group_id")
+    rows = [{"employee_no": str(e.get("employee_no") or "").strip()[:40], "name": str(e.get("name") or "").strip()[:200],
+             "department": str(e.get("department") or "").strip()[:100],
+             "location": str(e.get("location") or "").strip()[:100]} for e in employees or []]
+    if not rows or any(not r["employee_no"] or not r["name"] for r in rows):
+        raise DomainError("Each new employee needs a number and a name.", code="invalid")
+    group = PayrollGroup.objects.filter(tenant_id=actor.tenant_id, id=group_id).select_related("template").first()
+    if group is None:
+        raise NotFound("No such payroll group.", code="group_not_found")
+    currency = group.template.currency if group.template_id else "CNY"
+
+    def work(record: IdempotencyRecord) -> tuple[int, dict[str, Any]]:
+        ids, created = [], []
+        for row in rows:
+            employee, made = Employee.objects.get_or_create(
+                tenant_id=actor.tenant_id, employee_no=row["employee_no"],
+                defaults={"name": row["name"], "department": row["department"] or "—",
+                          "location": row["location"] or "—", "base_salary": 0, "currency": currency})
+            ids.append(str(employee.id))
+            if made:
+                created.append(str(employee.id))
+        return 201, {"employee_ids": ids, "created": created}
+
+    return _idempotent(actor=actor, operation="employees_create", key=key,
+                       request={"group_id": group_id, "employees": rows}, work=work, atomic=True)
+
+
 def run_effects_undo(*, actor: Actor, snapshot_id: int, import_keys: list[str], assign_keys: list[str],
                      idempotency_key: str) -> Receipt:
     """Undo exactly one run's effects, by its receipts: the groups its imports created

@@ -9,6 +9,8 @@ from django.db import transaction
 from django.db.models import Count
 
 from config.api import Conflict
+from llm import backend_structured
+from llm.structured import structured_call
 from memory.services import memory_link
 from timeline.services import frame_record
 from workflows.models import Run, ToolCall
@@ -35,7 +37,12 @@ from .models import (
     Snapshot,
     TemplateItem,
 )
-from .requirements import requirements_extract
+from .requirements import (
+    MODEL_SCHEMA,
+    requirements_extract,
+    requirements_from_model,
+    requirements_messages,
+)
 from .selectors import configuration_checksum, employees_for, groups_for, scope_checksum
 from .services import (
     Actor,
@@ -43,6 +50,7 @@ from .services import (
     NameTaken,
     ScopeChanged,
     employees_assign,
+    employees_create,
     records_claim,
     run_effects_undo,
     snapshot_create,
@@ -78,7 +86,18 @@ def _actor(ctx: ToolContext):
 # --- interpret_request --------------------------------------------------------------------
 
 def interpret_request(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
-
+    understood = ctx.params.get("requirements")
+    if isinstance(understood, dict) and ctx.params.get("request") == arguments["request"]:
+        # The conversation already understood this very request (structured output or its
+        # recorded fallback): the run decides on the same requirements, never a second reading.
+        return {"requirements": dict(understood), "source": "conversation", "receipt_ref": f"call/{ctx.call_id}"}
+    if backend_structured():
+        outcome = structured_call(lambda m, **kw: tool_model_call(ctx, m, **kw), requirements_messages(
+            arguments["request"]), purpose="requirements", schema=MODEL_SCHEMA,
+            rules=lambda: requirements_extract(arguments["request"]))
+        requirements = (requirements_from_model(outcome.data, arguments["request"]) if outcome.source == "model"
+                        else {**outcome.data, "fallback": outcome.fallback})
+        return {"requirements": requirements, "source": outcome.source, "receipt_ref": f"call/{ctx.call_id}"}
     messages = [
         {"role": "system", "content": "Extract payroll-group requirements as JSON with keys region, pay_frequency, "
                                       "population, items_named, group_name, missing."},
@@ -433,16 +452,24 @@ tool_register(Tool(
 @_transient_busy
 def assign_employees(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
 
-    receipt = employees_assign(actor=_actor(ctx), group_id=int(arguments["group_id"]),
-                               employee_ids=[int(e) for e in arguments["employee_ids"]],
+    ids = [int(e) for e in arguments.get("employee_ids") or []]
+    created: list[str] = []
+    if arguments.get("new_employees"):
+        # The approval of the import covered them (its card listed each as a new employee).
+        made = employees_create(actor=_actor(ctx), group_id=int(arguments["group_id"]),
+                                employees=arguments["new_employees"], idempotency_key=f"{ctx.idempotency_key}:new")
+        ids += [int(e) for e in made.body["employee_ids"]]
+        created = made.body["created"]
+    receipt = employees_assign(actor=_actor(ctx), group_id=int(arguments["group_id"]), employee_ids=ids,
                                idempotency_key=ctx.idempotency_key)
     return {"group_id": receipt.body["group_id"], "assigned": receipt.body["assigned"],
+            "employee_ids": receipt.body["employee_ids"], "created": created,
             "receipt_ref": f"payroll/groups/{receipt.body['group_id']}"}
 
 
 def _assign_accept(ctx, arguments, output) -> list[Acceptance]:
 
-    listed = {int(e) for e in arguments["employee_ids"]}
+    listed = {int(e) for e in arguments.get("employee_ids") or []} | {int(e) for e in output.get("employee_ids") or []}
     in_group = Employee.objects.filter(tenant_id=ctx.tenant_id, id__in=listed,
                                        group_id=int(output["group_id"])).count()
     return [Acceptance("every listed employee is in the new group", in_group == len(listed),
@@ -451,10 +478,16 @@ def _assign_accept(ctx, arguments, output) -> list[Acceptance]:
 
 tool_register(Tool(
     name="assign_employees",
-    description="Assign the employees of the attached list to the new payroll group.",
-    input_schema={"type": "object", "properties": {"group_id": ID,
-                                                   "employee_ids": {"type": "array", "items": ID, "minItems": 1}},
-                  "required": ["group_id", "employee_ids"]},
+    description="Assign the employees of the attached list to the new payroll group (creating those the approval "
+                "card proposed as new).",
+    input_schema={"type": "object", "properties": {
+        "group_id": ID, "employee_ids": {"type": "array", "items": ID, "minItems": 1},
+        "new_employees": {"type": "array", "minItems": 1, "items": {
+            "type": "object", "required": ["employee_no", "name"],
+            "properties": {"employee_no": {"type": "string", "minLength": 1, "maxLength": 40},
+                           "name": {"type": "string", "minLength": 1, "maxLength": 200},
+                           "department": {"type": "string"}, "location": {"type": "string"}}}}},
+        "required": ["group_id"], "anyOf": [{"required": ["employee_ids"]}, {"required": ["new_employees"]}]},
     output_schema={"type": "object", "properties": {"assigned": {"type": "integer"}}, "required": ["assigned"]},
     fn=assign_employees, consumes=["group_id"], side_effects=True, read_only=False, accept=_assign_accept,
     summary=lambda output: f"Assigned {output['assigned']} employees to the new group.",

@@ -32,7 +32,8 @@ BLUEPRINT_SCHEMA: dict[str, Any] = {
                     "tool": {"type": "string"}, "goal": {"type": "string"},
                     "depends_on": {"type": "array", "items": {"type": "string"}},
                     "run_when": {"enum": ["completed", "failed"]},
-                    "when": {"type": "string", "description": "the node exists only if this param is given"},
+                    "when": {"type": ["string", "array"], "items": {"type": "string"},
+                             "description": "the node exists only if this param (or any of these) is given"},
                     "arguments": {"type": "object"},
                     "acceptance": {"type": "array", "items": {"type": "string"}},
                 }}},
@@ -89,7 +90,8 @@ def blueprint_nodes(name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
                  "position": i} for i in range(params["n"])]
     # A node with `when` exists only if that param is given (an optional step). A step
     # that depended on an absent one depends on what the absent one depended on instead.
-    present = {node["key"] for node in spec if not node.get("when") or params.get(node["when"])}
+    present = {node["key"] for node in spec if not node.get("when") or any(
+        params.get(w) for w in ([node["when"]] if isinstance(node["when"], str) else node["when"]))}
     deps_of = {node["key"]: node["depends_on"] for node in spec}
 
     def through(keys: list[str]) -> list[str]:

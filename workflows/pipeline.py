@@ -203,14 +203,16 @@ def _tool_frame(node, call, tool, arguments, output, error, started, consumed) -
                           "produces": tool.produces})
 
 
-def tool_model_call(ctx: ToolContext, messages: list[dict[str, Any]], *, purpose: str) -> ModelResult:
+def tool_model_call(ctx: ToolContext, messages: list[dict[str, Any]], *, purpose: str,
+                    **options: Any) -> ModelResult:
     """A tool's one way to the model: reserve a call under the run's model-call cap
     (compare-and-set, so concurrent nodes cannot overspend it), call the model, and
-    record the call as a frame of the node's activity."""
+    record the call as a frame of the node's activity. `options` (response_format,
+    max_tokens, tools) go to llm.model_call as they are."""
     if not Run.objects.filter(id=ctx.run_id, model_calls__lt=F("model_call_cap")).update(
             model_calls=F("model_calls") + 1):
         raise ToolError("the run's model-call cap is reached")
-    result = model_call(messages, purpose=purpose)
+    result = model_call(messages, purpose=purpose, **options)
     activity_id = Node.objects.values_list("activity_id", flat=True).get(id=ctx.node_id)
     if activity_id:
         model_frame_record(activity_id, purpose, result)

@@ -195,3 +195,42 @@ def test_an_approval_expires_without_any_request_and_the_card_refuses_it(browser
     finally:
         context.close()
         keel_stop(keel)
+
+
+def test_bob_reads_what_alice_asked_for_and_what_the_agent_assumed(keel, new_page):
+    alice = new_page()
+    log_in(alice, keel.base_url, "alice")
+    alice.goto(keel.base_url + "/console/")
+    alice.get_by_role("button", name="New conversation").click()
+    expect(alice.get_by_test_id("live-indicator")).to_have_text("● live")
+    words = "Set up a payroll group for our Shanghai sales team with commission, call it Assumed Cycle"
+    alice.get_by_label("Message").fill(words)
+    alice.get_by_label("Message").press("Enter")
+    expect(alice.get_by_test_id("chat-messages")).to_contain_text(re.compile(r"waiting for .*Bob.* to approve it"),
+                                                                  timeout=30000)
+    alice.get_by_label("Message").fill("帮我给上海销售团队建一个薪资组，有提成，叫“沪销假定”")
+    alice.get_by_label("Message").press("Enter")
+    expect(alice.get_by_test_id("chat-messages")).to_contain_text("沪销假定", timeout=30000)
+
+    page = new_page()
+    log_in(page, keel.base_url, "bob")
+    page.goto(keel.base_url + "/approvals/")
+    page.get_by_test_id("queue-item").filter(has_text="Assumed Cycle").click()
+    expect(card(page)).to_contain_text("“Assumed Cycle”")
+    context = page.get_by_test_id("request-context")
+    expect(context).to_contain_text("What Alice Chen asked for")
+    expect(page.get_by_test_id("original-request")).to_have_text(words)
+    expect(page.get_by_test_id("assumption")).to_have_text(["assumed a monthly pay cycle; no pay cycle was stated"])
+    screenshot(page, "approval-card-request-and-assumption")
+
+    page.get_by_test_id("queue-item").filter(has_text="沪销假定").click()
+    expect(card(page)).to_contain_text("“沪销假定”")
+    expect(page.get_by_test_id("original-request")).to_have_text("帮我给上海销售团队建一个薪资组，有提成，叫“沪销假定”")
+    expect(page.get_by_test_id("assumption")).to_have_text(["假定按月发薪：请求中没有说明发薪周期"])
+    assert page.get_by_test_id("assumptions").get_attribute("lang") == "zh"
+    for name in ("Assumed Cycle", "沪销假定"):  # leave the queue as it was
+        page.get_by_test_id("queue-item").filter(has_text=name).click()
+        expect(card(page)).to_contain_text(f"“{name}”")
+        page.get_by_test_id("comment").fill("test cleanup")
+        page.get_by_test_id("reject").click()
+        expect(page.get_by_test_id("toast")).to_contain_text("Rejected")

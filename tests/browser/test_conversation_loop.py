@@ -2,12 +2,15 @@
 no template is understood, Keel says so and offers the nearest as buttons; a click answers;
 the chat is told who must approve and, after bob approves, that the group exists, with a
 link; each message shows who typed it; the attach control is reachable with Tab."""
+import json
 import re
 
+import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import log_in, screenshot
-from tests.support import Api
+from tests.fake_openai import FakeOpenAI
+from tests.support import Api, keel_start, keel_stop
 
 
 def open_new_conversation(page, base_url):
@@ -80,3 +83,89 @@ def test_each_message_shows_who_typed_it_and_the_attach_control_takes_the_keyboa
         if alice.evaluate("document.activeElement.getAttribute('data-testid')") == "attach-input":
             break
     assert alice.evaluate("document.activeElement.getAttribute('data-testid')") == "attach-input"
+
+
+def test_an_unknown_employee_in_alices_export_is_proposed_to_bob_and_created_on_approval(keel, new_page, tmp_path):
+    from openpyxl import Workbook
+
+    book = Workbook()
+    for row in (["工号", "姓名", "部门", "城市"], ["D-0001", "", "", ""], ["N-8001", "Chen Mo 陈默", "Sales", "Shanghai"]):
+        book.active.append(row)
+    export = tmp_path / "hr-export.xlsx"
+    book.save(export)
+
+    alice = new_page()
+    log_in(alice, keel.base_url, "alice")
+    open_new_conversation(alice, keel.base_url)
+    alice.get_by_test_id("attach-input").set_input_files(str(export))
+    send(alice, "set up a monthly payroll group for our Shanghai sales team with commission, called 'Newcomers'")
+    chat = alice.get_by_test_id("chat-messages")
+    expect(chat).to_contain_text("not in the payroll system yet", timeout=20000)
+    expect(chat).to_contain_text(re.compile(r"waiting for .*Bob.* to approve it"), timeout=30000)
+
+    bob = new_page()
+    log_in(bob, keel.base_url, "bob")
+    bob.goto(keel.base_url + "/approvals/")
+    bob.get_by_test_id("queue-item").filter(has_text="Newcomers").click()
+    card = bob.get_by_test_id("approval-card")
+    expect(card).to_contain_text("“Newcomers”")
+    new = card.get_by_test_id("new-employee")
+    expect(new).to_have_count(1)
+    expect(new).to_contain_text("new employee")
+    expect(new).to_contain_text("Chen Mo 陈默")
+    expect(new).to_contain_text("N-8001")
+    expect(new).to_contain_text("Sales")
+    expect(new).to_contain_text("Shanghai")
+    expect(card.get_by_test_id("employees-affected")).to_contain_text("2 employees from the attached list")
+    screenshot(bob, "approval-card-new-employee")
+    card.get_by_test_id("approve").click()
+    expect(bob.get_by_test_id("toast")).to_contain_text("Approved")
+
+    expect(chat).to_contain_text("Done: the payroll group “Newcomers” has been created", timeout=30000)
+    alice.get_by_test_id("message-link").last.click()
+    alice.wait_for_url("**/payroll/groups/*/")
+    body = alice.locator("body")
+    expect(body).to_contain_text("Newcomers")
+    expect(body).to_contain_text("Sales, Shanghai")
+    alice.get_by_role("link", name="Chen Mo 陈默").click()
+    alice.wait_for_url("**/payroll/employees/*/")
+    expect(alice.locator("body")).to_contain_text("N-8001")
+    expect(alice.locator("body")).to_contain_text("Newcomers")
+
+
+@pytest.fixture(scope="module")
+def model_server():
+    fake = FakeOpenAI.start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture(scope="module")
+def keel_model(tmp_path_factory, model_server):
+    """The embedded default on the `openai` backend, answered by the loopback model server."""
+    keel = keel_start("embedded", tmp_path_factory.mktemp("keel-openai"), {
+        "KEEL_LLM": "openai", "OPENAI_BASE_URL": model_server.base_url, "KEEL_LLM_MODEL": "fake-model",
+        "OPENAI_API_KEY": ""})
+    yield keel
+    keel_stop(keel)
+
+
+def test_alice_watches_the_models_reply_arrive_token_by_token(keel_model, model_server, new_page):
+    answer = ("Hello Alice! I set up payroll groups, import employee lists and answer questions about "
+              "your payroll configuration.")
+    model_server.script("intent", [json.dumps({"signal": "chat", "reason": "a greeting"})])
+    model_server.script("text", [answer])
+    model_server.chunk, model_server.delay = 4, 0.06
+    page = new_page()
+    log_in(page, keel_model.base_url, "alice")
+    open_new_conversation(page, keel_model.base_url)
+    send(page, "hi there")
+    streaming = page.locator(".bubble-keel.streaming")
+    expect(streaming).to_be_visible(timeout=20000)
+    partial = streaming.inner_text()
+    assert "Hello" in partial and len(partial) < len(answer), partial  # seen while it was still arriving
+    screenshot(page, "chat-streaming")
+    chat = page.get_by_test_id("chat-messages")
+    expect(chat).to_contain_text(answer, timeout=20000)
+    expect(streaming).to_have_count(0)  # the stored message replaced the stream, once
+    expect(chat.get_by_text(answer)).to_have_count(1)

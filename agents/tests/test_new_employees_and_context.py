@@ -1,0 +1,113 @@
+"""The approval card of a conversation's run (issue 11): the user's own words and the
+agent's assumptions, in the user's language; employees of an attached HR export that the
+system of record does not have yet are proposed as new, created on approval (once,
+in the tenant) and assigned; a rejection creates nothing."""
+import io
+
+import pytest
+from django.core.management import call_command
+from openpyxl import Workbook
+
+from agents.orchestrator import message_post
+from approvals.models import ApprovalRequest
+from approvals.services import approval_decide
+from payroll.models import Employee
+from tenants.models import Tenant
+from timeline.services import conversation_create
+from workflows.models import Run
+from workflows.tests.helpers import drive, membership, no_broker
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def demo(monkeypatch):
+    monkeypatch.setenv("KEEL_LLM", "builtin")
+    call_command("seed_demo", verbosity=0)
+    with no_broker():
+        yield
+
+
+def say(text, attachment=None, username="alice"):
+    m = membership(username)
+    conv = conversation_create(tenant_id=m.tenant_id, user_id=m.user_id, title="")
+    return message_post(membership=m, conversation_id=conv.id, text=text, attachment=attachment)
+
+
+def workbook(rows):
+    book = Workbook()
+    sheet = book.active
+    for row in rows:
+        sheet.append(row)
+    raw = io.BytesIO()
+    book.save(raw)
+    return raw.getvalue()
+
+
+def export_with_one_new():
+    return workbook([["工号", "姓名", "部门", "城市"], ["D-0001", "", "", ""],
+                     ["N-7001", "Lin Xiaoyu 林晓雨", "Sales", "Shanghai"]])
+
+
+def started(result):
+    run = drive(Run.objects.get(id=int(result["run_id"])))
+    assert run.status == "awaiting_approval", run.status_reason
+    return run, ApprovalRequest.objects.get(run=run)
+
+
+def test_the_card_proposes_the_unknown_employee_and_approval_creates_and_assigns_them():
+    result = say("set up a monthly payroll group for our Shanghai sales team with commission, called 'New Faces'",
+                 attachment=("export.xlsx", export_with_one_new()))
+    assert "not in the payroll system yet" in result["reply"]
+    run, approval = started(result)
+    assert approval.diff["new_employees"] == [{"employee_no": "N-7001", "name": "Lin Xiaoyu 林晓雨",
+                                               "department": "Sales", "location": "Shanghai"}]
+    assert approval.measures["headcount"] == 2
+    assert not Employee.objects.filter(employee_no="N-7001").exists()  # nothing before the decision
+    approval_decide(membership=membership("bob"), approval_id=approval.id, verdict="approved")
+    run = drive(run)
+    assert run.status == "completed", run.status_reason
+    tenant = Tenant.objects.get(slug="demo")
+    new = Employee.objects.get(tenant=tenant, employee_no="N-7001")
+    assert new.name == "Lin Xiaoyu 林晓雨" and new.department == "Sales" and new.location == "Shanghai"
+    assert new.group.name == "New Faces"
+    assert Employee.objects.get(tenant=tenant, employee_no="D-0001").group_id == new.group_id
+    assert Employee.objects.filter(employee_no="N-7001").count() == 1  # only in this tenant, once
+
+
+def test_a_rejection_creates_nobody():
+    result = say("set up a monthly payroll group for our Shanghai sales team with commission, called 'Not Yet'",
+                 attachment=("export.xlsx", export_with_one_new()))
+    run, approval = started(result)
+    approval_decide(membership=membership("bob"), approval_id=approval.id, verdict="rejected", comment="no")
+    drive(run)
+    assert not Employee.objects.filter(employee_no="N-7001").exists()
+
+
+def test_a_row_with_an_unknown_number_and_no_name_is_still_refused():
+    from config.api import DomainError
+    with pytest.raises(DomainError) as caught:
+        say("set up monthly payroll for Shanghai sales with commission",
+            attachment=("team.csv", b"employee_no,name\nD-0001,\nN-9999,\n"))
+    assert "Line 3" in caught.value.message
+
+
+def test_the_card_carries_the_request_and_the_assumptions_in_the_users_language():
+    result = say("Set up a payroll group for our Shanghai sales team with commission")
+    _, approval = started(result)
+    context = approval.measures["context"]
+    assert context["request"] == "Set up a payroll group for our Shanghai sales team with commission"
+    assert "assumed a monthly pay cycle; no pay cycle was stated" in context["assumptions"]
+    assert any("no name was stated" in a for a in context["assumptions"])
+
+    result = say("帮我给上海销售团队建一个薪资组，有提成，叫“沪销一组”")
+    _, approval = started(result)
+    context = approval.measures["context"]
+    assert context["lang"] == "zh" and context["request"].startswith("帮我给上海销售")
+    assert context["assumptions"] == ["假定按月发薪：请求中没有说明发薪周期"]
+
+
+def test_a_fully_stated_request_makes_no_assumption():
+    result = say("set up a monthly payroll group for our Shanghai sales team with commission, called 'Stated'")
+    _, approval = started(result)
+    assert approval.measures["context"]["assumptions"] == []
