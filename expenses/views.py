@@ -10,6 +10,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from config.api import DomainError
+from config.parsers import RequestTooLarge
 from tenants.selectors import membership_for_user
 
 from . import selectors, services
@@ -55,6 +56,11 @@ def claim_page(request: HttpRequest, claim_id: int) -> HttpResponse:
 def claim_action(request: HttpRequest, claim_id: int, action: str) -> HttpResponse:
     membership = membership_for_user(request.user)
     selectors.claim_get_for(membership, claim_id)
+    try:
+        request.POST  # noqa: B018 (parses the form and its files)
+    except RequestTooLarge:  # the request passed the upload limit while it streamed in
+        messages.error(request, f"The file is larger than the limit of {services.MAX_INVOICE_BYTES // 1048576} MB.")
+        return redirect("expenses-claim", claim_id)
     actor, key = _actor(membership), request.POST.get("form_key", "")
     try:
         if action == "invoice":

@@ -2,9 +2,14 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from agents.invoice_chat import invoice_message_post, too_large
+from config.api import DomainError
+from config.parsers import RequestTooLarge
+from expenses.services import MAX_INVOICE_BYTES
 
 from tenants.models import Membership
 from tenants.selectors import membership_for_user
@@ -55,3 +60,27 @@ def conversation_chat(request: HttpRequest, conversation_id: int) -> HttpRespons
     conversation = conversation_get_for(membership, conversation_id)
     return render(request, "timeline/conversation.html#chat-messages",
                   _conversation_context(membership, conversation))
+
+
+@login_required
+@require_POST
+def conversation_invoice(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    """A chat message with an invoice (PDF or image) attached, for an expense claim: the
+    chat's form posts here instead of the messages API when the file is an invoice."""
+    membership = membership_for_user(request.user)
+    try:
+        upload = request.FILES.get("attachment")
+    except RequestTooLarge:  # the whole request passed the upload limit while it streamed in
+        return JsonResponse({"detail": str(too_large(int(request.META.get("CONTENT_LENGTH") or 0)).message),
+                             "code": "invoice_too_large"}, status=413)
+    try:
+        if upload is None:
+            raise DomainError("Attach the invoice (a PDF, PNG or JPEG file).", code="invoice_missing")
+        if upload.size > MAX_INVOICE_BYTES:  # refused before reading it
+            raise too_large(upload.size)
+        result = invoice_message_post(membership=membership, conversation_id=conversation_id,
+                                      text=request.POST.get("text"), filename=upload.name,
+                                      content=upload.read(MAX_INVOICE_BYTES + 1))
+    except DomainError as err:
+        return JsonResponse({"detail": err.message, "code": err.code}, status=err.status_code)
+    return JsonResponse(result, status=201)
