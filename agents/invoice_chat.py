@@ -15,13 +15,25 @@ from django.db import transaction
 
 from config.api import DomainError
 from expenses.models import Invoice
-from expenses.services import MAX_INVOICE_BYTES, Actor, PayloadTooLarge, invoice_checked, invoice_stage
+from expenses.services import (
+    MAX_INVOICE_BYTES,
+    Actor,
+    PayloadTooLarge,
+    invoice_checked,
+    invoice_stage,
+)
 from tenants.models import Membership
 from timeline.models import Activity
 from timeline.selectors import conversation_get_for
 from timeline.services import frame_record
 
-from .expense_front import ASK_ROUTE, START_ROUTE, attached_invoice, awaits_claim_facts, is_expense_request
+from .expense_front import (
+    ASK_ROUTE,
+    START_ROUTE,
+    attached_invoice,
+    awaits_claim_facts,
+    is_expense_request,
+)
 from .models import Message
 from .orchestrator import message_post, message_validate
 

@@ -10,7 +10,6 @@ from agents.invoice_chat import invoice_message_post, too_large
 from config.api import DomainError
 from config.parsers import RequestTooLarge
 from expenses.services import MAX_INVOICE_BYTES
-
 from tenants.models import Membership
 from tenants.selectors import membership_for_user
 from timeline.selectors import conversation_get_for, conversations_for
