@@ -266,9 +266,8 @@ SPECTACULAR_SETTINGS = {
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
 }
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
-# A whole multipart request, refused while it streams in: employee lists are at most 1 MB,
-# expense invoices (the claim page, or attached in the chat) at most 5 MB, plus the form.
-KEEL_UPLOAD_MAX_BYTES = int(os.environ.get("KEEL_UPLOAD_MAX_BYTES", str(6 * 1024 * 1024)))
+# A whole multipart request (attachments are at most 1 MB), refused while it streams in.
+KEEL_UPLOAD_MAX_BYTES = int(os.environ.get("KEEL_UPLOAD_MAX_BYTES", str(2 * 1024 * 1024)))
 FILE_UPLOAD_HANDLERS = ["config.parsers.UploadSizeLimit",
                         "django.core.files.uploadhandler.MemoryFileUploadHandler",
                         "django.core.files.uploadhandler.TemporaryFileUploadHandler"]

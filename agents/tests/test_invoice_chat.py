@@ -40,9 +40,16 @@ def conversation(username="alice"):
     return conversation_create(tenant_id=m.tenant_id, user_id=m.user_id)
 
 
-def post(conv, text, name="hotel.pdf", content=PDF, username="alice"):
-    return client_for(username).post(f"/conversations/{conv.id}/invoice/",
-                                     {"text": text, "attachment": SimpleUploadedFile(name, content)})
+def post(conv, text, name="hotel.pdf", content=PDF, username="alice", csrf=True):
+    """As the chat's form does: with the session's CSRF token in the X-CSRFToken header."""
+    from django.contrib.auth.models import User
+
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(User.objects.get(username=username))
+    client.get("/console/")
+    headers = {"X-CSRFToken": client.cookies["csrftoken"].value} if csrf else {}
+    return client.post(f"/conversations/{conv.id}/invoice/",
+                       {"text": text, "attachment": SimpleUploadedFile(name, content)}, headers=headers)
 
 
 def nothing_written(conv):
@@ -90,6 +97,19 @@ def test_a_file_that_is_no_acceptable_invoice_is_refused_and_changes_nothing(nam
     conv = conversation()
     response = post(conv, CLAIM, name=name, content=content)
     assert response.status_code == status and response.json()["code"] == code, response.content
+    assert nothing_written(conv)
+
+
+def test_a_three_megabyte_scan_is_within_the_invoice_limit_though_past_the_general_upload_cap():
+    conv = conversation()
+    response = post(conv, CLAIM, name="scan.jpg", content=b"\xff\xd8\xff" + b"\0" * (3 * 1024 * 1024))
+    assert response.status_code == 201, response.content
+    assert Invoice.objects.get(id=int(response.json()["invoice_id"])).content_type == "image/jpeg"
+
+
+def test_without_the_csrf_token_it_is_refused_and_changes_nothing():
+    conv = conversation()
+    assert post(conv, CLAIM, csrf=False).status_code == 403
     assert nothing_written(conv)
 
 
