@@ -6,9 +6,15 @@ the orchestrator's own branches go on. Otherwise it reads the claim's facts from
 in English or Chinese — category, city, date, nights, amount — asks for what is missing
 (the amount, the date, the nights of a stay, the city) and, once the facts are complete,
 starts blueprint `expense_claim`. The facts travel as run parameters; the claim's id is
-made by the create step and carried by program state, never by the model."""
+made by the create step and carried by program state, never by the model.
+
+An invoice attached to the message (agents.invoice_chat stages it first) travels the same
+way: its staged id is the run's `invoice_id` parameter, and the upload step files it, with
+its checksum, to the claim the create step made. A turn that asks for a missing fact keeps
+the staged invoice for the answer that completes the claim."""
 from __future__ import annotations
 
+import contextvars
 import re
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -19,7 +25,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from tenants.models import Membership
-from timeline.models import Activity
+from timeline.models import Activity, FramePayload
 from timeline.services import frame_record
 from workflows.services import run_start
 
@@ -38,6 +44,8 @@ CATEGORIES = {
 CITIES = {"beijing": "北京", "shanghai": "上海", "shenzhen": "深圳", "guangzhou": "广州", "hangzhou": "杭州",
           "chengdu": "成都", "nanjing": "南京", "wuhan": "武汉", "xi'an": "西安", "tianjin": "天津",
           "hong kong": "香港", "singapore": "新加坡"}
+# The invoice staged for the message being handled (set by agents.invoice_chat around it).
+attached_invoice: contextvars.ContextVar[int | None] = contextvars.ContextVar("keel_attached_invoice", default=None)
 ZH_DIGITS = {"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
 
 
@@ -145,6 +153,24 @@ def _pending_text(conversation_id: int, activity_id: int) -> str | None:
             .values_list("text", flat=True).first())
 
 
+def _pending_invoice(conversation_id: int, activity_id: int) -> int | None:
+    """The invoice staged with the claim whose missing facts the turn before this one asked for."""
+    previous = (Activity.objects.filter(conversation_id=conversation_id, kind=Activity.Kind.MESSAGE)
+                .exclude(id=activity_id).order_by("-started_at", "-id").first())
+    if previous is None or previous.route != ASK_ROUTE:
+        return None
+    data = (FramePayload.objects.filter(frame__activity_id=previous.id, frame__kind="route")
+            .values_list("data", flat=True).first()) or {}
+    return int(data["invoice"]) if str(data.get("invoice") or "").isdigit() else None
+
+
+def awaits_claim_facts(conversation_id: int) -> bool:
+    """Did the conversation's last turn ask for a claim's missing facts?"""
+    last = (Activity.objects.filter(conversation_id=conversation_id, kind=Activity.Kind.MESSAGE)
+            .order_by("-started_at", "-id").first())
+    return last is not None and last.route == ASK_ROUTE
+
+
 def expense_turn(*, membership: Membership, conversation_id: int, activity_id: int, text: str,
                  signal: str) -> ExpenseReply | None:
     """Handle a message that files an expense claim; None for any other message."""
@@ -153,22 +179,27 @@ def expense_turn(*, membership: Membership, conversation_id: int, activity_id: i
         return None
     zh = bool(re.search(r"[\u4e00-\u9fff]", (earlier or "") + text))
     facts = facts_read(f"{earlier} {text}" if earlier else text)
+    invoice_id = attached_invoice.get() or (_pending_invoice(conversation_id, activity_id) if earlier else None)
     if facts.missing:
         words = [(MISSING_ZH if zh else MISSING_EN)[m] for m in facts.missing]
         reply = (f"好的，我来提交报销单。还需要：{'、'.join(words)}。" if zh else
                  f"I can file that expense claim. I still need {', '.join(words[:-1]) + ' and ' if len(words) > 1 else ''}"
                  f"{words[-1]}.")
         _frame(activity_id, "route → expense_ask", f"Expense claim: asked for {', '.join(facts.missing)}.",
-               {"missing": facts.missing, "facts": _facts_payload(facts)})
+               {"missing": facts.missing, "facts": _facts_payload(facts),
+                "invoice": str(invoice_id) if invoice_id else None})
         return ExpenseReply(route=ASK_ROUTE, reply=reply)
     params: dict[str, Any] = {
         "category": facts.category or "other", "city": facts.city, "start_date": facts.start_date.isoformat(),
         "nights": facts.nights or 0, "amount": f"{facts.amount:.2f}", "currency": facts.currency,
         "lang": "zh" if zh else "en", "description": ((earlier + " ") if earlier else "") + text}
     params["description"] = params["description"][:500]
+    if invoice_id:
+        params["invoice_id"] = str(invoice_id)
     run = run_start(membership=membership, blueprint="expense_claim", params=params, conversation_id=conversation_id)
     _frame(activity_id, "route → expense_claim", "Expense claim: the facts are complete; the claim run starts.",
-           {"facts": _facts_payload(facts), "run": str(run.id)})
+           {"facts": _facts_payload(facts), "run": str(run.id),
+            "invoice": str(invoice_id) if invoice_id else None})
     per_night = f" ({facts.amount / facts.nights:,.2f} {'元/晚' if zh else 'a night'})" if facts.nights else ""
     when = f"{facts.start_date.isoformat()}" + (f", {facts.date_words}" if facts.date_words and not zh else "")
     if zh:
@@ -180,6 +211,8 @@ def expense_turn(*, membership: Membership, conversation_id: int, activity_id: i
                  f"{facts.nights or 0} night{'s' if facts.nights != 1 else ''} from {when}, "
                  f"{facts.amount:,.2f} {facts.currency}{per_night}. I'll check it against the travel policy; "
                  "if it is over the limit, an approver has to agree before it is submitted.")
+    if invoice_id:
+        reply += " 附上的发票会一并归入这张报销单。" if zh else " The invoice you attached is filed with the claim."
     return ExpenseReply(route=START_ROUTE, reply=reply, run_id=run.id)
 
 

@@ -78,6 +78,7 @@ INSTALLED_APPS = [
     "template_partials",
     "config",
     "tenants",
+    "idempotency",
     "payroll",
     "agents",
     "workflows",

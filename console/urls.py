@@ -9,6 +9,8 @@ urlpatterns = [
     path("conversations/<int:conversation_id>/", conversations.conversation_page, name="conversation"),
     path("conversations/<int:conversation_id>/panel/", conversations.conversation_panel, name="conversation-panel"),
     path("conversations/<int:conversation_id>/chat/", conversations.conversation_chat, name="conversation-chat"),
+    path("conversations/<int:conversation_id>/invoice/", conversations.conversation_invoice,
+         name="conversation-invoice"),
     # Runs
     path("runs/<int:run_id>/", runs.run_page, name="run"),
     path("runs/<int:run_id>/panel/", runs.run_panel_fragment, name="run-panel"),

@@ -34,5 +34,5 @@ class InvoiceAdmin(TenantScopedAdmin):
 
 @admin.register(IdempotencyRecord)
 class IdempotencyRecordAdmin(TenantScopedAdmin):
-    list_display = ["operation", "key", "response_status", "created_at"]
+    list_display = ["operation", "key", "state", "response_status", "created_at"]
     list_filter = ["operation"]

@@ -1,12 +1,13 @@
 """The expense system of record (seed 000 §2): claims, their invoices, every status
 change of a claim, and the idempotency records its writes go through. A claim's id is
 the `application_id` the agent carries from the create call to upload and submit."""
-from django.conf import settings
 from decimal import Decimal
 
+from django.conf import settings
 from django.db import models
 
 from config.ids import BusinessIdField
+from idempotency.models import IdempotencyRecordBase
 
 
 class Category(models.TextChoices):
@@ -101,18 +102,11 @@ class Invoice(models.Model):
         return self.filename
 
 
-class IdempotencyRecord(models.Model):
-    """key → request hash → receipt, unique per tenant and operation (DESIGN.md §4).
-    Every expense write is one transaction, record included: a concurrent second
-    request with the key waits on the unique index and then replays the receipt."""
-
-    tenant = models.ForeignKey("tenants.Tenant", on_delete=models.CASCADE, related_name="+")
-    operation = models.CharField(max_length=60)
-    key = models.CharField(max_length=200)
-    request_hash = models.CharField(max_length=64)
-    response_status = models.PositiveSmallIntegerField(default=200)
-    response_body = models.JSONField(default=dict)
-    created_at = models.DateTimeField(auto_now_add=True)
+class IdempotencyRecord(IdempotencyRecordBase):
+    """key → request hash → receipt, unique per tenant and operation (DESIGN.md §4), through
+    idempotency.services.idempotent. Every expense write is one transaction, record
+    included: a concurrent second request with the key waits on the unique index and then
+    replays the receipt."""
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tenant", "operation", "key"], name="expenses_idempotency_key")]

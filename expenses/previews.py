@@ -81,7 +81,7 @@ def submit_effects(tenant_id: int, keys: list[str]) -> dict[str, int]:
     would be a duplicate side effect after the approval resumed the run)."""
     from .models import ClaimTransition, IdempotencyRecord
 
-    claims = {r.key: r.response_body.get("application_id") for r in IdempotencyRecord.objects.filter(
+    claims = {r.key: r.body.get("application_id") for r in IdempotencyRecord.objects.filter(
         tenant_id=tenant_id, operation="claim_submit", key__in=keys)}
     return {key: ClaimTransition.objects.filter(claim_id=int(claim), to_status=ClaimStatus.SUBMITTED).count()
             for key, claim in claims.items() if claim}

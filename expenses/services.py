@@ -8,7 +8,6 @@ request is refused (422)."""
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,11 +15,12 @@ from datetime import date, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from approvals.authority import approval_covers
 from config.api import Conflict, DomainError, Forbidden, NotFound, Unprocessable
+from idempotency.services import KeyRequired, Receipt, idempotent, key_checked  # noqa: F401 (KeyRequired: re-exported)
 from tenants.models import Role
 
 from .models import (
@@ -33,7 +33,6 @@ from .models import (
     PolicyVerdict,
 )
 
-MAX_KEY_LENGTH = 200
 MAX_AMOUNT = Decimal("1000000")
 MAX_NIGHTS = 60
 MAX_INVOICE_BYTES = 5 * 1024 * 1024
@@ -61,17 +60,6 @@ class Actor:
     approval_id: int | None = None  # the agent: the decided approval it writes under
 
 
-@dataclass(frozen=True)
-class Receipt:
-    status_code: int
-    body: dict
-    replayed: bool
-
-
-class KeyRequired(DomainError):
-    code = "idempotency_key_required"
-
-
 class PayloadTooLarge(DomainError):
     status_code = 413
     code = "payload_too_large"
@@ -79,40 +67,14 @@ class PayloadTooLarge(DomainError):
 
 # --- Idempotency ------------------------------------------------------------------------------
 
-def _key_checked(key: str | None) -> str:
-    key = (key or "").strip()
-    if not key:
-        raise KeyRequired("Send an Idempotency-Key header (any unique string, e.g. a UUID) with every write, "
-                          "and the same key when you retry it.")
-    if len(key) > MAX_KEY_LENGTH:
-        raise KeyRequired(f"The Idempotency-Key may be at most {MAX_KEY_LENGTH} characters.")
-    return key
-
-
-def _request_hash(operation: str, request: dict[str, Any]) -> str:
-    canonical = json.dumps({"operation": operation, "request": request}, sort_keys=True, default=str)
-    return hashlib.sha256(canonical.encode()).hexdigest()
+_key_checked = key_checked
 
 
 def _idempotent(*, actor: Actor, operation: str, key: str, request: dict[str, Any],
                 work: Callable[[], tuple[int, dict[str, Any]]]) -> Receipt:
-    request_hash = _request_hash(operation, request)
-    with transaction.atomic():
-        try:
-            with transaction.atomic():
-                record = IdempotencyRecord.objects.create(tenant_id=actor.tenant_id, operation=operation, key=key,
-                                                          request_hash=request_hash)
-        except IntegrityError:
-            existing = IdempotencyRecord.objects.get(tenant_id=actor.tenant_id, operation=operation, key=key)
-            if existing.request_hash != request_hash:
-                raise Unprocessable("This Idempotency-Key was already used for a different request. "
-                                    "Use a new key for a new request.", code="idempotency_key_reused")
-            return Receipt(existing.response_status, existing.response_body, replayed=True)
-        status_code, body = work()
-        # Stored as JSON and read back, so the first answer and every replay are the same.
-        body = json.loads(json.dumps(body, default=str))
-        IdempotencyRecord.objects.filter(pk=record.pk).update(response_status=status_code, response_body=body)
-        return Receipt(status_code, body, replayed=False)
+    """The generic protocol over this app's table, the work and its receipt in one transaction."""
+    return idempotent(IdempotencyRecord, tenant_id=actor.tenant_id, operation=operation, key=key, request=request,
+                      work=lambda record: work(), in_one_transaction=True)
 
 
 # --- Arguments ------------------------------------------------------------------------------------

@@ -7,13 +7,16 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
 from config.api import DomainError
+from config.parsers import RequestTooLarge
 from tenants.selectors import membership_for_user
 
 from . import selectors, services
 from .models import Category
+from .uploads import invoice_upload_limit
 
 
 def _actor(membership) -> services.Actor:
@@ -50,9 +53,22 @@ def claim_page(request: HttpRequest, claim_id: int) -> HttpResponse:
         "max_mb": services.MAX_INVOICE_BYTES // 1048576})
 
 
+@csrf_exempt  # checked by csrf_protect below, once an invoice's upload limit is in place
 @login_required
 @require_POST
 def claim_action(request: HttpRequest, claim_id: int, action: str) -> HttpResponse:
+    if action == "invoice":
+        invoice_upload_limit(request)
+    try:
+        request.FILES  # noqa: B018 (parses the form and its files, within the limit)
+    except RequestTooLarge:  # the request passed the upload limit while it streamed in
+        messages.error(request, f"The file is larger than the limit of {services.MAX_INVOICE_BYTES // 1048576} MB.")
+        return redirect("expenses-claim", claim_id)
+    return _claim_action(request, claim_id, action)
+
+
+@csrf_protect
+def _claim_action(request: HttpRequest, claim_id: int, action: str) -> HttpResponse:
     membership = membership_for_user(request.user)
     selectors.claim_get_for(membership, claim_id)
     actor, key = _actor(membership), request.POST.get("form_key", "")

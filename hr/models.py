@@ -7,6 +7,7 @@ from django.conf import settings
 from django.db import models
 
 from config.ids import BusinessIdField
+from idempotency.models import IdempotencyRecordBase
 
 
 class TanStatus(models.TextChoices):
@@ -122,14 +123,8 @@ class OutboxEvent(models.Model):
         indexes = [models.Index(fields=["consumed_at", "created_at"])]
 
 
-class IdempotencyRecord(models.Model):
-    tenant = models.ForeignKey("tenants.Tenant", on_delete=models.CASCADE, related_name="+")
-    operation = models.CharField(max_length=60)
-    key = models.CharField(max_length=200)
-    request_hash = models.CharField(max_length=64)
-    response_status = models.PositiveSmallIntegerField(default=200)
-    response_body = models.JSONField(default=dict)
-    created_at = models.DateTimeField(auto_now_add=True)
+class IdempotencyRecord(IdempotencyRecordBase):
+    """key → request hash → receipt (idempotency.services.idempotent): one per match key."""
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tenant", "operation", "key"], name="hr_idempotency_key")]

@@ -7,20 +7,19 @@ are written one per (TAN, candidate), each under its own idempotency key, so a s
 retried whole — or a second run for the same TAN — never duplicates one."""
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from approvals.authority import approval_covers
-from config.api import Conflict, DomainError, Forbidden, NotFound, Unprocessable
+from config.api import Conflict, DomainError, Forbidden, NotFound
 from config.celery import app
+from idempotency.services import Receipt, idempotent, key_checked
 from tenants.models import Role
 
 from .models import (
@@ -53,39 +52,13 @@ class Actor:
     approval_id: int | None = None
 
 
-@dataclass(frozen=True)
-class Receipt:
-    status_code: int
-    body: dict
-    replayed: bool
-
-
-def _request_hash(operation: str, request: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps({"op": operation, "request": request}, sort_keys=True, default=str)
-                          .encode()).hexdigest()
-
-
 def _idempotent(*, tenant_id: int, operation: str, key: str, request: dict[str, Any],
                 work: Callable[[], tuple[int, dict[str, Any]]]) -> Receipt:
-    """One transaction: the record's unique index makes a concurrent duplicate wait and replay."""
-    if not key or len(key) > 200:
-        raise DomainError("An idempotency key of 1 to 200 characters is required.", code="idempotency_key_required")
-    request_hash = _request_hash(operation, request)
-    with transaction.atomic():
-        try:
-            with transaction.atomic():
-                record = IdempotencyRecord.objects.create(tenant_id=tenant_id, operation=operation, key=key,
-                                                          request_hash=request_hash)
-        except IntegrityError:
-            existing = IdempotencyRecord.objects.get(tenant_id=tenant_id, operation=operation, key=key)
-            if existing.request_hash != request_hash:
-                raise Unprocessable("This idempotency key was already used for a different request.",
-                                    code="idempotency_key_reused")
-            return Receipt(existing.response_status, existing.response_body, replayed=True)
-        status_code, body = work()
-        body = json.loads(json.dumps(body, default=str))
-        IdempotencyRecord.objects.filter(pk=record.pk).update(response_status=status_code, response_body=body)
-        return Receipt(status_code, body, replayed=False)
+    """The generic protocol over this app's table, in one transaction: a concurrent
+    duplicate waits on the record's unique index and replays; a crashed attempt leaves
+    nothing, so the skill retried whole writes it again."""
+    return idempotent(IdempotencyRecord, tenant_id=tenant_id, operation=operation, key=key_checked(key),
+                      request=request, work=lambda record: work(), in_one_transaction=True)
 
 
 def _tan_for(actor: Actor, tan_id: Any, *, lock: bool = False) -> Tan:

@@ -5,6 +5,7 @@ from django.conf import settings
 from django.db import models
 
 from config.ids import BusinessIdField
+from idempotency.models import IdempotencyRecordBase, IdempotencyState  # noqa: F401 (IdempotencyState: re-exported)
 
 
 class ItemKind(models.TextChoices):
@@ -65,35 +66,12 @@ class TemplateItem(models.Model):
         return self.code
 
 
-class IdempotencyState(models.TextChoices):
-    IN_PROGRESS = "in_progress", "In progress"
-    DONE = "done", "Done"
-    FAILED = "failed", "Failed"  # the work raised after leaving partial state; a retry resumes it
-
-
-class IdempotencyRecord(models.Model):
-    """key → request hash → receipt, unique per tenant and operation (DESIGN.md §4)."""
-
-    tenant = models.ForeignKey("tenants.Tenant", on_delete=models.CASCADE, related_name="+")
-    operation = models.CharField(max_length=60)
-    key = models.CharField(max_length=200)
-    request_hash = models.CharField(max_length=64)
-    state = models.CharField(max_length=20, choices=IdempotencyState.choices, default=IdempotencyState.IN_PROGRESS)
-    # Who holds the lease: a takeover changes it, so a worker that outlived its
-    # lease cannot overwrite the receipt of the one that took over.
-    lease_token = models.CharField(max_length=32)
-    expires_at = models.DateTimeField(null=True, blank=True)
-    response_status = models.PositiveSmallIntegerField(null=True, blank=True)
-    # The exact JSON text of the first answer, replayed byte for byte.
-    response_body = models.TextField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+class IdempotencyRecord(IdempotencyRecordBase):
+    """key → request hash → receipt, unique per tenant and operation (DESIGN.md §4); the
+    protocol is idempotency.services.idempotent's, shared with every system of record."""
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tenant", "operation", "key"], name="payroll_idempotency_key")]
-
-    def __str__(self) -> str:
-        return f"{self.operation}:{self.key} ({self.state})"
 
 
 class PayrollGroup(models.Model):

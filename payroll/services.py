@@ -10,25 +10,37 @@ part-way) and resumes.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-import os
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.utils import timezone
 
 from approvals.authority import approval_covers
 from approvals.matrix import approval_route
 from config.api import Conflict, DomainError, Forbidden, NotFound, Unprocessable
+from idempotency.models import IdempotencyState
+
+# Receipt, KeyRequired and idempotency_lease are part of this module's interface, as before.
+from idempotency.services import (  # noqa: F401
+    KeyRequired,
+    Receipt,
+    idempotency_lease,
+    idempotent,
+    key_checked,
+    request_hash,
+)
 from tenants.models import Membership, Role
 from timeline.models import Activity
-from timeline.services import activity_close, activity_open, conversation_create, event_append, frame_record
+from timeline.services import (
+    activity_close,
+    activity_open,
+    conversation_create,
+    event_append,
+    frame_record,
+)
 from workflows.services import run_start
 
 from .models import (
@@ -36,7 +48,6 @@ from .models import (
     Employee,
     GroupItem,
     IdempotencyRecord,
-    IdempotencyState,
     PayrollGroup,
     RecordClaim,
     Snapshot,
@@ -63,11 +74,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-# How long a claim is trusted before another caller may assume its worker died.
-def idempotency_lease() -> timedelta:
-    """How long a claimed key stays another caller's before a retry may take it over
-    (the claimer died): a minute by default; the recovery tests shorten it."""
-    return timedelta(seconds=float(os.environ.get("KEEL_IDEMPOTENCY_LEASE_SECONDS", "60")))
 MAX_KEY_LENGTH = 200
 MAX_NAME_LENGTH = 200
 APPROVER_ROLES = frozenset({Role.APPROVER, Role.ADMIN})
@@ -80,18 +86,6 @@ class Actor:
     role: str | None             # the membership role of a person; None when the agent writes
     approval_id: int | None = None  # the agent: the decided approval that authorises this write
     run_id: int | None = None       # the agent: the run on whose behalf it writes (holder of its claims)
-
-
-@dataclass(frozen=True)
-class Receipt:
-    status_code: int
-    body: dict
-    replayed: bool
-
-
-class KeyRequired(DomainError):
-    status_code = 400
-    code = "idempotency_key_required"
 
 
 # --- Authority -------------------------------------------------------------------------------
@@ -108,107 +102,25 @@ def _authorise(actor: Actor, *, tool: str | None, arguments: dict[str, Any] | No
     approval_covers(tenant_id=actor.tenant_id, approval_id=actor.approval_id, tool=tool, arguments=arguments or {})
 
 
-# --- Idempotency -------------------------------------------------------------------------------
+# --- Idempotency: the generic protocol (idempotency.services) over payroll's table -------------
 
-def _key_checked(key: str | None) -> str:
-    key = (key or "").strip()
-    if not key:
-        raise KeyRequired("Send an Idempotency-Key header (any unique string, e.g. a UUID) with every write, "
-                          "and the same key when you retry it.")
-    if len(key) > MAX_KEY_LENGTH:
-        raise KeyRequired(f"The Idempotency-Key may be at most {MAX_KEY_LENGTH} characters.",
-                          code="idempotency_key_too_long")
-    return key
+_key_checked = key_checked
 
 
 def _request_hash(operation: str, request: dict[str, Any]) -> str:
-    canonical = json.dumps({"operation": operation, "request": request}, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return request_hash(operation, request)
 
 
-def _replay(record: IdempotencyRecord) -> Receipt:
-    return Receipt(status_code=record.response_status or 200, body=json.loads(record.response_body), replayed=True)
-
-
-def _claim(*, tenant_id: int, operation: str, key: str, request_hash: str) -> IdempotencyRecord | Receipt:
-    """The record this caller now holds, or the stored receipt to replay."""
-    for _ in range(3):  # the row may vanish between our insert and our read (a failed first try)
-        token = uuid.uuid4().hex
-        try:
-            with transaction.atomic():
-                return IdempotencyRecord.objects.create(
-                    tenant_id=tenant_id, operation=operation, key=key, request_hash=request_hash,
-                    state=IdempotencyState.IN_PROGRESS, lease_token=token,
-                    expires_at=timezone.now() + idempotency_lease())
-        except IntegrityError:
-            pass  # someone holds (or held) this key: read what they left
-        existing = IdempotencyRecord.objects.filter(tenant_id=tenant_id, operation=operation, key=key).first()
-        if existing is None:
-            continue
-        if existing.request_hash != request_hash:
-            raise Unprocessable("This Idempotency-Key was already used for a different request. "
-                                "Use a new key for a new request.", code="idempotency_key_reused")
-        if existing.state == IdempotencyState.DONE:
-            return _replay(existing)
-        now = timezone.now()
-        if existing.state == IdempotencyState.IN_PROGRESS and existing.expires_at and existing.expires_at > now:
-            raise Conflict("A request with this Idempotency-Key is still in progress; retry it in a moment.",
-                           code="idempotency_in_progress")
-        # Failed part-way, or its worker died: take it over, compare-and-set on the
-        # lease so exactly one of several late callers wins.
-        taken = IdempotencyRecord.objects.filter(pk=existing.pk, state=existing.state,
-                                                 lease_token=existing.lease_token).update(
-            state=IdempotencyState.IN_PROGRESS, lease_token=token, expires_at=now + idempotency_lease(),
-            updated_at=now)
-        if not taken:
-            raise Conflict("A request with this Idempotency-Key is still in progress; retry it in a moment.",
-                           code="idempotency_in_progress")
-        existing.refresh_from_db()
-        log.info("idempotency takeover %s:%s", operation, key)
-        return existing
-    raise Conflict("A request with this Idempotency-Key is still in progress; retry it in a moment.",
-                   code="idempotency_in_progress")
-
-
-def _complete(record: IdempotencyRecord, status_code: int, body: dict[str, Any]) -> Receipt:
-    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
-    stored = IdempotencyRecord.objects.filter(pk=record.pk, lease_token=record.lease_token).update(
-        state=IdempotencyState.DONE, response_status=status_code, response_body=text, expires_at=None,
-        updated_at=timezone.now())
-    if not stored:
-        # Our lease expired and another caller took over; the effect is done either way.
-        log.warning("idempotency lease lost before the receipt was stored: %s:%s", record.operation, record.key)
-    # Return what we stored, parsed back, so the first answer and every replay render the same bytes.
-    return Receipt(status_code=status_code, body=json.loads(text), replayed=False)
-
-
-def _release(record: IdempotencyRecord) -> None:
-    """After a failed attempt: let a retry run again (and resume any partial state)."""
-    mine = IdempotencyRecord.objects.filter(pk=record.pk, lease_token=record.lease_token)
-    if PayrollGroup.objects.filter(idempotency_record_id=record.pk).exists():
-        mine.update(state=IdempotencyState.FAILED, expires_at=None, updated_at=timezone.now())
-    else:
-        mine.delete()  # nothing was written: as if the request never came
+def _group_left(record: IdempotencyRecord) -> bool:
+    """A failed import that left its group behind: a retry with the key resumes it."""
+    return PayrollGroup.objects.filter(idempotency_record_id=record.pk).exists()
 
 
 def _idempotent(*, actor: Actor, operation: str, key: str, request: dict[str, Any],
                 work: Callable[[IdempotencyRecord], tuple[int, dict[str, Any]]], atomic: bool) -> Receipt:
     """Run `work` once per (tenant, operation, key); `atomic` commits the work with its receipt."""
-    claimed = _claim(tenant_id=actor.tenant_id, operation=operation, key=key,
-                     request_hash=_request_hash(operation, request))
-    if isinstance(claimed, Receipt):
-        return claimed
-    record = claimed
-    try:
-        if atomic:
-            with transaction.atomic():
-                status_code, body = work(record)
-                return _complete(record, status_code, body)
-        status_code, body = work(record)
-    except BaseException:
-        _release(record)
-        raise
-    return _complete(record, status_code, body)
+    return idempotent(IdempotencyRecord, tenant_id=actor.tenant_id, operation=operation, key=key, request=request,
+                      work=work, atomic=atomic, keeps_partial=_group_left)
 
 
 # --- Helpers for arguments ----------------------------------------------------------------------

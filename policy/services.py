@@ -6,7 +6,7 @@ import json
 import os
 from datetime import date
 from decimal import Decimal
-from typing import Any
+from typing import Any, Callable
 
 from django.db import IntegrityError, transaction
 from django.db.models import F
@@ -55,14 +55,16 @@ def answer_cache_key(*, tenant: Tenant, question: str, on_date: date, topic: str
 
 def policy_answer(*, tenant: Tenant, question: str, on_date: date, topic: str, lang: str,
                   max_transitions: int | None = None, max_model_calls: int | None = None,
-                  use_cache: bool | None = None) -> dict[str, Any]:
+                  use_cache: bool | None = None, model: Callable[..., Any] | None = None) -> dict[str, Any]:
     """Answer a policy question through the exact graph, reusing a cached terminal answer
     when question, date, topic, language, corpus version, processing version and tenant
     all match. The scripted backend skips the cache by default, so that a replay makes
     the same model calls as the recorded run. A cached result says `cached: true`; its
     path and model_calls describe the walk that produced it.
 
-    No transaction wraps the walk: it may wait on a model, and must not hold a write lock."""
+    `model` replaces llm.model_call for the walk's decision (a tool passes the engine's
+    tool_model_call). No transaction wraps the walk: it may wait on a model, and must not
+    hold a write lock."""
     graph = graph_load()
     max_transitions = graph.max_transitions if max_transitions is None else max_transitions
     max_model_calls = graph.max_model_calls if max_model_calls is None else max_model_calls
@@ -78,7 +80,8 @@ def policy_answer(*, tenant: Tenant, question: str, on_date: date, topic: str, l
             PolicyAnswerCache.objects.filter(pk=cached.pk).update(hits=F("hits") + 1)
             return {**cached.result, "cached": True}
     result = policy_graph_walk(tenant=tenant, question=question, on_date=on_date, topic=topic, lang=lang,
-                               max_transitions=max_transitions, max_model_calls=max_model_calls, graph=graph)
+                               max_transitions=max_transitions, max_model_calls=max_model_calls, graph=graph,
+                               model=model)
     result.update({"corpus_version": corpus, "processing_version": processing, "cached": False})
     if use_cache and result["state"] in CACHEABLE_STATES:
         try:
@@ -147,7 +150,8 @@ CATEGORY_WORDS = {"lodging": ("lodging", "住宿")}
 
 
 def policy_claim_check(*, tenant: Tenant, on_date: date, city: str, category: str, amount: Decimal,
-                       nights: int, currency: str, lang: str = "en") -> dict[str, Any]:
+                       nights: int, currency: str, lang: str = "en",
+                       model: Callable[..., Any] | None = None) -> dict[str, Any]:
     """Judge one claim against the travel policy in force on its date: walk seed 004's exact
     graph for "<city> <category>" and compare the claim's amount per night with the cited
     limit. → {verdict: within_limit | over_limit | no_policy, limit, unit, per_night, source,
@@ -165,7 +169,7 @@ def policy_claim_check(*, tenant: Tenant, on_date: date, city: str, category: st
                 "citation": [], "state": "NOT_ASKED", "path": [], "reason": "no_limit_for_category",
                 "model_calls": 0, "summary": f"The travel policy sets no limit for {category} claims."}
     question = f"{city} {words[1] if lang == 'zh' else words[0]}"
-    walk = policy_answer(tenant=tenant, question=question, on_date=on_date, topic="travel", lang=lang)
+    walk = policy_answer(tenant=tenant, question=question, on_date=on_date, topic="travel", lang=lang, model=model)
     answer = walk.get("answer") or {}
     result = {**base, "state": walk["state"], "path": walk["path"], "reason": walk["reason"],
               "model_calls": walk["model_calls"], "unit": answer.get("unit") or "",

@@ -8,6 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 from tenants.models import Tenant
+from workflows.pipeline import tool_model_call
 from workflows.tools import Acceptance, Tool, ToolContext, tool_register
 
 from .services import policy_claim_check
@@ -18,7 +19,10 @@ def check_claim_policy(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str,
     result = policy_claim_check(tenant=Tenant.objects.get(id=ctx.tenant_id), on_date=date.fromisoformat(facts["start_date"]),
                                 city=facts["city"], category=facts["category"], amount=Decimal(facts["amount"]),
                                 nights=int(facts["nights"]), currency=facts["currency"],
-                                lang=ctx.params.get("lang") or "en")
+                                lang=ctx.params.get("lang") or "en",
+                                # The graph's one decision goes through the engine: capped by the
+                                # run, counted in its metrics, a frame on the node's activity.
+                                model=lambda messages, **options: tool_model_call(ctx, messages, **options))
     return {"policy_check": result, "receipt_ref": f"policy/travel/{result.get('source') or 'none'}"}
 
 

@@ -95,6 +95,9 @@ class Walk:
     decision_detail: str = ""
     answer: dict[str, Any] | None = None
     answer_failures: list[str] = field(default_factory=list)
+    # The one way this walk reaches the model: llm.model_call, or the caller's own (a tool
+    # passes the engine's tool_model_call, so the call is capped, counted and a frame).
+    model: Callable[..., Any] = model_call
 
 
 # --- Guards: the names graph.json may use ------------------------------------------------
@@ -222,7 +225,7 @@ def _decide(walk: Walk, graph: Graph) -> None:
         return
     walk.model_calls += 1  # a failed call consumes the budget too: no quiet second try
     try:
-        result = model_call(decision_messages(walk, graph), purpose="decide", choices=list(graph.candidates),
+        result = walk.model(decision_messages(walk, graph), purpose="decide", choices=list(graph.candidates),
                             max_tokens=16)
     except ModelTimeout as exc:
         walk.decision_outcome, walk.decision_detail = "timeout", f"The decision timed out: {exc}"
@@ -287,16 +290,17 @@ def _detail(walk: Walk, edge: Edge) -> str:
 
 def policy_graph_walk(*, tenant: Tenant, question: str, on_date: date, topic: str, lang: str,
                       max_transitions: int | None = None, max_model_calls: int | None = None,
-                      graph: Graph | None = None) -> dict[str, Any]:
+                      graph: Graph | None = None, model: Callable[..., Any] | None = None) -> dict[str, Any]:
     """Walk the graph from START to a terminal state and return
     {state, path, reason, detail, model_calls, transitions, answer: {amount, unit, citation}}.
+    `model` replaces llm.model_call for the one decision (same signature and errors).
     `path` lists the recorded states after START; a stop for want of a transition slot
     ends the walk in STOPPED without a recorded entry (seed 004 §47.3)."""
     graph = graph or graph_load()
     walk = Walk(tenant=tenant, question=question, on_date=on_date, topic=topic, lang=lang,
                 max_transitions=graph.max_transitions if max_transitions is None else max_transitions,
                 max_model_calls=graph.max_model_calls if max_model_calls is None else max_model_calls,
-                state=graph.initial)
+                state=graph.initial, model=model or model_call)
     while walk.state not in graph.terminal:
         exits = graph.edges_from(walk.state)
         cap_edge = next(e for e in exits if e.guard == CAP_GUARD)

@@ -11,7 +11,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from llm import ModelResult, model_call
+from llm import ModelError, ModelResult, messages_tokens_estimate, model_call
 from timeline.model_frames import model_frame_record
 from timeline.services import frame_record
 
@@ -207,13 +207,22 @@ def tool_model_call(ctx: ToolContext, messages: list[dict[str, Any]], *, purpose
                     **options: Any) -> ModelResult:
     """A tool's one way to the model: reserve a call under the run's model-call cap
     (compare-and-set, so concurrent nodes cannot overspend it), call the model, and
-    record the call as a frame of the node's activity. `options` (response_format,
-    max_tokens, tools) go to llm.model_call as they are."""
+    record the call as a frame of the node's activity — a failed call too, before its
+    ModelError reaches the tool. `options` (response_format, max_tokens, tools, choices)
+    go to llm.model_call as they are."""
     if not Run.objects.filter(id=ctx.run_id, model_calls__lt=F("model_call_cap")).update(
             model_calls=F("model_calls") + 1):
         raise ToolError("the run's model-call cap is reached")
-    result = model_call(messages, purpose=purpose, **options)
     activity_id = Node.objects.values_list("activity_id", flat=True).get(id=ctx.node_id)
+    try:
+        result = model_call(messages, purpose=purpose, **options)
+    except ModelError as exc:
+        if activity_id:
+            model_frame_record(activity_id, purpose, ModelResult(
+                text="", provider="", model="", purpose=purpose, prompt=messages,
+                input_tokens=messages_tokens_estimate(messages), tokens_estimated=True,
+                error=f"{type(exc).__name__}: {exc}"))
+        raise
     if activity_id:
         model_frame_record(activity_id, purpose, result)
     return result

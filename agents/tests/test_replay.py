@@ -1,5 +1,7 @@
 """Incident reproduction: export a completed run's model calls, replay them with the
-scripted backend, and get the same routes, tool calls and transitions."""
+scripted backend, and get the same routes, tool calls and transitions — a payroll run,
+an expense claim filed in the chat (its policy decision is a model call of a step), and a
+candidate-matching run started by an event instead of a message."""
 import json
 
 import pytest
@@ -15,11 +17,16 @@ from timeline.services import conversation_create
 from workflows.blueprints import blueprint_get
 from workflows.executor import node_execute
 from workflows.models import Node, Run, ToolCall, Transition
+from workflows.services import run_start
 from workflows.tests.helpers import membership, no_broker
 
 pytestmark = pytest.mark.django_db
 
-ORDER = [n["key"] for n in blueprint_get("payroll_group_setup")["nodes"]]
+
+
+def plan_position(blueprint: str, key: str) -> int:
+    keys = [n["key"] for n in blueprint_get(blueprint)["nodes"]]
+    return keys.index(key) if key in keys else len(keys)
 
 
 @pytest.fixture(autouse=True)
@@ -36,7 +43,7 @@ def drive_in_order(conv):
     interleave the same way in the recording and in the replay."""
     for _ in range(100):
         ready = sorted(Node.objects.filter(run__conversation=conv, status="ready", retired_in__isnull=True),
-                       key=lambda n: (n.run.created_at, ORDER.index(n.key)))
+                       key=lambda n: (n.run.created_at, plan_position(n.run.blueprint, n.key)))
         if not ready:
             return
         next_id = node_execute(ready[0].id)
@@ -52,6 +59,8 @@ def play(turns, approvals):
         message_post(membership=alice, conversation_id=conv.id, text=text)
         drive_in_order(conv)
         for approval in ApprovalRequest.objects.filter(run__conversation=conv, status="pending"):
+            if not decisions:
+                break  # a diverged replay asks for a decision the recording never needed
             decision = decisions.pop(0)
             approval_decide(membership=membership(decision["decided_by"]), approval_id=approval.id,
                             verdict=decision["verdict"])
@@ -59,17 +68,17 @@ def play(turns, approvals):
     return conv
 
 
-def trace(conv):
+def trace(conv, blueprint="payroll_group_setup"):
     routes = list(Activity.objects.filter(conversation=conv, kind="message").order_by("started_at")
                   .values_list("intent", "route"))
     tools = list(ToolCall.objects.filter(run__conversation=conv).order_by("started_at").values_list("tool", "status"))
     transitions = [(t.node.key if t.node else "run", t.from_status, t.to_status)
                    for t in Transition.objects.filter(run__conversation=conv).select_related("node")
                    .order_by("at", "id")]
-    return routes, tools, _promotions_in_plan_order(transitions)
+    return routes, tools, _promotions_in_plan_order(transitions, blueprint)
 
 
-def _promotions_in_plan_order(transitions):
+def _promotions_in_plan_order(transitions, blueprint):
     """Nodes promoted pending → ready in one scheduler pass have no order among them (the
     engine walks them by their random ids): put each such batch in plan order."""
     out, batch = [], []
@@ -77,7 +86,7 @@ def _promotions_in_plan_order(transitions):
         if t is not None and t[1:] == ("pending", "ready"):
             batch.append(t)
             continue
-        out += sorted(batch, key=lambda b: ORDER.index(b[0]))
+        out += sorted(batch, key=lambda b: plan_position(blueprint, b[0]))
         batch = []
         if t is not None:
             out.append(t)
@@ -121,3 +130,89 @@ def test_a_replay_that_needs_more_calls_than_recorded_stops_like_a_timeout(tmp_p
     conv = conversation_create(tenant_id=alice.tenant_id, user_id=alice.user_id)
     result = message_post(membership=alice, conversation_id=conv.id, text="hi")
     assert Activity.objects.get(id=int(result["activity_id"])).route == "stopped"
+
+
+def replay_with(path, monkeypatch):
+    monkeypatch.setenv("KEEL_LLM", "scripted")
+    monkeypatch.setenv("KEEL_LLM_SCRIPT", str(path))
+    scripted_reset()
+
+
+def test_an_expense_claim_filed_in_the_chat_replays_with_its_policy_decision(tmp_path, monkeypatch):
+    from expenses.models import ExpenseClaim
+
+    turns = ["Please file an expense claim: lodging in Beijing, 2 nights from 2026-11-16, 1,800 yuan in total"]
+    recorded = play(turns, [{"verdict": "approved", "decided_by": "bob"}])
+    run = Run.objects.get(conversation=recorded)
+    assert run.blueprint == "expense_claim" and run.status == "completed", run.status_reason
+    path = tmp_path / "claim.json"
+    call_command("export_script", str(run.id), output=str(path))
+    script = json.loads(path.read_text())
+    # The check step's decision is recorded like any model call, on the run's conversation.
+    assert [(c["purpose"], c["node"]) for c in script["calls"]] == [("intent", None), ("decide", "check")]
+    assert script["responses"][1] == "use_evidence"
+    assert script["approvals"] == [{"node": "submit", "verdict": "approved", "decided_by": "bob", "comment": ""}]
+    first = ExpenseClaim.objects.get(tenant=run.tenant)
+
+    replay_with(path, monkeypatch)
+    replayed = play([t["text"] for t in script["turns"]], script["approvals"])
+    assert trace(replayed, "expense_claim") == trace(recorded, "expense_claim")
+    again = ExpenseClaim.objects.exclude(id=first.id).get(tenant=run.tenant)
+    assert (again.status, again.policy_verdict, str(again.policy_limit)) == ("submitted", "over_limit", "750.00")
+    routes, tools, _ = trace(replayed, "expense_claim")
+    assert routes[0][1] == "expense_claim" and ("check_claim_policy", "succeeded") in tools
+
+
+def test_a_replay_whose_policy_decision_differs_takes_another_route(tmp_path, monkeypatch):
+    """The replay really is driven by the script: an "abstain" where the recording said
+    "use_evidence" leaves the claim without a cited limit (still for an approver)."""
+    turns = ["Please file an expense claim: lodging in Beijing, 2 nights from 2026-11-16, 1,400 yuan in total"]
+    recorded = play(turns, [])
+    run = Run.objects.get(conversation=recorded)
+    assert run.status == "completed" and not ApprovalRequest.objects.filter(run=run).exists()
+    path = tmp_path / "claim.json"
+    call_command("export_script", str(run.id), output=str(path))
+    script = json.loads(path.read_text())
+    script["responses"][1] = "abstain"
+    path.write_text(json.dumps(script))
+    replay_with(path, monkeypatch)
+    replayed = play([t["text"] for t in script["turns"]], [])
+    assert trace(replayed, "expense_claim") != trace(recorded, "expense_claim")
+    assert ApprovalRequest.objects.filter(run__conversation=replayed, status="pending").exists()
+
+
+def test_an_event_started_matching_run_replays_from_its_trigger(tmp_path, monkeypatch):
+    from hr.models import Match, OutboxEvent, Tan
+    from hr.services import Actor, matches_withdraw, tan_approve
+    from hr.supervisor import tan_event_consume
+
+    ada = membership("ada")
+    tan = Tan.objects.get(title="Data Analyst")
+    tan_approve(actor=Actor(tenant_id=ada.tenant_id, user_id=ada.user_id, role=ada.role), tan_id=tan.id)
+    run = Run.objects.get(id=tan_event_consume(OutboxEvent.objects.get(tan=tan).id))
+    drive_in_order(run.conversation)
+    run.refresh_from_db()
+    assert run.status == "completed", run.status_reason
+    matched = list(Match.objects.filter(tan=tan).values_list("candidate__name", "rank", "score"))
+    path = tmp_path / "matching.json"
+    call_command("export_script", str(run.id), output=str(path))
+    script = json.loads(path.read_text())
+    # No message started it and no model was asked: the trigger and the params say how to start it again.
+    assert script["turns"] == [] and script["responses"] == [] and script["calls"] == []
+    assert script["trigger"] == {"event": str(OutboxEvent.objects.get(tan=tan).id), "type": "hr.tan.approved",
+                                 "tan": str(tan.id)}
+    assert script["blueprint"] == "candidate_matching" and script["started_by"] == "ada"
+    assert script["params"]["tan_id"] == str(tan.id)
+
+    # The state the run started from: the TAN approved, no matches yet.
+    matches_withdraw(actor=Actor(tenant_id=ada.tenant_id, user_id=None, role=None), tan_id=tan.id, run_id=run.id)
+    assert not Match.objects.filter(tan=tan).exists()
+    replay_with(path, monkeypatch)  # an empty script: any model call would stop the replay
+    again = run_start(membership=membership(script["started_by"]), blueprint=script["blueprint"],
+                      params=script["params"])
+    drive_in_order(again.conversation)
+    again.refresh_from_db()
+    assert again.status == "completed", again.status_reason
+    assert trace(again.conversation, "candidate_matching") == trace(run.conversation, "candidate_matching")
+    assert list(Match.objects.filter(tan=tan).values_list("candidate__name", "rank", "score")) == matched
+    assert set(Match.objects.filter(tan=tan).values_list("run_id", flat=True)) == {again.id}

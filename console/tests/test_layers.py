@@ -6,7 +6,7 @@ from workflows.blueprints import BLUEPRINTS
 from workflows.tools import TOOLS
 
 ROOT = Path(__file__).resolve().parents[2]
-GENERIC = ["workflows", "approvals", "timeline", "memory", "console/metrics.py", "llm"]
+GENERIC = ["workflows", "approvals", "timeline", "memory", "console/metrics.py", "llm", "idempotency"]
 
 
 def _generic_sources():

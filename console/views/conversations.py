@@ -2,10 +2,16 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from agents.invoice_chat import invoice_message_post, too_large
+from config.api import DomainError
+from config.parsers import RequestTooLarge
+from expenses.services import MAX_INVOICE_BYTES
+from expenses.uploads import invoice_upload_limit
 from tenants.models import Membership
 from tenants.selectors import membership_for_user
 from timeline.selectors import conversation_get_for, conversations_for
@@ -55,3 +61,35 @@ def conversation_chat(request: HttpRequest, conversation_id: int) -> HttpRespons
     conversation = conversation_get_for(membership, conversation_id)
     return render(request, "timeline/conversation.html#chat-messages",
                   _conversation_context(membership, conversation))
+
+
+@csrf_exempt  # checked by csrf_protect below, once the invoice's upload limit is in place
+@login_required
+@require_POST
+def conversation_invoice(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    """A chat message with an invoice (PDF or image) attached, for an expense claim: the
+    chat's form posts here instead of the messages API when the file is an invoice."""
+    invoice_upload_limit(request)
+    try:
+        request.FILES  # noqa: B018 (parses the form and its file, within the invoice's limit)
+    except RequestTooLarge:  # the whole request passed the invoice's limit while it streamed in
+        return JsonResponse({"detail": too_large(int(request.META.get("CONTENT_LENGTH") or 0)).message,
+                             "code": "invoice_too_large"}, status=413)
+    return _conversation_invoice(request, conversation_id)
+
+
+@csrf_protect
+def _conversation_invoice(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    membership = membership_for_user(request.user)
+    upload = request.FILES.get("attachment")
+    try:
+        if upload is None:
+            raise DomainError("Attach the invoice (a PDF, PNG or JPEG file).", code="invoice_missing")
+        if upload.size > MAX_INVOICE_BYTES:  # refused before reading it
+            raise too_large(upload.size)
+        result = invoice_message_post(membership=membership, conversation_id=conversation_id,
+                                      text=request.POST.get("text"), filename=upload.name,
+                                      content=upload.read(MAX_INVOICE_BYTES + 1))
+    except DomainError as err:
+        return JsonResponse({"detail": err.message, "code": err.code}, status=err.status_code)
+    return JsonResponse(result, status=201)

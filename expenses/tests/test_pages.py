@@ -52,3 +52,52 @@ def test_ada_approves_a_tan_on_the_page_and_oscar_cannot_see_it(client):
     client.force_login(membership("oscar").user)
     assert client.get(f"/hiring/tans/{tan.id}/").status_code == 404
     assert client.post(f"/hiring/tans/{tan.id}/approve/").status_code == 404
+
+
+def test_an_upload_past_the_request_limit_is_a_clear_message_not_a_server_error():
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.test import Client
+    from django.contrib.auth.models import User
+
+    from expenses.models import ExpenseClaim, Invoice
+    from expenses.services import Actor, claim_create
+    from workflows.tests.helpers import membership
+
+    m = membership("alice")
+    receipt = claim_create(actor=Actor(tenant_id=m.tenant_id, user_id=m.user_id, role=m.role), idempotency_key="big",
+                           category="lodging", city="Beijing", start_date="2026-11-16", nights=2, amount="1400")
+    client = Client()
+    client.force_login(User.objects.get(username="alice"))
+    claim = ExpenseClaim.objects.get(id=int(receipt.body["application_id"]))
+    response = client.post(f"/expenses/claims/{claim.id}/invoice/", {
+        "form_key": "k", "file": SimpleUploadedFile("huge.pdf", b"%PDF-" + b"\0" * (7 * 1024 * 1024))}, follow=True)
+    assert response.status_code == 200 and "larger than the limit of 5 MB" in response.content.decode()
+    assert not Invoice.objects.exists()
+
+
+def test_a_three_megabyte_invoice_is_filed_from_the_page_with_its_csrf_token():
+    import re
+
+    from django.contrib.auth.models import User
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.test import Client
+
+    from expenses.services import Actor, claim_create
+
+    m = membership("alice")
+    receipt = claim_create(actor=Actor(tenant_id=m.tenant_id, user_id=m.user_id, role=m.role), idempotency_key="3mb",
+                           category="lodging", city="Beijing", start_date="2026-11-16", nights=2, amount="1400")
+    claim_id = receipt.body["application_id"]
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(User.objects.get(username="alice"))
+    page = client.get(f"/expenses/claims/{claim_id}/").content.decode()
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+    scan = b"%PDF-1.4\n" + b"\0" * (3 * 1024 * 1024)
+    refused = client.post(f"/expenses/claims/{claim_id}/invoice/", {"form_key": "k", "file": SimpleUploadedFile(
+        "scan.pdf", scan)})
+    assert refused.status_code == 403  # no token: nothing filed
+    assert not ExpenseClaim.objects.get(id=int(claim_id)).invoices.exists()
+    response = client.post(f"/expenses/claims/{claim_id}/invoice/", {
+        "form_key": "k", "csrfmiddlewaretoken": token, "file": SimpleUploadedFile("scan.pdf", scan)}, follow=True)
+    assert response.status_code == 200 and "scan.pdf" in response.content.decode()
+    assert ExpenseClaim.objects.get(id=int(claim_id)).invoices.get().size == len(scan)

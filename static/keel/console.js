@@ -137,7 +137,7 @@
     var fileName = form.querySelector('[data-testid="attachment-name"]');
     var textarea = form.querySelector("textarea");
     file.addEventListener("change", function () {
-      fileName.textContent = file.files.length ? file.files[0].name : "Attach employee list";
+      fileName.textContent = file.files.length ? file.files[0].name : "Attach employee list or invoice";
     });
     textarea.addEventListener("keydown", function (e) {
       if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); form.requestSubmit(); }
@@ -170,7 +170,9 @@
       button.setAttribute("aria-busy", "true"); button.disabled = true;
       bubble(text, "bubble-user pending", root.getAttribute("data-user-name") || "You");
       say("Keel is working on it…", "muted");
-      fetch(form.getAttribute("data-url"), { method: "POST", body: body, credentials: "same-origin",
+      // An invoice (PDF or image) goes with an expense claim; an employee list to the messages API.
+      var invoice = file.files.length && /\.(pdf|png|jpe?g)$/i.test(file.files[0].name);
+      fetch(form.getAttribute(invoice ? "data-invoice-url" : "data-url"), { method: "POST", body: body, credentials: "same-origin",
                                              headers: { "X-CSRFToken": csrfToken(), "Accept": "application/json" } })
         .then(function (r) { return r.json().catch(function () { return {}; }).then(function (j) { return { r: r, j: j }; }); })
         .then(function (res) {
@@ -179,7 +181,7 @@
             return;
           }
           if (!res.r.ok) { say(res.j.detail || ("The message was refused (HTTP " + res.r.status + ")."), "notice-error"); return; }
-          textarea.value = ""; file.value = ""; fileName.textContent = "Attach employee list";
+          textarea.value = ""; file.value = ""; fileName.textContent = "Attach employee list or invoice";
           say("", "");
           if (res.j.reply) bubble(res.j.reply, "bubble-keel", "Keel");
           chatRefresh(conversationId);

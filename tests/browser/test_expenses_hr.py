@@ -77,3 +77,59 @@ def test_ada_approves_a_tan_and_watches_the_matching_run_live(keel, new_page):
     screenshot(page, "hr-matching-timeline")
     page.goto(f"{keel.base_url}/conversations/{conversation}/timeline/?view=developer")
     expect(page.get_by_test_id("activity-tree")).to_contain_text("trigger: hr.tan.approved")
+
+
+def test_alice_attaches_the_invoice_in_the_chat_and_the_claim_shows_it(keel, new_page, tmp_path):
+    pdf = tmp_path / "hotel-invoice.pdf"
+    pdf.write_bytes(b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n")
+    page = new_page()
+    log_in(page, keel.base_url, "alice")
+    page.goto(keel.base_url + "/console/")
+    page.get_by_role("button", name="New conversation").click()
+    expect(page.get_by_test_id("live-indicator")).to_have_text("● live")
+    message = page.get_by_label("Message")
+    message.focus()
+    page.keyboard.type("Please file an expense claim: lodging in Beijing, 2 nights from 2026-11-16, 1,400 yuan in total")
+    # The attach control is reached with the keyboard, like the rest of the form.
+    for _ in range(3):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.getAttribute('data-testid')") == "attach-input":
+            break
+    assert page.evaluate("document.activeElement.getAttribute('data-testid')") == "attach-input"
+    page.locator(":focus").set_input_files(str(pdf))
+    expect(page.get_by_test_id("attachment-name")).to_have_text("hotel-invoice.pdf")
+    page.keyboard.press("Tab")
+    expect(page.get_by_test_id("send")).to_be_focused()
+    page.keyboard.press("Enter")
+    chat = page.get_by_test_id("chat-messages")
+    expect(chat).to_contain_text("The invoice you attached is filed with the claim.", timeout=20000)
+    expect(chat).to_contain_text("Attached hotel-invoice.pdf")
+    expect(page.get_by_test_id("attachment-name")).to_have_text("Attach employee list or invoice")
+    expect(page.get_by_test_id("run-status")).to_have_text("Completed", timeout=30000)  # 700 a night: within
+    expect(page.locator('.dag-node[data-node="upload"]')).to_have_attribute("data-status", "completed")
+    screenshot(page, "expense-chat-invoice")
+
+    page.goto(keel.base_url + "/expenses/")
+    page.get_by_test_id("claim-row").first.get_by_role("link").click()
+    expect(page.get_by_test_id("claim-status")).to_have_text("Submitted")
+    invoices = page.get_by_test_id("invoices")
+    expect(invoices).to_contain_text("hotel-invoice.pdf")
+    expect(invoices).to_contain_text("application/pdf")
+    expect(invoices).to_contain_text("sha256")
+    screenshot(page, "expense-claim-invoice")
+
+
+def test_a_file_that_is_no_invoice_is_refused_in_the_chat_and_nothing_is_sent(keel, new_page, tmp_path):
+    fake = tmp_path / "invoice.pdf"
+    fake.write_text("this is not a PDF at all")
+    page = new_page()
+    log_in(page, keel.base_url, "alice")
+    page.goto(keel.base_url + "/console/")
+    page.get_by_role("button", name="New conversation").click()
+    expect(page.get_by_test_id("live-indicator")).to_have_text("● live")
+    page.get_by_label("Message").fill(CLAIM)
+    page.get_by_test_id("attach-input").set_input_files(str(fake))
+    page.get_by_test_id("send").click()
+    expect(page.get_by_test_id("chat-status")).to_contain_text("must be a PDF, PNG or JPEG", timeout=20000)
+    page.reload()
+    expect(page.get_by_test_id("user-message")).to_have_count(0)

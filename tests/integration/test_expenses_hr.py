@@ -162,3 +162,58 @@ def test_a_worker_killed_inside_the_skill_retries_it_whole_with_no_duplicate_mat
         assert sql(keel, "SELECT count(DISTINCT candidate_id) FROM hr_match WHERE tan_id = %s", int(tan["id"])) == 3
     finally:
         keel_stop(keel)
+
+
+def _trace(keel, run_id: str) -> list[tuple[str, str, str]]:
+    """(node, tool, status) of every tool call of a run, in the order the workers made them."""
+    with psycopg.connect(keel.env["DATABASE_URL"]) as conn:
+        return [tuple(r) for r in conn.execute(
+            "SELECT n.key, c.tool, c.status FROM agents_toolcall c JOIN workflows_node n ON n.id = c.node_id "
+            "WHERE c.run_id = %s ORDER BY c.started_at, c.id", (int(run_id),)).fetchall()]
+
+
+def test_a_claim_run_recorded_on_workers_replays_there_with_the_scripted_backend(tmp_path):
+    """Incident reproduction across processes: record an over-limit claim on a worker, export
+    its script, and run it again on a worker whose model is the script: the same steps, the
+    same tool calls, the same approval, the same outcome — the policy decision comes from
+    the script (a frame of the check step names it)."""
+    import json
+
+    keel = keel_start("production", tmp_path, FAST)
+    try:
+        recorder = keel.worker_start(concurrency=1)
+        keel.beat_start()
+        alice, bob = Api(keel.base_url, "alice"), Api(keel.base_url, "bob")
+
+        def claim_through_approval(params: dict) -> dict:
+            status, run = alice.post("/api/v1/runs/", {"blueprint": "expense_claim", "params": params})
+            assert status == 201, run
+            run = alice.wait_for_run(run["id"], {"awaiting_approval"} | DONE)
+            assert run["status"] == "awaiting_approval", run["status_reason"]
+            [card] = [a for a in bob.get("/api/v1/approvals/?status=pending")["results"] if a["run"] == run["id"]]
+            assert bob.post(f"/api/v1/approvals/{card['id']}/approve/")[0] == 200
+            run = alice.wait_for_run(run["id"], DONE)
+            assert run["status"] == "completed", run["status_reason"]
+            return run
+
+        recorded = claim_through_approval(OVER)
+        path = tmp_path / "claim.json"
+        keel.manage("export_script", recorded["id"], "-o", str(path))
+        script = json.loads(path.read_text())
+        assert [(c["purpose"], c["node"]) for c in script["calls"]] == [("decide", "check")]
+        assert script["approvals"][0]["node"] == "submit" and script["started_by"] == "alice"
+
+        process_group_kill(recorder)
+        keel.env = {**keel.env, "KEEL_LLM": "scripted", "KEEL_LLM_SCRIPT": str(path)}
+        keel.worker_start(concurrency=1)
+        replayed = claim_through_approval(script["params"])
+        assert _trace(keel, replayed["id"]) == _trace(keel, recorded["id"])
+        assert [(n["key"], n["status"]) for n in replayed["nodes"]] == \
+               [(n["key"], n["status"]) for n in recorded["nodes"]]
+        assert claim_of(alice, replayed)["policy_verdict"] == claim_of(alice, recorded)["policy_verdict"] == \
+               "over_limit"
+        assert sql(keel, "SELECT count(*) FROM timeline_frame f JOIN workflows_node n ON n.activity_id = f.activity_id "
+                         "WHERE n.run_id = %s AND n.key = 'check' AND f.kind = 'model_call' "
+                         "AND f.gen_ai_request_model = 'scripted:claim.json'", int(replayed["id"])) == 1
+    finally:
+        keel_stop(keel)

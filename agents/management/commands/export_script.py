@@ -8,7 +8,10 @@ its message turns (intent, replies, ReAct steps, the policy decision) and its no
 (interpretation) — in the order they were made: the scripted backend hands them back one
 per call, so the same turns take the same routes, call the same tools and make the same
 transitions. "turns" (the user's messages) and "approvals" (the human decisions) say what
-to replay; the scripted backend reads only "responses". A call that failed is kept as
+to replay; a run started by a business event rather than a message has no turns, and
+"trigger" (the event that started it), "blueprint", "params" and "started_by" say how to
+start it again. The scripted backend reads only "responses". Nothing here knows a
+domain: any blueprint's run exports the same way. A call that failed is kept as
 "failed": true in "calls" and left out of "responses" (an exhausted script fails the same way).
 """
 from __future__ import annotations
@@ -20,7 +23,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from agents.models import Message
 from approvals.models import ApprovalRequest
-from timeline.models import Frame
+from timeline.models import Event, Frame
 from workflows.models import Run
 
 
@@ -48,9 +51,12 @@ def script_for_run(run_id: int) -> dict:
                   "comment": a.comment}
                  for a in ApprovalRequest.objects.filter(run=run).exclude(status="pending")
                  .select_related("node", "decided_by").order_by("decided_at")]
+    trigger = (Event.objects.filter(conversation_id=run.conversation_id, run_id=run.id, type="run.trigger")
+               .order_by("id").values_list("data", flat=True).first())
     return {"responses": responses, "run": str(run.id), "conversation": str(run.conversation_id),
-            "blueprint": run.blueprint, "status": run.status, "calls": calls, "turns": turns,
-            "approvals": approvals}
+            "blueprint": run.blueprint, "params": run.params,
+            "started_by": run.created_by.username if run.created_by_id else None, "trigger": trigger,
+            "status": run.status, "calls": calls, "turns": turns, "approvals": approvals}
 
 
 class Command(BaseCommand):
