@@ -22,7 +22,7 @@ class PricedBackend:
     """A paid model's answer: the graph's one decision, with real-looking usage and cost."""
     name = "priced"
 
-    def complete(self, messages, *, purpose, tools, choices, max_tokens, stream, on_delta):
+    def complete(self, messages, *, purpose, tools, choices, max_tokens, stream, on_delta, response_format=None):
         assert purpose == "decide" and choices and max_tokens == 16  # the walk's options reach the model
         return ModelResult(text="use_evidence", provider="priced", model="priced-1", input_tokens=211,
                            output_tokens=3, cost=Decimal("0.00042"), latency_ms=12, prompt=messages)
