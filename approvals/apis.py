@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import DomainError
+from config.api import DomainError, results_of
 from tenants.selectors import membership_for_user
 
 from .models import ApprovalStatus
@@ -57,7 +57,7 @@ class ApprovalOutputSerializer(serializers.Serializer):
 
 class ApprovalListApi(APIView):
     @extend_schema(parameters=[OpenApiParameter("status", enum=ApprovalStatus.values)],
-                   responses=ApprovalOutputSerializer(many=True))
+                   responses=results_of(ApprovalOutputSerializer, "ApprovalList"))
     def get(self, request: Request) -> Response:
         status = request.query_params.get("status")
         if status and status not in ApprovalStatus.values:

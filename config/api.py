@@ -14,7 +14,9 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, JsonResponse
 from drf_spectacular import openapi
-from rest_framework import exceptions
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, inline_serializer
+from rest_framework import exceptions, serializers
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -153,14 +155,62 @@ def api_server_error(request):
     return server_error(request)
 
 
+# --- The schema's error answers ----------------------------------------------------------
+
+class ProblemSerializer(serializers.Serializer):
+    """RFC 9457 problem details: the body of every 4xx and 5xx answer of the API."""
+
+    type = serializers.CharField(help_text="urn:keel:problem:<code>")
+    title = serializers.CharField(help_text="the HTTP status phrase")
+    status = serializers.JSONField(help_text="the HTTP status code; a twice-decided approval's 409 carries the "
+                                             "approval's status (e.g. \"approved\") instead")
+    detail = serializers.CharField(help_text="a sentence a person can act on")
+    code = serializers.CharField(help_text="a stable machine-readable code")
+    errors = serializers.JSONField(required=False, help_text="per-field messages of an invalid request")
+
+    class Meta:
+        ref_name = "Problem"
+
+
+def results_of(serializer_class: type[serializers.Serializer], name: str):
+    """The schema of a list answer as the API sends it: `{"results": [...]}`."""
+    return inline_serializer(name, {"results": serializer_class(many=True)})
+
+
+IDEMPOTENCY_KEY_MAX_LENGTH = 200
+IDEMPOTENCY_HEADER = OpenApiParameter(
+    "Idempotency-Key", {"type": "string", "minLength": 1, "maxLength": IDEMPOTENCY_KEY_MAX_LENGTH,
+                        "pattern": "^[!-~]+$"}, OpenApiParameter.HEADER, required=True,
+    description="Unique per write (printable ASCII, no spaces, at most 200 characters); send the same key to "
+                "retry it. Same key with a different body answers 422; while the first is still running, 409.")
+
+# Strings DRF refuses whatever their length: NUL characters always, and blank
+# (empty or whitespace-only once trimmed) unless a field allows blank.
+NO_NUL = "^[^\\x00]*$"
+NOT_BLANK_NO_NUL = "^[^\\x00]*[^\\s\\x00][^\\x00]*$"
+NOT_EMPTY_NO_NUL = "^[^\\x00]+$"
+
+# Which failures each kind of operation can answer, besides what a view declares.
+AUTHENTICATED_ERRORS = ("401", "403")  # no or a revoked token / a role or CSRF refusal
+PATH_ERRORS = ("404",)  # another tenant's or an unknown id
+INPUT_ERRORS = ("400",)  # a malformed body or query
+BODY_ERRORS = ("413", "415")  # too large / not a media type the operation parses
+
+
 class AutoSchema(openapi.AutoSchema):
-    """drf-spectacular's AutoSchema with unique names for nested serializers.
+    """drf-spectacular's AutoSchema with unique names for nested serializers and
+    every error answer documented as a problem.
 
     Views declare `InputSerializer`/`OutputSerializer` inside themselves (HackSoft
     style); spectacular names each component after the class alone, so every
     "InputSerializer" became one component "Input" and three endpoints were
     documented with another endpoint's body. Name them after their view instead:
-    `MessageApi.InputSerializer` → `MessageInput`."""
+    `MessageApi.InputSerializer` → `MessageInput`.
+
+    Every operation documents the failures it can answer (401/403 when it needs a
+    caller, 404 with an id in its path, 400 with a body or a query, 413/415 with a
+    body, plus the 409/422/429… its view declares), each as
+    `application/problem+json` with the Problem schema: one error shape everywhere."""
 
     def get_serializer_name(self, serializer, direction):
         name = super().get_serializer_name(serializer, direction)
@@ -169,3 +219,39 @@ class AutoSchema(openapi.AutoSchema):
             view = outer.rpartition(".")[2].removesuffix("Api").removesuffix("View")
             return f"{view}{name}"  # spectacular then drops the "Serializer" suffix
         return name
+
+    def _map_serializer_field(self, field, direction, bypass_extensions=False):
+        """Request strings say what DRF's CharField refuses: no NUL, and not blank
+        (after trimming whitespace, when the field trims) unless blank is allowed."""
+        schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        if (direction == "request" and isinstance(field, serializers.CharField) and isinstance(schema, dict)
+                and schema.get("type") == "string" and "pattern" not in schema and "format" not in schema):
+            if field.allow_blank:
+                schema["pattern"] = NO_NUL
+            else:
+                schema["pattern"] = NOT_BLANK_NO_NUL if field.trim_whitespace else NOT_EMPTY_NO_NUL
+                schema["minLength"] = max(schema.get("minLength", 0), 1)
+        return schema
+
+    def _get_response_bodies(self, direction="response"):
+        responses = super()._get_response_bodies(direction)
+        parameters = self._get_parameters()
+        codes = set()
+        if self.get_auth():
+            codes.update(AUTHENTICATED_ERRORS)
+        if any(p.get("in") == "path" for p in parameters):
+            codes.update(PATH_ERRORS)
+        has_body = self._get_request_body() is not None
+        if has_body or any(p.get("in") in ("query", "header") for p in parameters):
+            codes.update(INPUT_ERRORS)
+        if has_body:
+            codes.update(BODY_ERRORS)
+        codes.update(code for code in responses if code[:1] in "45")
+        problem_ref = self.resolve_serializer(ProblemSerializer, "response").ref
+        for code in sorted(codes):
+            declared = responses.get(code, {})
+            responses[code] = {
+                "content": {PROBLEM_CONTENT_TYPE: {"schema": problem_ref}},
+                "description": declared.get("description") or HTTPStatus(int(code)).phrase,
+            }
+        return dict(sorted(responses.items()))

@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import DomainError
+from config.api import DomainError, results_of
 from tenants.models import Membership
 from tenants.selectors import membership_for_user
 
@@ -84,7 +84,7 @@ class ClaimListApi(APIView):
         currency = serializers.CharField(max_length=3, default="CNY")
         description = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
 
-    @extend_schema(responses=ClaimOutputSerializer(many=True))
+    @extend_schema(responses=results_of(ClaimOutputSerializer, "ClaimList"))
     def get(self, request: Request) -> Response:
         claims = selectors.claims_for(membership_for_user(request.user))
         if request.query_params.get("status"):

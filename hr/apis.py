@@ -7,7 +7,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import DomainError
+from config.api import DomainError, results_of
 from tenants.models import Membership
 from tenants.selectors import membership_for_user
 
@@ -61,7 +61,7 @@ class TanListApi(APIView):
         seniority = serializers.ChoiceField(choices=Seniority.values, default=Seniority.MID)
         max_matches = serializers.IntegerField(min_value=1, max_value=20, default=5)
 
-    @extend_schema(responses=TanOutputSerializer(many=True))
+    @extend_schema(responses=results_of(TanOutputSerializer, "TanList"))
     def get(self, request: Request) -> Response:
         membership = membership_for_user(request.user)
         return Response({"results": TanOutputSerializer(selectors.tans_for(membership)[:200], many=True,
@@ -108,7 +108,7 @@ class TanCloseApi(APIView):
 
 
 class TanMatchesApi(APIView):
-    @extend_schema(responses=MatchOutputSerializer(many=True))
+    @extend_schema(responses=results_of(MatchOutputSerializer, "MatchList"))
     def get(self, request: Request, tan_id: int) -> Response:
         matches = selectors.matches_for_tan(membership_for_user(request.user), tan_id)
         return Response({"results": MatchOutputSerializer(matches, many=True).data})

@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import DomainError, InvalidId
+from config.api import IDEMPOTENCY_HEADER, DomainError, InvalidId, results_of
 from config.ids import id_parse
 from tenants.models import Membership
 from tenants.selectors import membership_for_user
@@ -19,11 +19,6 @@ from . import selectors, services
 
 # A payroll write is a few hundred bytes; anything near this is a mistake or an attack.
 MAX_WRITE_BODY_BYTES = 16 * 1024
-
-IDEMPOTENCY_HEADER = OpenApiParameter(
-    "Idempotency-Key", OpenApiTypes.STR, OpenApiParameter.HEADER, required=True,
-    description="Unique per write; send the same key to retry it. Same key with a different body answers 422; "
-                "while the first is still running, 409.")
 
 
 class PayloadTooLarge(DomainError):
@@ -158,7 +153,7 @@ class SnapshotReceiptSerializer(serializers.Serializer):
 # --- Views -------------------------------------------------------------------------------------------
 
 class TemplateListApi(APIView):
-    @extend_schema(responses=TemplateOutputSerializer(many=True))
+    @extend_schema(responses=results_of(TemplateOutputSerializer, "TemplateList"))
     def get(self, request: Request) -> Response:
         membership_for_user(request.user)
         return Response({"results": TemplateOutputSerializer(selectors.templates_all(), many=True).data})
@@ -179,7 +174,7 @@ class GroupListApi(APIView):
         class Meta:
             ref_name = "PayrollGroupImportInput"
 
-    @extend_schema(responses=GroupOutputSerializer(many=True))
+    @extend_schema(responses=results_of(GroupOutputSerializer, "GroupList"))
     def get(self, request: Request) -> Response:
         membership = membership_for_user(request.user)
         groups = selectors.groups_for(membership.tenant_id)
@@ -203,7 +198,7 @@ class GroupDetailApi(APIView):
 
 
 class EmployeeListApi(APIView):
-    @extend_schema(responses=EmployeeOutputSerializer(many=True))
+    @extend_schema(responses=results_of(EmployeeOutputSerializer, "EmployeeList"))
     def get(self, request: Request) -> Response:
         membership = membership_for_user(request.user)
         return Response({"results": EmployeeOutputSerializer(selectors.employees_for(membership.tenant_id),
@@ -224,7 +219,7 @@ class SnapshotListApi(APIView):
         class Meta:
             ref_name = "PayrollSnapshotCreateInput"
 
-    @extend_schema(responses=SnapshotOutputSerializer(many=True))
+    @extend_schema(responses=results_of(SnapshotOutputSerializer, "SnapshotList"))
     def get(self, request: Request) -> Response:
         membership = membership_for_user(request.user)
         return Response({"results": SnapshotOutputSerializer(selectors.snapshots_for(membership.tenant_id),

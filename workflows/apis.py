@@ -6,6 +6,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.ids import id_parse
+from config.api import results_of
 from tenants.selectors import membership_for_user
 from timeline.selectors import conversation_get_for
 from workflows.models import StateCoordinate
@@ -91,7 +92,7 @@ class RunListCreateApi(APIView):
         status = serializers.ChoiceField(choices=RunStatus.choices, required=False)
         limit = serializers.IntegerField(min_value=1, max_value=500, default=100)
 
-    @extend_schema(parameters=[FilterSerializer], responses=RunSummaryOutputSerializer(many=True))
+    @extend_schema(parameters=[FilterSerializer], responses=results_of(RunSummaryOutputSerializer, "RunList"))
     def get(self, request: Request) -> Response:
         """The caller's tenant's runs, newest first."""
         membership = membership_for_user(request.user)
