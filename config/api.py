@@ -184,6 +184,18 @@ IDEMPOTENCY_HEADER = OpenApiParameter(
     description="Unique per write (printable ASCII, no spaces, at most 200 characters); send the same key to "
                 "retry it. Same key with a different body answers 422; while the first is still running, 409.")
 
+def idempotent_write_errors() -> dict:
+    """The answers of a write that takes an Idempotency-Key, besides 400/401/403/404:
+    the state does not allow it or its key's first request is still running (409),
+    the key was used with another request (422)."""
+    from drf_spectacular.utils import OpenApiResponse
+
+    return {409: OpenApiResponse(description="the record's state does not allow this, or the first request with "
+                                             "this Idempotency-Key is still running"),
+            422: OpenApiResponse(description="this Idempotency-Key was used with another request, or the rules "
+                                             "of the system of record refuse it")}
+
+
 # Strings DRF refuses whatever their length: NUL characters always, and blank
 # (empty or whitespace-only once trimmed) unless a field allows blank.
 NO_NUL = "^[^\\x00]*$"

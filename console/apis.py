@@ -42,9 +42,14 @@ class MetricsOutputSerializer(serializers.Serializer):
 class MetricsApi(APIView):
     @extend_schema(
         parameters=[
-            OpenApiParameter("days", int, description="the last N days (1–366); default 30"),
-            OpenApiParameter("since", str, description="start: a date or an ISO date-time"),
-            OpenApiParameter("until", str, description="end: a date (inclusive) or an ISO date-time"),
+            OpenApiParameter("days", {"type": "integer", "minimum": 1, "maximum": 366},
+                             description="the last N days (1–366); default 30"),
+            OpenApiParameter("since", {"anyOf": [{"type": "string", "format": "date"},
+                                                 {"type": "string", "format": "date-time"}]},
+                             description="start: a date or an ISO date-time"),
+            OpenApiParameter("until", {"anyOf": [{"type": "string", "format": "date"},
+                                                 {"type": "string", "format": "date-time"}]},
+                             description="end: a date (inclusive) or an ISO date-time"),
         ],
         responses=MetricsOutputSerializer,
         description="The validation metrics of the caller's tenant, over the runs created in the period.",

@@ -4,14 +4,15 @@ receipt as is, so a replay is the same answer."""
 from typing import Any
 
 from django.urls import path
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import DomainError, results_of
+from config.api import IDEMPOTENCY_HEADER, DomainError, idempotent_write_errors, results_of
+from config.parsers import JSONParser
 from tenants.models import Membership
 from tenants.selectors import membership_for_user
 
@@ -91,7 +92,8 @@ class ClaimListApi(APIView):
             claims = claims.filter(status=request.query_params["status"])
         return Response({"results": ClaimOutputSerializer(claims[:200], many=True).data})
 
-    @extend_schema(request=InputSerializer, responses={201: dict})
+    @extend_schema(request=InputSerializer, responses={201: dict, **idempotent_write_errors()},
+                   parameters=[IDEMPOTENCY_HEADER])
     def post(self, request: Request) -> Response:
         membership = membership_for_user(request.user)
         data = _input(self.InputSerializer, request)
@@ -105,10 +107,11 @@ class ClaimDetailApi(APIView):
 
 
 class ClaimInvoiceApi(APIView):
-    parser_classes = [MultiPartParser, FormParser]
+    parser_classes = [MultiPartParser]
 
-    @extend_schema(request={"multipart/form-data": {"type": "object", "properties": {
-        "file": {"type": "string", "format": "binary"}}}}, responses={201: dict})
+    @extend_schema(request={"multipart/form-data": {"type": "object", "required": ["file"], "properties": {
+        "file": {"type": "string", "format": "binary"}}}}, responses={201: dict, **idempotent_write_errors()},
+        parameters=[IDEMPOTENCY_HEADER])
     def post(self, request: Request, claim_id: int) -> Response:
         membership = membership_for_user(request.user)
         selectors.claim_get_for(membership, claim_id)  # another tenant's claim: 404 before anything
@@ -118,10 +121,11 @@ class ClaimInvoiceApi(APIView):
 
 
 class InvoiceStageApi(APIView):
-    parser_classes = [MultiPartParser, FormParser]
+    parser_classes = [MultiPartParser]
 
-    @extend_schema(request={"multipart/form-data": {"type": "object", "properties": {
-        "file": {"type": "string", "format": "binary"}}}}, responses={201: dict})
+    @extend_schema(request={"multipart/form-data": {"type": "object", "required": ["file"], "properties": {
+        "file": {"type": "string", "format": "binary"}}}}, responses={201: dict, 422: OpenApiResponse(
+            description="not a PDF, PNG or JPEG file")})
     def post(self, request: Request) -> Response:
         name, content = _file(request)
         invoice = services.invoice_stage(actor=_actor(membership_for_user(request.user)), filename=name,
@@ -137,7 +141,8 @@ class ClaimActionApi(APIView):
     class InputSerializer(serializers.Serializer):
         comment = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="")
 
-    @extend_schema(request=InputSerializer, responses={200: dict})
+    @extend_schema(request=InputSerializer, responses={200: dict, **idempotent_write_errors()},
+                   parameters=[IDEMPOTENCY_HEADER])
     def post(self, request: Request, claim_id: int) -> Response:
         membership = membership_for_user(request.user)
         selectors.claim_get_for(membership, claim_id)

@@ -1,7 +1,7 @@
 """/api/v1/hr/: the HR Core system of record over HTTP (seed 002). A TAN's approval is
 the event that starts the candidate-matching run; approving twice answers 409."""
 from django.urls import path
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -88,7 +88,8 @@ class TanDetailApi(APIView):
 
 
 class TanApproveApi(APIView):
-    @extend_schema(request=None, responses={200: TanOutputSerializer})
+    @extend_schema(request=None, responses={200: TanOutputSerializer, 409: OpenApiResponse(
+        description="the TAN's status does not allow this (already approved or closed)")})
     def post(self, request: Request, tan_id: int) -> Response:
         membership = membership_for_user(request.user)
         selectors.tan_get_for(membership, tan_id)
@@ -98,7 +99,8 @@ class TanApproveApi(APIView):
 
 
 class TanCloseApi(APIView):
-    @extend_schema(request=None, responses={200: TanOutputSerializer})
+    @extend_schema(request=None, responses={200: TanOutputSerializer, 409: OpenApiResponse(
+        description="the TAN's status does not allow this (already approved or closed)")})
     def post(self, request: Request, tan_id: int) -> Response:
         membership = membership_for_user(request.user)
         selectors.tan_get_for(membership, tan_id)

@@ -4,13 +4,13 @@ a replay is byte-identical to the first answer."""
 from typing import Any
 
 from django.urls import path
-from drf_spectacular.utils import OpenApiParameter, OpenApiTypes, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import IDEMPOTENCY_HEADER, DomainError, InvalidId, results_of
+from config.api import IDEMPOTENCY_HEADER, DomainError, InvalidId, idempotent_write_errors, results_of
 from config.ids import id_parse
 from tenants.models import Membership
 from tenants.selectors import membership_for_user
@@ -180,7 +180,15 @@ class GroupListApi(APIView):
         groups = selectors.groups_for(membership.tenant_id)
         return Response({"results": GroupOutputSerializer(groups, many=True).data})
 
-    @extend_schema(request=InputSerializer, responses={201: ImportReceiptSerializer}, parameters=[IDEMPOTENCY_HEADER],
+    @extend_schema(request=InputSerializer, responses={201: ImportReceiptSerializer, 202: OpenApiResponse(
+                       inline_serializer("ImportApprovalRequired", {
+                           "run_id": serializers.CharField(), "status": serializers.CharField(),
+                           "group_name": serializers.CharField(), "template_id": serializers.CharField(),
+                           "routing": serializers.CharField(), "detail": serializers.CharField()}),
+                       description="over the approval matrix's limits: a run now waits "
+                                                           "for a second person's approval"),
+                              **idempotent_write_errors()},
+                   parameters=[IDEMPOTENCY_HEADER],
                    summary="Import a template into a new payroll group (approver or admin)")
     def post(self, request: Request) -> Response:
         membership = membership_for_user(request.user)
@@ -225,7 +233,7 @@ class SnapshotListApi(APIView):
         return Response({"results": SnapshotOutputSerializer(selectors.snapshots_for(membership.tenant_id),
                                                              many=True).data})
 
-    @extend_schema(request=InputSerializer, responses={201: SnapshotReceiptSerializer},
+    @extend_schema(request=InputSerializer, responses={201: SnapshotReceiptSerializer, **idempotent_write_errors()},
                    parameters=[IDEMPOTENCY_HEADER], summary="Snapshot the tenant's payroll configuration")
     def post(self, request: Request) -> Response:
         membership = membership_for_user(request.user)
@@ -242,7 +250,8 @@ class SnapshotDetailApi(APIView):
 
 
 class SnapshotRestoreApi(APIView):
-    @extend_schema(request=None, responses={200: SnapshotReceiptSerializer}, parameters=[IDEMPOTENCY_HEADER],
+    @extend_schema(request=None, responses={200: SnapshotReceiptSerializer, **idempotent_write_errors()},
+                   parameters=[IDEMPOTENCY_HEADER],
                    summary="Restore a snapshot (approver or admin)")
     def post(self, request: Request, snapshot_id: int) -> Response:
         membership = membership_for_user(request.user)

@@ -5,6 +5,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.api import DomainError
 from tenants.selectors import membership_for_user
 
 from .models import FramePayload
@@ -91,6 +92,9 @@ class FrameOutputSerializer(serializers.Serializer):
     cost = serializers.DecimalField(max_digits=12, decimal_places=6)
 
 
+BOOLEAN_WORDS = {"", "true", "false", "1", "0", "on", "off"}
+
+
 class ActivityFrameListApi(APIView):
     """An Activity's frames, 200 a page in time order (`?after=<next>` for more).
     Developers and admins also get each frame's payload; business users never do."""
@@ -101,6 +105,8 @@ class ActivityFrameListApi(APIView):
                    responses={200: dict})
     def get(self, request: Request, activity_id: int) -> Response:
         membership = membership_for_user(request.user)
+        if request.query_params.get("errors", "true").lower() not in BOOLEAN_WORDS:
+            raise DomainError("`errors` is true or false.", code="invalid")
         activity = activity_get_for(membership, activity_id)
         with_payloads = membership.can_see_payloads
         page = frames_page(activity, after=request.query_params.get("after"),

@@ -88,8 +88,9 @@ class RunSummaryOutputSerializer(serializers.Serializer):
 
 class RunListCreateApi(APIView):
     class FilterSerializer(serializers.Serializer):
-        blueprint = serializers.ChoiceField(choices=sorted(BLUEPRINTS), required=False)
-        status = serializers.ChoiceField(choices=RunStatus.choices, required=False)
+        # An empty value is no filter (`?status=`), as a form with a blank choice sends it.
+        blueprint = serializers.ChoiceField(choices=sorted(BLUEPRINTS), required=False, allow_blank=True)
+        status = serializers.ChoiceField(choices=RunStatus.choices, required=False, allow_blank=True)
         limit = serializers.IntegerField(min_value=1, max_value=500, default=100)
 
     @extend_schema(parameters=[FilterSerializer], responses=results_of(RunSummaryOutputSerializer, "RunList"))
@@ -105,8 +106,9 @@ class RunListCreateApi(APIView):
 
     class InputSerializer(serializers.Serializer):
         blueprint = serializers.ChoiceField(choices=sorted(BLUEPRINTS))
-        params = serializers.JSONField()
-        conversation = serializers.CharField(required=False, help_text="an existing conversation's id")
+        params = serializers.DictField(help_text="the blueprint's parameters (each blueprint's JSON schema)")
+        conversation = serializers.RegexField(r"^[1-9][0-9]{0,18}$", required=False,
+                                              help_text="an existing conversation's id")
 
     @extend_schema(request=InputSerializer, responses={201: RunOutputSerializer})
     def post(self, request: Request) -> Response:
