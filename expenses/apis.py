@@ -11,7 +11,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import IDEMPOTENCY_HEADER, DomainError, idempotent_write_errors, results_of
+from config.api import (
+    IDEMPOTENCY_HEADER,
+    DomainError,
+    StrictCharField,
+    idempotent_write_errors,
+    results_of,
+)
 from config.parsers import JSONParser
 from tenants.models import Membership
 from tenants.selectors import membership_for_user
@@ -52,21 +58,21 @@ def _file(request: Request) -> tuple[str, bytes]:
 
 
 class ClaimOutputSerializer(serializers.Serializer):
-    id = serializers.CharField()
-    application_id = serializers.CharField(source="id")
-    claimant = serializers.CharField(source="claimant.username")
-    category = serializers.CharField()
-    city = serializers.CharField()
+    id = StrictCharField()
+    application_id = StrictCharField(source="id")
+    claimant = StrictCharField(source="claimant.username")
+    category = StrictCharField()
+    city = StrictCharField()
     start_date = serializers.DateField()
     end_date = serializers.DateField()
     nights = serializers.IntegerField()
     amount = serializers.DecimalField(max_digits=12, decimal_places=2)
-    currency = serializers.CharField()
+    currency = StrictCharField()
     per_night = serializers.DecimalField(max_digits=12, decimal_places=2, allow_null=True)
-    status = serializers.CharField()
-    policy_verdict = serializers.CharField()
+    status = StrictCharField()
+    policy_verdict = StrictCharField()
     policy_limit = serializers.DecimalField(max_digits=12, decimal_places=2, allow_null=True)
-    policy_source = serializers.CharField()
+    policy_source = StrictCharField()
     submitted_at = serializers.DateTimeField(allow_null=True)
     invoices = serializers.SerializerMethodField()
 
@@ -78,12 +84,12 @@ class ClaimOutputSerializer(serializers.Serializer):
 class ClaimListApi(APIView):
     class InputSerializer(serializers.Serializer):
         category = serializers.ChoiceField(choices=Category.values)
-        city = serializers.CharField(max_length=80)
+        city = StrictCharField(max_length=80)
         start_date = serializers.DateField()
         nights = serializers.IntegerField(min_value=0, max_value=services.MAX_NIGHTS)
-        amount = serializers.CharField(max_length=20)
-        currency = serializers.CharField(max_length=3, default="CNY")
-        description = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
+        amount = StrictCharField(max_length=20)
+        currency = StrictCharField(max_length=3, default="CNY")
+        description = StrictCharField(max_length=500, required=False, allow_blank=True, default="")
 
     @extend_schema(responses=results_of(ClaimOutputSerializer, "ClaimList"))
     def get(self, request: Request) -> Response:
@@ -139,7 +145,7 @@ class ClaimActionApi(APIView):
     action = ""
 
     class InputSerializer(serializers.Serializer):
-        comment = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="")
+        comment = StrictCharField(max_length=2000, required=False, allow_blank=True, default="")
 
     @extend_schema(request=InputSerializer, responses={200: dict, **idempotent_write_errors()},
                    parameters=[IDEMPOTENCY_HEADER])

@@ -7,7 +7,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import DomainError, results_of
+from config.api import DomainError, StrictCharField, results_of
 from tenants.models import Membership
 from tenants.selectors import membership_for_user
 
@@ -20,15 +20,15 @@ def _actor(membership: Membership) -> services.Actor:
 
 
 class TanOutputSerializer(serializers.Serializer):
-    id = serializers.CharField()
-    title = serializers.CharField()
-    title_zh = serializers.CharField()
-    location = serializers.CharField()
-    skills = serializers.ListField(child=serializers.CharField())
+    id = StrictCharField()
+    title = StrictCharField()
+    title_zh = StrictCharField()
+    location = StrictCharField()
+    skills = serializers.ListField(child=StrictCharField())
     seniority = serializers.IntegerField()
     max_matches = serializers.IntegerField()
-    status = serializers.CharField()
-    approved_by = serializers.CharField(source="approved_by.username", allow_null=True, default=None)
+    status = StrictCharField()
+    approved_by = StrictCharField(source="approved_by.username", allow_null=True, default=None)
     approved_at = serializers.DateTimeField(allow_null=True)
     created_at = serializers.DateTimeField()
     match_count = serializers.IntegerField(default=0)
@@ -40,24 +40,24 @@ class TanOutputSerializer(serializers.Serializer):
 
 
 class MatchOutputSerializer(serializers.Serializer):
-    id = serializers.CharField()
+    id = StrictCharField()
     rank = serializers.IntegerField()
-    candidate_id = serializers.CharField()
-    candidate = serializers.CharField(source="candidate.name")
-    candidate_zh = serializers.CharField(source="candidate.name_zh")
+    candidate_id = StrictCharField()
+    candidate = StrictCharField(source="candidate.name")
+    candidate_zh = StrictCharField(source="candidate.name_zh")
     score = serializers.DecimalField(max_digits=5, decimal_places=3)
     features = serializers.JSONField()
-    explanation = serializers.CharField()
-    explanation_zh = serializers.CharField()
-    run_id = serializers.CharField(allow_null=True)
+    explanation = StrictCharField()
+    explanation_zh = StrictCharField()
+    run_id = StrictCharField(allow_null=True)
 
 
 class TanListApi(APIView):
     class InputSerializer(serializers.Serializer):
-        title = serializers.CharField(max_length=200)
-        title_zh = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-        location = serializers.CharField(max_length=80)
-        skills = serializers.ListField(child=serializers.CharField(max_length=40), max_length=20)
+        title = StrictCharField(max_length=200)
+        title_zh = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
+        location = StrictCharField(max_length=80)
+        skills = serializers.ListField(child=StrictCharField(max_length=40), min_length=1, max_length=20)
         seniority = serializers.ChoiceField(choices=Seniority.values, default=Seniority.MID)
         max_matches = serializers.IntegerField(min_value=1, max_value=20, default=5)
 
@@ -117,12 +117,12 @@ class TanMatchesApi(APIView):
 
 
 class CandidateOutputSerializer(serializers.Serializer):
-    id = serializers.CharField()
-    name = serializers.CharField()
-    name_zh = serializers.CharField()
-    headline = serializers.CharField()
-    location = serializers.CharField()
-    skills = serializers.ListField(child=serializers.CharField())
+    id = StrictCharField()
+    name = StrictCharField()
+    name_zh = StrictCharField()
+    headline = StrictCharField()
+    location = StrictCharField()
+    skills = serializers.ListField(child=StrictCharField())
     seniority = serializers.IntegerField()
 
 

@@ -4,13 +4,26 @@ a replay is byte-identical to the first answer."""
 from typing import Any
 
 from django.urls import path
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+    inline_serializer,
+)
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import IDEMPOTENCY_HEADER, DomainError, InvalidId, idempotent_write_errors, results_of
+from config.api import (
+    ID_PATTERN,
+    IDEMPOTENCY_HEADER,
+    DomainError,
+    InvalidId,
+    StrictCharField,
+    idempotent_write_errors,
+    results_of,
+)
 from config.ids import id_parse
 from tenants.models import Membership
 from tenants.selectors import membership_for_user
@@ -55,6 +68,7 @@ def _key(request: Request) -> str:
     return request.headers.get("Idempotency-Key", "")
 
 
+@extend_schema_field({"type": "string", "pattern": ID_PATTERN, "description": "an id (a string of digits)"})
 class BusinessIdField(serializers.CharField):
     """A business id in a request: a string of digits or an int; anything else is a clear 400."""
 
@@ -69,32 +83,32 @@ class BusinessIdField(serializers.CharField):
 
 class ItemOutputSerializer(serializers.Serializer):
     position = serializers.IntegerField()
-    code = serializers.CharField()
-    name = serializers.CharField()
-    kind = serializers.CharField()
+    code = StrictCharField()
+    name = StrictCharField()
+    kind = StrictCharField()
     rate = serializers.SerializerMethodField()
-    base = serializers.CharField()
-    formula = serializers.CharField()
+    base = StrictCharField()
+    formula = StrictCharField()
 
     def get_rate(self, obj) -> str | None:
         return selectors.rate_text(obj.rate)
 
 
 class TemplateItemOutputSerializer(ItemOutputSerializer):
-    name_zh = serializers.CharField()
+    name_zh = StrictCharField()
 
 
 class TemplateOutputSerializer(serializers.Serializer):
-    id = serializers.CharField()
-    code = serializers.CharField()
+    id = StrictCharField()
+    code = StrictCharField()
     version = serializers.IntegerField()
-    name = serializers.CharField()
-    name_zh = serializers.CharField()
-    description = serializers.CharField()
-    region = serializers.CharField()
-    pay_frequency = serializers.CharField()
-    currency = serializers.CharField()
-    variables = serializers.ListField(child=serializers.CharField())
+    name = StrictCharField()
+    name_zh = StrictCharField()
+    description = StrictCharField()
+    region = StrictCharField()
+    pay_frequency = StrictCharField()
+    currency = StrictCharField()
+    variables = serializers.ListField(child=StrictCharField())
 
 
 class TemplateDetailOutputSerializer(TemplateOutputSerializer):
@@ -102,9 +116,9 @@ class TemplateDetailOutputSerializer(TemplateOutputSerializer):
 
 
 class GroupOutputSerializer(serializers.Serializer):
-    id = serializers.CharField()
-    name = serializers.CharField()
-    template_id = serializers.CharField(allow_null=True)
+    id = StrictCharField()
+    name = StrictCharField()
+    template_id = StrictCharField(allow_null=True)
     template_version = serializers.IntegerField(allow_null=True)
     created_at = serializers.DateTimeField()
     items = ItemOutputSerializer(many=True)
@@ -115,20 +129,20 @@ class GroupOutputSerializer(serializers.Serializer):
 
 
 class EmployeeOutputSerializer(serializers.Serializer):
-    id = serializers.CharField()
-    employee_no = serializers.CharField()
-    name = serializers.CharField()
-    department = serializers.CharField()
-    location = serializers.CharField()
+    id = StrictCharField()
+    employee_no = StrictCharField()
+    name = StrictCharField()
+    department = StrictCharField()
+    location = StrictCharField()
     base_salary = serializers.DecimalField(max_digits=12, decimal_places=2)
-    currency = serializers.CharField()
-    group_id = serializers.CharField(allow_null=True)
+    currency = StrictCharField()
+    group_id = StrictCharField(allow_null=True)
 
 
 class SnapshotOutputSerializer(serializers.Serializer):
-    id = serializers.CharField()
-    label = serializers.CharField()
-    checksum = serializers.CharField()
+    id = StrictCharField()
+    label = StrictCharField()
+    checksum = StrictCharField()
     created_at = serializers.DateTimeField()
 
 
@@ -137,17 +151,17 @@ class SnapshotDetailOutputSerializer(SnapshotOutputSerializer):
 
 
 class ImportReceiptSerializer(serializers.Serializer):
-    group_id = serializers.CharField()
-    template_id = serializers.CharField()
+    group_id = StrictCharField()
+    template_id = StrictCharField()
     template_version = serializers.IntegerField()
-    group_name = serializers.CharField()
+    group_name = StrictCharField()
     items_created = serializers.IntegerField()
 
 
 class SnapshotReceiptSerializer(serializers.Serializer):
-    snapshot_id = serializers.CharField()
-    checksum = serializers.CharField()
-    label = serializers.CharField(required=False)
+    snapshot_id = StrictCharField()
+    checksum = StrictCharField()
+    label = StrictCharField(required=False)
 
 
 # --- Views -------------------------------------------------------------------------------------------
@@ -169,7 +183,7 @@ class TemplateDetailApi(APIView):
 class GroupListApi(APIView):
     class InputSerializer(serializers.Serializer):
         template_id = BusinessIdField()
-        name = serializers.CharField(max_length=200)
+        name = StrictCharField(max_length=200)
 
         class Meta:
             ref_name = "PayrollGroupImportInput"
@@ -182,12 +196,12 @@ class GroupListApi(APIView):
 
     @extend_schema(request=InputSerializer, responses={201: ImportReceiptSerializer, 202: OpenApiResponse(
                        inline_serializer("ImportApprovalRequired", {
-                           "run_id": serializers.CharField(), "status": serializers.CharField(),
-                           "group_name": serializers.CharField(), "template_id": serializers.CharField(),
-                           "routing": serializers.CharField(), "detail": serializers.CharField()}),
+                           "run_id": StrictCharField(), "status": StrictCharField(),
+                           "group_name": StrictCharField(), "template_id": StrictCharField(),
+                           "routing": StrictCharField(), "detail": StrictCharField()}),
                        description="over the approval matrix's limits: a run now waits "
                                                            "for a second person's approval"),
-                              **idempotent_write_errors()},
+                              404: OpenApiResponse(description="no such template"), **idempotent_write_errors()},
                    parameters=[IDEMPOTENCY_HEADER],
                    summary="Import a template into a new payroll group (approver or admin)")
     def post(self, request: Request) -> Response:
@@ -222,7 +236,7 @@ class EmployeeDetailApi(APIView):
 
 class SnapshotListApi(APIView):
     class InputSerializer(serializers.Serializer):
-        label = serializers.CharField(max_length=200)
+        label = StrictCharField(max_length=200)
 
         class Meta:
             ref_name = "PayrollSnapshotCreateInput"

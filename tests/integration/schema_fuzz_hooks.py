@@ -27,12 +27,12 @@ def _log_in(base_url: str, username: str, password: str) -> str:
 
 @schemathesis.auth(refresh_interval=None)
 class KeelToken:
-    def get(self, case, ctx):  # noqa: ARG002
+    def get(self, case, ctx):
         if (case.operation.method.upper(), case.operation.path) in REVOKING:
             username, _, password = os.environ["KEEL_FUZZ_REVOKER"].partition(":")
             return _log_in(os.environ["KEEL_FUZZ_BASE_URL"], username, password)
         return os.environ["KEEL_FUZZ_TOKEN"]
 
-    def set(self, case, data, ctx):  # noqa: ARG002
+    def set(self, case, data, ctx):
         case.headers = case.headers or {}
         case.headers["Authorization"] = f"Token {data}"
