@@ -49,7 +49,7 @@ class MessageApi(APIView):
     @extend_schema(
         # The schema says what the orchestrator checks after parsing: text that is not
         # blank, at most 4000 characters.
-        request={"application/json": inline_serializer("MessageJsonInput", {
+        request={"application/json": inline_serializer("MessageInput", {
                      "text": StrictCharField(max_length=4000, help_text="The user's message.")}),
                  "multipart/form-data": {"type": "object", "required": ["text"], "properties": {
                      "text": {"type": "string", "minLength": 1, "maxLength": 4000, "pattern": NOT_BLANK_NO_NUL},

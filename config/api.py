@@ -196,13 +196,16 @@ class StrictRegexField(StrictStringMixin, serializers.RegexField):
 
 
 # A business id in a request: ASCII digits (blanks around them are trimmed), 1 … 2^63-1
-# (config.ids.id_parse). The pattern says up to 18 digits; 19-digit ids are real too.
-ID_PATTERN = "^[ \\t]*0*[1-9][0-9]{0,17}[ \\t]*$"
+# (config.ids.id_parse). The pattern says up to 18 digits without leading zeros, which
+# every id Keel hands out is; 19-digit ids below 2^63 are accepted too.
+ID_PATTERN = "^[ \\t]*[1-9][0-9]{0,17}[ \\t]*$"
 
 
 def results_of(serializer_class: type[serializers.Serializer], name: str):
     """The schema of a list answer as the API sends it: `{"results": [...]}`."""
-    return inline_serializer(name, {"results": serializer_class(many=True)})
+    serializer = inline_serializer(name, {"results": serializer_class(many=True)})
+    serializer.keel_results = True  # AutoSchema names the operation `…_list`
+    return serializer
 
 
 IDEMPOTENCY_KEY_MAX_LENGTH = 200
@@ -273,6 +276,24 @@ class AutoSchema(openapi.AutoSchema):
                 schema["pattern"] = NOT_BLANK_NO_NUL if field.trim_whitespace else NOT_EMPTY_NO_NUL
                 schema["minLength"] = max(schema.get("minLength", 0), 1)
         return schema
+
+    def get_operation_id(self):
+        """A list answered as `{"results": [...]}` is still a list: `v1_runs_list`, not
+        `v1_runs_retrieve` (which collides with `runs/{id}/`)."""
+        operation_id = super().get_operation_id()
+        if getattr(self.get_response_serializers(), "keel_results", False):
+            operation_id = operation_id.removesuffix("_retrieve") + ("" if operation_id.endswith("_list") else "_list")
+        return operation_id
+
+    def _get_request_body(self, direction="request"):
+        """A body given as a plain schema with required members (a multipart upload)
+        is itself required: without it the request is refused."""
+        body = super()._get_request_body(direction)
+        if body and not body.get("required") and any(
+                isinstance(media.get("schema"), dict) and media["schema"].get("required")
+                for media in body.get("content", {}).values()):
+            body["required"] = True
+        return body
 
     def _get_response_bodies(self, direction="response"):
         responses = super()._get_response_bodies(direction)

@@ -116,7 +116,7 @@ class ClaimInvoiceApi(APIView):
     parser_classes = [MultiPartParser]
 
     @extend_schema(request={"multipart/form-data": {"type": "object", "required": ["file"], "properties": {
-        "file": {"type": "string", "format": "binary"}}}}, responses={201: dict, **idempotent_write_errors()},
+        "file": {"type": "string", "format": "binary", "minLength": 1}}}}, responses={201: dict, **idempotent_write_errors()},
         parameters=[IDEMPOTENCY_HEADER])
     def post(self, request: Request, claim_id: int) -> Response:
         membership = membership_for_user(request.user)
@@ -130,7 +130,7 @@ class InvoiceStageApi(APIView):
     parser_classes = [MultiPartParser]
 
     @extend_schema(request={"multipart/form-data": {"type": "object", "required": ["file"], "properties": {
-        "file": {"type": "string", "format": "binary"}}}}, responses={201: dict, 422: OpenApiResponse(
+        "file": {"type": "string", "format": "binary", "minLength": 1}}}}, responses={201: dict, 422: OpenApiResponse(
             description="not a PDF, PNG or JPEG file")})
     def post(self, request: Request) -> Response:
         name, content = _file(request)
