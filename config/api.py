@@ -21,6 +21,8 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from config.ids import MAX_ID
+
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 
 
@@ -128,14 +130,14 @@ def _as_problem(response: Response, context: dict) -> Response:
     if renderer is None and request is not None and context.get("view") is not None:
         try:
             renderer, _ = context["view"].perform_content_negotiation(request, force=True)
-        except Exception:
+        except Exception:  # noqa: BLE001 - negotiation failing here must not turn a 4xx into a 500
             renderer = None
     if renderer is None or isinstance(renderer, JSONRenderer):
         response.content_type = PROBLEM_CONTENT_TYPE
     return response
 
 
-def api_not_found(request, exception=None):
+def api_not_found(request, exception=None):  # noqa: ARG001 - Django's handler404 signature
     """Unknown URLs under /api/ answer a problem, pages answer the HTML 404 page."""
     if request.path.startswith("/api/"):
         return JsonResponse(problem(404, f"No API endpoint at {request.path}.", "not_found"), status=404,
@@ -195,10 +197,21 @@ class StrictRegexField(StrictStringMixin, serializers.RegexField):
     pass
 
 
-# A business id in a request: ASCII digits (blanks around them are trimmed), 1 … 2^63-1
-# (config.ids.id_parse). The pattern says up to 18 digits without leading zeros, which
-# every id Keel hands out is; 19-digit ids below 2^63 are accepted too.
-ID_PATTERN = "^[ \\t]*[1-9][0-9]{0,17}[ \\t]*$"
+def _at_most(limit: int) -> str:
+    """A regular expression for the decimal numbers 1 … limit (no leading zeros)."""
+    digits = str(limit)
+    options = [f"[1-9][0-9]{{0,{len(digits) - 2}}}"] if len(digits) > 1 else []
+    for i, d in enumerate(digits):
+        low = "1" if i == 0 else "0"
+        if d > low:
+            options.append(f"{digits[:i]}[{low}-{int(d) - 1}][0-9]{{{len(digits) - i - 1}}}")
+    options.append(digits)
+    return "|".join(options)
+
+
+# A business id in a request: ASCII digits (blanks around them trimmed), 1 … 2^63-1, as
+# config.ids.id_parse reads it (Keel's ids are random 63-bit numbers: up to 19 digits).
+ID_PATTERN = f"^[ \\t]*({_at_most(MAX_ID)})[ \\t]*$"
 
 
 def results_of(serializer_class: type[serializers.Serializer], name: str):
