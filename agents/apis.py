@@ -1,14 +1,14 @@
 """The conversation's messages: POST a turn (JSON or multipart with an attachment), GET
 the history. Thin: the orchestrator does the work and every check."""
 from django.urls import path
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
-from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import DomainError
+from config.api import NOT_BLANK_NO_NUL, DomainError, StrictCharField
 from config.parsers import JSONParser  # depth and size limits (issue 12)
 from tenants.selectors import membership_for_user
 from timeline.selectors import conversation_get_for
@@ -19,16 +19,16 @@ from .orchestrator import message_post
 
 
 class MessageOutputSerializer(serializers.Serializer):
-    activity_id = serializers.CharField()
+    activity_id = StrictCharField()
     intent = serializers.ChoiceField(choices=["chat", "analyze", "resolve", "unknown"])
-    reply = serializers.CharField()
-    run_id = serializers.CharField(allow_null=True)
+    reply = StrictCharField()
+    run_id = StrictCharField(allow_null=True)
 
 
 class MessageHistorySerializer(serializers.ModelSerializer):
-    id = serializers.CharField()
-    activity_id = serializers.CharField(allow_null=True)
-    run_id = serializers.CharField(allow_null=True)
+    id = StrictCharField()
+    activity_id = StrictCharField(allow_null=True)
+    run_id = StrictCharField(allow_null=True)
 
     class Meta:
         model = Message
@@ -37,17 +37,25 @@ class MessageHistorySerializer(serializers.ModelSerializer):
 
 
 class MessageApi(APIView):
-    parser_classes = [JSONParser, MultiPartParser, FormParser]
+    parser_classes = [JSONParser, MultiPartParser]
 
     class InputSerializer(serializers.Serializer):
-        text = serializers.CharField(allow_blank=True, trim_whitespace=False,
+        text = StrictCharField(allow_blank=True, trim_whitespace=False,
                                      help_text="The user's message (at most 4000 characters).")
         attachment = serializers.FileField(required=False, allow_empty_file=True,
                                            help_text="Optional employee list: .csv or .xlsx, at most 1 MB, with "
                                                      "an employee_no or a name column (multipart only).")
 
     @extend_schema(
-        request={"application/json": InputSerializer, "multipart/form-data": InputSerializer},
+        # The schema says what the orchestrator checks after parsing: text that is not
+        # blank, at most 4000 characters.
+        request={"application/json": inline_serializer("MessageInput", {
+                     "text": StrictCharField(max_length=4000, help_text="The user's message.")}),
+                 "multipart/form-data": {"type": "object", "required": ["text"], "properties": {
+                     "text": {"type": "string", "minLength": 1, "maxLength": 4000, "pattern": NOT_BLANK_NO_NUL},
+                     "attachment": {"type": "string", "format": "binary",
+                                    "description": "Optional employee list: .csv or .xlsx, at most 1 MB, with an "
+                                                   "employee_no or a name column."}}}},
         responses={201: MessageOutputSerializer,
                    400: OpenApiResponse(description="empty or oversized text; a wrong, oversized or malformed "
                                                     "attachment (with the line and the reason)"),

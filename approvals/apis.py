@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import DomainError
+from config.api import DomainError, StrictCharField, results_of
 from tenants.selectors import membership_for_user
 
 from .models import ApprovalStatus
@@ -25,26 +25,26 @@ from .services import approval_decide
 
 
 class ApprovalOutputSerializer(serializers.Serializer):
-    id = serializers.CharField()
-    run = serializers.CharField(source="run_id")
-    node = serializers.CharField(source="node.key")
-    tool = serializers.CharField()
-    status = serializers.CharField()
-    summary = serializers.CharField()
+    id = StrictCharField()
+    run = StrictCharField(source="run_id")
+    node = StrictCharField(source="node.key")
+    tool = StrictCharField()
+    status = StrictCharField()
+    summary = StrictCharField()
     arguments = serializers.JSONField()
-    arguments_hash = serializers.CharField()
+    arguments_hash = StrictCharField()
     diff = serializers.JSONField()
     deadline = serializers.DateTimeField()
-    requested_by = serializers.CharField(source="requested_by.username")
-    decided_by = serializers.CharField(source="decided_by.username", allow_null=True, default=None)
+    requested_by = StrictCharField(source="requested_by.username")
+    decided_by = StrictCharField(source="decided_by.username", allow_null=True, default=None)
     decided_at = serializers.DateTimeField(allow_null=True)
-    comment = serializers.CharField()
+    comment = StrictCharField()
     created_at = serializers.DateTimeField()
-    goal = serializers.CharField(source="node.goal")
+    goal = StrictCharField(source="node.goal")
     requester = serializers.SerializerMethodField()
-    needs_role = serializers.CharField()
-    allowed_roles = serializers.ListField(child=serializers.CharField())
-    routing_reason = serializers.CharField()
+    needs_role = StrictCharField()
+    allowed_roles = serializers.ListField(child=StrictCharField())
+    routing_reason = StrictCharField()
     measures = serializers.JSONField()
     waited_seconds = serializers.SerializerMethodField()
 
@@ -57,7 +57,7 @@ class ApprovalOutputSerializer(serializers.Serializer):
 
 class ApprovalListApi(APIView):
     @extend_schema(parameters=[OpenApiParameter("status", enum=ApprovalStatus.values)],
-                   responses=ApprovalOutputSerializer(many=True))
+                   responses=results_of(ApprovalOutputSerializer, "ApprovalList"))
     def get(self, request: Request) -> Response:
         status = request.query_params.get("status")
         if status and status not in ApprovalStatus.values:
@@ -74,7 +74,7 @@ class ApprovalDetailApi(APIView):
 
 
 class DecisionInputSerializer(serializers.Serializer):
-    comment = serializers.CharField(required=False, allow_blank=True, max_length=2000, default="")
+    comment = StrictCharField(required=False, allow_blank=True, max_length=2000, default="")
     replan = serializers.BooleanField(required=False, default=False)
 
 
@@ -104,17 +104,17 @@ class ApprovalRejectApi(APIView):
 
 
 class DecisionOutputSerializer(serializers.Serializer):
-    approval = serializers.CharField(source="approval_id")
-    user = serializers.CharField(source="user.username")
-    verdict = serializers.CharField()
+    approval = StrictCharField(source="approval_id")
+    user = StrictCharField(source="user.username")
+    verdict = StrictCharField()
     accepted = serializers.BooleanField()
-    comment = serializers.CharField()
+    comment = StrictCharField()
     at = serializers.DateTimeField()
 
 
 class EventOutputSerializer(serializers.Serializer):
     seq = serializers.IntegerField()
-    type = serializers.CharField()
+    type = StrictCharField()
     data = serializers.JSONField()
     created_at = serializers.DateTimeField()
 

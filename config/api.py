@@ -12,12 +12,16 @@ from http import HTTPStatus
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
+from django.core.validators import RegexValidator
 from django.http import Http404, JsonResponse
 from drf_spectacular import openapi
-from rest_framework import exceptions
+from drf_spectacular.utils import OpenApiParameter, inline_serializer
+from rest_framework import exceptions, serializers
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
+
+from config.ids import MAX_ID
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 
@@ -153,14 +157,116 @@ def api_server_error(request):
     return server_error(request)
 
 
+# --- The schema's error answers ----------------------------------------------------------
+
+class ProblemSerializer(serializers.Serializer):
+    """RFC 9457 problem details: the body of every 4xx and 5xx answer of the API."""
+
+    type = serializers.CharField(help_text="urn:keel:problem:<code>")
+    title = serializers.CharField(help_text="the HTTP status phrase")
+    status = serializers.JSONField(help_text="the HTTP status code; a twice-decided approval's 409 carries the "
+                                             "approval's status (e.g. \"approved\") instead")
+    detail = serializers.CharField(help_text="a sentence a person can act on")
+    code = serializers.CharField(help_text="a stable machine-readable code")
+    errors = serializers.JSONField(required=False, help_text="per-field messages of an invalid request")
+
+    class Meta:
+        ref_name = "Problem"
+
+
+class StrictStringMixin:
+    """A string in a request is a JSON string. DRF's CharField also takes numbers
+    (`{"title": 0}` became "0"), which the schema does not say and a typo in a
+    script should not get past: anything but a string is a clear 400."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictCharField(StrictStringMixin, serializers.CharField):
+    pass
+
+
+class StrictSlugField(StrictStringMixin, serializers.SlugField):
+    pass
+
+
+class StrictRegexField(StrictStringMixin, serializers.RegexField):
+    pass
+
+
+def _at_most(limit: int) -> str:
+    """A regular expression for the decimal numbers 1 … limit (no leading zeros)."""
+    digits = str(limit)
+    options = [f"[1-9][0-9]{{0,{len(digits) - 2}}}"] if len(digits) > 1 else []
+    for i, d in enumerate(digits):
+        low = "1" if i == 0 else "0"
+        if d > low:
+            options.append(f"{digits[:i]}[{low}-{int(d) - 1}][0-9]{{{len(digits) - i - 1}}}")
+    options.append(digits)
+    return "|".join(options)
+
+
+# A business id in a request: ASCII digits (blanks around them trimmed), 1 … 2^63-1, as
+# config.ids.id_parse reads it (Keel's ids are random 63-bit numbers: up to 19 digits).
+ID_PATTERN = f"^[ \\t]*({_at_most(MAX_ID)})[ \\t]*$"
+
+
+def results_of(serializer_class: type[serializers.Serializer], name: str):
+    """The schema of a list answer as the API sends it: `{"results": [...]}`."""
+    serializer = inline_serializer(name, {"results": serializer_class(many=True)})
+    serializer.keel_results = True  # AutoSchema names the operation `…_list`
+    return serializer
+
+
+IDEMPOTENCY_KEY_MAX_LENGTH = 200
+IDEMPOTENCY_HEADER = OpenApiParameter(
+    "Idempotency-Key", {"type": "string", "minLength": 1, "maxLength": IDEMPOTENCY_KEY_MAX_LENGTH,
+                        "pattern": "\\S"}, OpenApiParameter.HEADER, required=True,
+    description="Unique per write (not blank, at most 200 characters); send the same key to "
+                "retry it. Same key with a different body answers 422; while the first is still running, 409.")
+
+def idempotent_write_errors() -> dict:
+    """The answers of a write that takes an Idempotency-Key, besides 400/401/403/404:
+    the state does not allow it or its key's first request is still running (409),
+    the key was used with another request (422)."""
+    from drf_spectacular.utils import OpenApiResponse
+
+    return {409: OpenApiResponse(description="the record's state does not allow this, or the first request with "
+                                             "this Idempotency-Key is still running"),
+            422: OpenApiResponse(description="this Idempotency-Key was used with another request, or the rules "
+                                             "of the system of record refuse it")}
+
+
+# Strings DRF refuses whatever their length: NUL characters always, and blank
+# (empty or whitespace-only once trimmed) unless a field allows blank.
+NO_NUL = "^[^\\x00]*$"
+NOT_BLANK_NO_NUL = "^[^\\x00]*[^\\s\\x00][^\\x00]*$"
+NOT_EMPTY_NO_NUL = "^[^\\x00]+$"
+
+# Which failures each kind of operation can answer, besides what a view declares.
+AUTHENTICATED_ERRORS = ("401", "403")  # no or a revoked token / a role or CSRF refusal
+PATH_ERRORS = ("404",)  # another tenant's or an unknown id
+INPUT_ERRORS = ("400",)  # a malformed body or query
+BODY_ERRORS = ("413", "415")  # too large / not a media type the operation parses
+
+
 class AutoSchema(openapi.AutoSchema):
-    """drf-spectacular's AutoSchema with unique names for nested serializers.
+    """drf-spectacular's AutoSchema with unique names for nested serializers and
+    every error answer documented as a problem.
 
     Views declare `InputSerializer`/`OutputSerializer` inside themselves (HackSoft
     style); spectacular names each component after the class alone, so every
     "InputSerializer" became one component "Input" and three endpoints were
     documented with another endpoint's body. Name them after their view instead:
-    `MessageApi.InputSerializer` → `MessageInput`."""
+    `MessageApi.InputSerializer` → `MessageInput`.
+
+    Every operation documents the failures it can answer (401/403 when it needs a
+    caller, 404 with an id in its path, 400 with a body or a query, 413/415 with a
+    body, plus the 409/422/429… its view declares), each as
+    `application/problem+json` with the Problem schema: one error shape everywhere."""
 
     def get_serializer_name(self, serializer, direction):
         name = super().get_serializer_name(serializer, direction)
@@ -169,3 +275,58 @@ class AutoSchema(openapi.AutoSchema):
             view = outer.rpartition(".")[2].removesuffix("Api").removesuffix("View")
             return f"{view}{name}"  # spectacular then drops the "Serializer" suffix
         return name
+
+    def _map_serializer_field(self, field, direction, bypass_extensions=False):
+        """Request strings say what DRF's CharField refuses: no NUL, and not blank
+        (after trimming whitespace, when the field trims) unless blank is allowed."""
+        schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        if (direction == "request" and isinstance(field, serializers.CharField) and isinstance(schema, dict)
+                and schema.get("type") == "string" and "pattern" not in schema and "format" not in schema
+                and not any(isinstance(v, RegexValidator) for v in field.validators)):
+            if field.allow_blank:
+                schema["pattern"] = NO_NUL
+            else:
+                schema["pattern"] = NOT_BLANK_NO_NUL if field.trim_whitespace else NOT_EMPTY_NO_NUL
+                schema["minLength"] = max(schema.get("minLength", 0), 1)
+        return schema
+
+    def get_operation_id(self):
+        """A list answered as `{"results": [...]}` is still a list: `v1_runs_list`, not
+        `v1_runs_retrieve` (which collides with `runs/{id}/`)."""
+        operation_id = super().get_operation_id()
+        if getattr(self.get_response_serializers(), "keel_results", False):
+            operation_id = operation_id.removesuffix("_retrieve") + ("" if operation_id.endswith("_list") else "_list")
+        return operation_id
+
+    def _get_request_body(self, direction="request"):
+        """A body given as a plain schema with required members (a multipart upload)
+        is itself required: without it the request is refused."""
+        body = super()._get_request_body(direction)
+        if body and not body.get("required") and any(
+                isinstance(media.get("schema"), dict) and media["schema"].get("required")
+                for media in body.get("content", {}).values()):
+            body["required"] = True
+        return body
+
+    def _get_response_bodies(self, direction="response"):
+        responses = super()._get_response_bodies(direction)
+        parameters = self._get_parameters()
+        codes = set()
+        if self.get_auth():
+            codes.update(AUTHENTICATED_ERRORS)
+        if any(p.get("in") == "path" for p in parameters):
+            codes.update(PATH_ERRORS)
+        has_body = self._get_request_body() is not None
+        if has_body or any(p.get("in") in ("query", "header") for p in parameters):
+            codes.update(INPUT_ERRORS)
+        if has_body:
+            codes.update(BODY_ERRORS)
+        codes.update(code for code in responses if code[:1] in "45")
+        problem_ref = self.resolve_serializer(ProblemSerializer, "response").ref
+        for code in sorted(codes):
+            declared = responses.get(code, {})
+            responses[code] = {
+                "content": {PROBLEM_CONTENT_TYPE: {"schema": problem_ref}},
+                "description": declared.get("description") or HTTPStatus(int(code)).phrase,
+            }
+        return dict(sorted(responses.items()))

@@ -250,11 +250,10 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "config.api.AutoSchema",
     "EXCEPTION_HANDLER": "config.api.exception_handler",
-    # One JSON parser with depth and size limits for every endpoint; multipart
-    # and forms stay for attachments.
-    "DEFAULT_PARSER_CLASSES": ["config.parsers.JSONParser",
-                               "rest_framework.parsers.MultiPartParser",
-                               "rest_framework.parsers.FormParser"],
+    # The API speaks JSON (DESIGN.md §7): one JSON parser with depth and size
+    # limits for every endpoint; the two attachment endpoints add multipart
+    # themselves. Any other body answers 415, as the schema says.
+    "DEFAULT_PARSER_CLASSES": ["config.parsers.JSONParser"],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Keel API",

@@ -6,17 +6,18 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.api import StrictCharField
 from tenants.selectors import membership_for_user
 
 from .metrics import metrics_for, period_parse
 
 
 class MetricOutputSerializer(serializers.Serializer):
-    key = serializers.CharField()
-    label = serializers.CharField()
+    key = StrictCharField()
+    label = StrictCharField()
     value = serializers.FloatField(allow_null=True)
     unit = serializers.ChoiceField(choices=["ratio", "count", "seconds", "nodes"])
-    definition = serializers.CharField()
+    definition = StrictCharField()
     numerator = serializers.IntegerField(allow_null=True)
     denominator = serializers.IntegerField(allow_null=True)
     details = serializers.JSONField()
@@ -39,12 +40,21 @@ class MetricsOutputSerializer(serializers.Serializer):
     daily = DayOutputSerializer(many=True)
 
 
+EMPTY = {"type": "string", "maxLength": 0}
+
+
 class MetricsApi(APIView):
     @extend_schema(
         parameters=[
-            OpenApiParameter("days", int, description="the last N days (1–366); default 30"),
-            OpenApiParameter("since", str, description="start: a date or an ISO date-time"),
-            OpenApiParameter("until", str, description="end: a date (inclusive) or an ISO date-time"),
+            # An empty value is no value (`?until=`), as a form sends it.
+            OpenApiParameter("days", {"anyOf": [{"type": "integer", "minimum": 1, "maximum": 366}, EMPTY]},
+                             description="the last N days (1–366); default 30"),
+            OpenApiParameter("since", {"anyOf": [{"type": "string", "format": "date"},
+                                                 {"type": "string", "format": "date-time"}, EMPTY]},
+                             description="start: a date or an ISO date-time"),
+            OpenApiParameter("until", {"anyOf": [{"type": "string", "format": "date"},
+                                                 {"type": "string", "format": "date-time"}, EMPTY]},
+                             description="end: a date (inclusive) or an ISO date-time"),
         ],
         responses=MetricsOutputSerializer,
         description="The validation metrics of the caller's tenant, over the runs created in the period.",

@@ -4,14 +4,21 @@ receipt as is, so a replay is the same answer."""
 from typing import Any
 
 from django.urls import path
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import DomainError
+from config.api import (
+    IDEMPOTENCY_HEADER,
+    DomainError,
+    StrictCharField,
+    idempotent_write_errors,
+    results_of,
+)
+from config.parsers import JSONParser
 from tenants.models import Membership
 from tenants.selectors import membership_for_user
 
@@ -51,21 +58,21 @@ def _file(request: Request) -> tuple[str, bytes]:
 
 
 class ClaimOutputSerializer(serializers.Serializer):
-    id = serializers.CharField()
-    application_id = serializers.CharField(source="id")
-    claimant = serializers.CharField(source="claimant.username")
-    category = serializers.CharField()
-    city = serializers.CharField()
+    id = StrictCharField()
+    application_id = StrictCharField(source="id")
+    claimant = StrictCharField(source="claimant.username")
+    category = StrictCharField()
+    city = StrictCharField()
     start_date = serializers.DateField()
     end_date = serializers.DateField()
     nights = serializers.IntegerField()
     amount = serializers.DecimalField(max_digits=12, decimal_places=2)
-    currency = serializers.CharField()
+    currency = StrictCharField()
     per_night = serializers.DecimalField(max_digits=12, decimal_places=2, allow_null=True)
-    status = serializers.CharField()
-    policy_verdict = serializers.CharField()
+    status = StrictCharField()
+    policy_verdict = StrictCharField()
     policy_limit = serializers.DecimalField(max_digits=12, decimal_places=2, allow_null=True)
-    policy_source = serializers.CharField()
+    policy_source = StrictCharField()
     submitted_at = serializers.DateTimeField(allow_null=True)
     invoices = serializers.SerializerMethodField()
 
@@ -77,21 +84,22 @@ class ClaimOutputSerializer(serializers.Serializer):
 class ClaimListApi(APIView):
     class InputSerializer(serializers.Serializer):
         category = serializers.ChoiceField(choices=Category.values)
-        city = serializers.CharField(max_length=80)
+        city = StrictCharField(max_length=80)
         start_date = serializers.DateField()
         nights = serializers.IntegerField(min_value=0, max_value=services.MAX_NIGHTS)
-        amount = serializers.CharField(max_length=20)
-        currency = serializers.CharField(max_length=3, default="CNY")
-        description = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
+        amount = StrictCharField(max_length=20)
+        currency = StrictCharField(max_length=3, default="CNY")
+        description = StrictCharField(max_length=500, required=False, allow_blank=True, default="")
 
-    @extend_schema(responses=ClaimOutputSerializer(many=True))
+    @extend_schema(responses=results_of(ClaimOutputSerializer, "ClaimList"))
     def get(self, request: Request) -> Response:
         claims = selectors.claims_for(membership_for_user(request.user))
         if request.query_params.get("status"):
             claims = claims.filter(status=request.query_params["status"])
         return Response({"results": ClaimOutputSerializer(claims[:200], many=True).data})
 
-    @extend_schema(request=InputSerializer, responses={201: dict})
+    @extend_schema(request=InputSerializer, responses={201: dict, **idempotent_write_errors()},
+                   parameters=[IDEMPOTENCY_HEADER])
     def post(self, request: Request) -> Response:
         membership = membership_for_user(request.user)
         data = _input(self.InputSerializer, request)
@@ -105,10 +113,11 @@ class ClaimDetailApi(APIView):
 
 
 class ClaimInvoiceApi(APIView):
-    parser_classes = [MultiPartParser, FormParser]
+    parser_classes = [MultiPartParser]
 
-    @extend_schema(request={"multipart/form-data": {"type": "object", "properties": {
-        "file": {"type": "string", "format": "binary"}}}}, responses={201: dict})
+    @extend_schema(request={"multipart/form-data": {"type": "object", "required": ["file"], "properties": {
+        "file": {"type": "string", "format": "binary", "minLength": 1}}}}, responses={201: dict, **idempotent_write_errors()},
+        parameters=[IDEMPOTENCY_HEADER])
     def post(self, request: Request, claim_id: int) -> Response:
         membership = membership_for_user(request.user)
         selectors.claim_get_for(membership, claim_id)  # another tenant's claim: 404 before anything
@@ -118,10 +127,11 @@ class ClaimInvoiceApi(APIView):
 
 
 class InvoiceStageApi(APIView):
-    parser_classes = [MultiPartParser, FormParser]
+    parser_classes = [MultiPartParser]
 
-    @extend_schema(request={"multipart/form-data": {"type": "object", "properties": {
-        "file": {"type": "string", "format": "binary"}}}}, responses={201: dict})
+    @extend_schema(request={"multipart/form-data": {"type": "object", "required": ["file"], "properties": {
+        "file": {"type": "string", "format": "binary", "minLength": 1}}}}, responses={201: dict, 422: OpenApiResponse(
+            description="not a PDF, PNG or JPEG file")})
     def post(self, request: Request) -> Response:
         name, content = _file(request)
         invoice = services.invoice_stage(actor=_actor(membership_for_user(request.user)), filename=name,
@@ -135,9 +145,10 @@ class ClaimActionApi(APIView):
     action = ""
 
     class InputSerializer(serializers.Serializer):
-        comment = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="")
+        comment = StrictCharField(max_length=2000, required=False, allow_blank=True, default="")
 
-    @extend_schema(request=InputSerializer, responses={200: dict})
+    @extend_schema(request=InputSerializer, responses={200: dict, **idempotent_write_errors()},
+                   parameters=[IDEMPOTENCY_HEADER])
     def post(self, request: Request, claim_id: int) -> Response:
         membership = membership_for_user(request.user)
         selectors.claim_get_for(membership, claim_id)

@@ -1,13 +1,13 @@
 """/api/v1/hr/: the HR Core system of record over HTTP (seed 002). A TAN's approval is
 the event that starts the candidate-matching run; approving twice answers 409."""
 from django.urls import path
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import DomainError
+from config.api import DomainError, StrictCharField, results_of
 from tenants.models import Membership
 from tenants.selectors import membership_for_user
 
@@ -20,15 +20,15 @@ def _actor(membership: Membership) -> services.Actor:
 
 
 class TanOutputSerializer(serializers.Serializer):
-    id = serializers.CharField()
-    title = serializers.CharField()
-    title_zh = serializers.CharField()
-    location = serializers.CharField()
-    skills = serializers.ListField(child=serializers.CharField())
+    id = StrictCharField()
+    title = StrictCharField()
+    title_zh = StrictCharField()
+    location = StrictCharField()
+    skills = serializers.ListField(child=StrictCharField())
     seniority = serializers.IntegerField()
     max_matches = serializers.IntegerField()
-    status = serializers.CharField()
-    approved_by = serializers.CharField(source="approved_by.username", allow_null=True, default=None)
+    status = StrictCharField()
+    approved_by = StrictCharField(source="approved_by.username", allow_null=True, default=None)
     approved_at = serializers.DateTimeField(allow_null=True)
     created_at = serializers.DateTimeField()
     match_count = serializers.IntegerField(default=0)
@@ -40,28 +40,28 @@ class TanOutputSerializer(serializers.Serializer):
 
 
 class MatchOutputSerializer(serializers.Serializer):
-    id = serializers.CharField()
+    id = StrictCharField()
     rank = serializers.IntegerField()
-    candidate_id = serializers.CharField()
-    candidate = serializers.CharField(source="candidate.name")
-    candidate_zh = serializers.CharField(source="candidate.name_zh")
+    candidate_id = StrictCharField()
+    candidate = StrictCharField(source="candidate.name")
+    candidate_zh = StrictCharField(source="candidate.name_zh")
     score = serializers.DecimalField(max_digits=5, decimal_places=3)
     features = serializers.JSONField()
-    explanation = serializers.CharField()
-    explanation_zh = serializers.CharField()
-    run_id = serializers.CharField(allow_null=True)
+    explanation = StrictCharField()
+    explanation_zh = StrictCharField()
+    run_id = StrictCharField(allow_null=True)
 
 
 class TanListApi(APIView):
     class InputSerializer(serializers.Serializer):
-        title = serializers.CharField(max_length=200)
-        title_zh = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-        location = serializers.CharField(max_length=80)
-        skills = serializers.ListField(child=serializers.CharField(max_length=40), max_length=20)
+        title = StrictCharField(max_length=200)
+        title_zh = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
+        location = StrictCharField(max_length=80)
+        skills = serializers.ListField(child=StrictCharField(max_length=40), min_length=1, max_length=20)
         seniority = serializers.ChoiceField(choices=Seniority.values, default=Seniority.MID)
         max_matches = serializers.IntegerField(min_value=1, max_value=20, default=5)
 
-    @extend_schema(responses=TanOutputSerializer(many=True))
+    @extend_schema(responses=results_of(TanOutputSerializer, "TanList"))
     def get(self, request: Request) -> Response:
         membership = membership_for_user(request.user)
         return Response({"results": TanOutputSerializer(selectors.tans_for(membership)[:200], many=True,
@@ -88,7 +88,8 @@ class TanDetailApi(APIView):
 
 
 class TanApproveApi(APIView):
-    @extend_schema(request=None, responses={200: TanOutputSerializer})
+    @extend_schema(request=None, responses={200: TanOutputSerializer, 409: OpenApiResponse(
+        description="the TAN's status does not allow this (already approved or closed)")})
     def post(self, request: Request, tan_id: int) -> Response:
         membership = membership_for_user(request.user)
         selectors.tan_get_for(membership, tan_id)
@@ -98,7 +99,8 @@ class TanApproveApi(APIView):
 
 
 class TanCloseApi(APIView):
-    @extend_schema(request=None, responses={200: TanOutputSerializer})
+    @extend_schema(request=None, responses={200: TanOutputSerializer, 409: OpenApiResponse(
+        description="the TAN's status does not allow this (already approved or closed)")})
     def post(self, request: Request, tan_id: int) -> Response:
         membership = membership_for_user(request.user)
         selectors.tan_get_for(membership, tan_id)
@@ -108,19 +110,19 @@ class TanCloseApi(APIView):
 
 
 class TanMatchesApi(APIView):
-    @extend_schema(responses=MatchOutputSerializer(many=True))
+    @extend_schema(responses=results_of(MatchOutputSerializer, "MatchList"))
     def get(self, request: Request, tan_id: int) -> Response:
         matches = selectors.matches_for_tan(membership_for_user(request.user), tan_id)
         return Response({"results": MatchOutputSerializer(matches, many=True).data})
 
 
 class CandidateOutputSerializer(serializers.Serializer):
-    id = serializers.CharField()
-    name = serializers.CharField()
-    name_zh = serializers.CharField()
-    headline = serializers.CharField()
-    location = serializers.CharField()
-    skills = serializers.ListField(child=serializers.CharField())
+    id = StrictCharField()
+    name = StrictCharField()
+    name_zh = StrictCharField()
+    headline = StrictCharField()
+    location = StrictCharField()
+    skills = serializers.ListField(child=StrictCharField())
     seniority = serializers.IntegerField()
 
 

@@ -4,13 +4,26 @@ a replay is byte-identical to the first answer."""
 from typing import Any
 
 from django.urls import path
-from drf_spectacular.utils import OpenApiParameter, OpenApiTypes, extend_schema
+from drf_spectacular.utils import (
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+    inline_serializer,
+)
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import DomainError, InvalidId
+from config.api import (
+    ID_PATTERN,
+    IDEMPOTENCY_HEADER,
+    DomainError,
+    InvalidId,
+    StrictCharField,
+    idempotent_write_errors,
+    results_of,
+)
 from config.ids import id_parse
 from tenants.models import Membership
 from tenants.selectors import membership_for_user
@@ -19,11 +32,6 @@ from . import selectors, services
 
 # A payroll write is a few hundred bytes; anything near this is a mistake or an attack.
 MAX_WRITE_BODY_BYTES = 16 * 1024
-
-IDEMPOTENCY_HEADER = OpenApiParameter(
-    "Idempotency-Key", OpenApiTypes.STR, OpenApiParameter.HEADER, required=True,
-    description="Unique per write; send the same key to retry it. Same key with a different body answers 422; "
-                "while the first is still running, 409.")
 
 
 class PayloadTooLarge(DomainError):
@@ -60,6 +68,7 @@ def _key(request: Request) -> str:
     return request.headers.get("Idempotency-Key", "")
 
 
+@extend_schema_field({"type": "string", "pattern": ID_PATTERN, "description": "an id (a string of digits)"})
 class BusinessIdField(serializers.CharField):
     """A business id in a request: a string of digits or an int; anything else is a clear 400."""
 
@@ -74,32 +83,32 @@ class BusinessIdField(serializers.CharField):
 
 class ItemOutputSerializer(serializers.Serializer):
     position = serializers.IntegerField()
-    code = serializers.CharField()
-    name = serializers.CharField()
-    kind = serializers.CharField()
+    code = StrictCharField()
+    name = StrictCharField()
+    kind = StrictCharField()
     rate = serializers.SerializerMethodField()
-    base = serializers.CharField()
-    formula = serializers.CharField()
+    base = StrictCharField()
+    formula = StrictCharField()
 
     def get_rate(self, obj) -> str | None:
         return selectors.rate_text(obj.rate)
 
 
 class TemplateItemOutputSerializer(ItemOutputSerializer):
-    name_zh = serializers.CharField()
+    name_zh = StrictCharField()
 
 
 class TemplateOutputSerializer(serializers.Serializer):
-    id = serializers.CharField()
-    code = serializers.CharField()
+    id = StrictCharField()
+    code = StrictCharField()
     version = serializers.IntegerField()
-    name = serializers.CharField()
-    name_zh = serializers.CharField()
-    description = serializers.CharField()
-    region = serializers.CharField()
-    pay_frequency = serializers.CharField()
-    currency = serializers.CharField()
-    variables = serializers.ListField(child=serializers.CharField())
+    name = StrictCharField()
+    name_zh = StrictCharField()
+    description = StrictCharField()
+    region = StrictCharField()
+    pay_frequency = StrictCharField()
+    currency = StrictCharField()
+    variables = serializers.ListField(child=StrictCharField())
 
 
 class TemplateDetailOutputSerializer(TemplateOutputSerializer):
@@ -107,9 +116,9 @@ class TemplateDetailOutputSerializer(TemplateOutputSerializer):
 
 
 class GroupOutputSerializer(serializers.Serializer):
-    id = serializers.CharField()
-    name = serializers.CharField()
-    template_id = serializers.CharField(allow_null=True)
+    id = StrictCharField()
+    name = StrictCharField()
+    template_id = StrictCharField(allow_null=True)
     template_version = serializers.IntegerField(allow_null=True)
     created_at = serializers.DateTimeField()
     items = ItemOutputSerializer(many=True)
@@ -120,20 +129,20 @@ class GroupOutputSerializer(serializers.Serializer):
 
 
 class EmployeeOutputSerializer(serializers.Serializer):
-    id = serializers.CharField()
-    employee_no = serializers.CharField()
-    name = serializers.CharField()
-    department = serializers.CharField()
-    location = serializers.CharField()
+    id = StrictCharField()
+    employee_no = StrictCharField()
+    name = StrictCharField()
+    department = StrictCharField()
+    location = StrictCharField()
     base_salary = serializers.DecimalField(max_digits=12, decimal_places=2)
-    currency = serializers.CharField()
-    group_id = serializers.CharField(allow_null=True)
+    currency = StrictCharField()
+    group_id = StrictCharField(allow_null=True)
 
 
 class SnapshotOutputSerializer(serializers.Serializer):
-    id = serializers.CharField()
-    label = serializers.CharField()
-    checksum = serializers.CharField()
+    id = StrictCharField()
+    label = StrictCharField()
+    checksum = StrictCharField()
     created_at = serializers.DateTimeField()
 
 
@@ -142,30 +151,30 @@ class SnapshotDetailOutputSerializer(SnapshotOutputSerializer):
 
 
 class ImportReceiptSerializer(serializers.Serializer):
-    group_id = serializers.CharField()
-    template_id = serializers.CharField()
+    group_id = StrictCharField()
+    template_id = StrictCharField()
     template_version = serializers.IntegerField()
-    group_name = serializers.CharField()
+    group_name = StrictCharField()
     items_created = serializers.IntegerField()
 
 
 class SnapshotReceiptSerializer(serializers.Serializer):
-    snapshot_id = serializers.CharField()
-    checksum = serializers.CharField()
-    label = serializers.CharField(required=False)
+    snapshot_id = StrictCharField()
+    checksum = StrictCharField()
+    label = StrictCharField(required=False)
 
 
 class RestoreRequestedSerializer(serializers.Serializer):
-    run_id = serializers.CharField(help_text="The run whose restore waits for a second person's approval")
-    status = serializers.CharField()
-    snapshot_id = serializers.CharField()
-    detail = serializers.CharField()
+    run_id = StrictCharField(help_text="The run whose restore waits for a second person's approval")
+    status = StrictCharField()
+    snapshot_id = StrictCharField()
+    detail = StrictCharField()
 
 
 # --- Views -------------------------------------------------------------------------------------------
 
 class TemplateListApi(APIView):
-    @extend_schema(responses=TemplateOutputSerializer(many=True))
+    @extend_schema(responses=results_of(TemplateOutputSerializer, "TemplateList"))
     def get(self, request: Request) -> Response:
         membership_for_user(request.user)
         return Response({"results": TemplateOutputSerializer(selectors.templates_all(), many=True).data})
@@ -181,18 +190,26 @@ class TemplateDetailApi(APIView):
 class GroupListApi(APIView):
     class InputSerializer(serializers.Serializer):
         template_id = BusinessIdField()
-        name = serializers.CharField(max_length=200)
+        name = StrictCharField(max_length=200)
 
         class Meta:
             ref_name = "PayrollGroupImportInput"
 
-    @extend_schema(responses=GroupOutputSerializer(many=True))
+    @extend_schema(responses=results_of(GroupOutputSerializer, "GroupList"))
     def get(self, request: Request) -> Response:
         membership = membership_for_user(request.user)
         groups = selectors.groups_for(membership.tenant_id)
         return Response({"results": GroupOutputSerializer(groups, many=True).data})
 
-    @extend_schema(request=InputSerializer, responses={201: ImportReceiptSerializer}, parameters=[IDEMPOTENCY_HEADER],
+    @extend_schema(request=InputSerializer, responses={201: ImportReceiptSerializer, 202: OpenApiResponse(
+                       inline_serializer("ImportApprovalRequired", {
+                           "run_id": StrictCharField(), "status": StrictCharField(),
+                           "group_name": StrictCharField(), "template_id": StrictCharField(),
+                           "routing": StrictCharField(), "detail": StrictCharField()}),
+                       description="over the approval matrix's limits: a run now waits "
+                                                           "for a second person's approval"),
+                              404: OpenApiResponse(description="no such template"), **idempotent_write_errors()},
+                   parameters=[IDEMPOTENCY_HEADER],
                    summary="Import a template into a new payroll group (approver or admin)")
     def post(self, request: Request) -> Response:
         membership = membership_for_user(request.user)
@@ -210,7 +227,7 @@ class GroupDetailApi(APIView):
 
 
 class EmployeeListApi(APIView):
-    @extend_schema(responses=EmployeeOutputSerializer(many=True))
+    @extend_schema(responses=results_of(EmployeeOutputSerializer, "EmployeeList"))
     def get(self, request: Request) -> Response:
         membership = membership_for_user(request.user)
         return Response({"results": EmployeeOutputSerializer(selectors.employees_for(membership.tenant_id),
@@ -226,18 +243,18 @@ class EmployeeDetailApi(APIView):
 
 class SnapshotListApi(APIView):
     class InputSerializer(serializers.Serializer):
-        label = serializers.CharField(max_length=200)
+        label = StrictCharField(max_length=200)
 
         class Meta:
             ref_name = "PayrollSnapshotCreateInput"
 
-    @extend_schema(responses=SnapshotOutputSerializer(many=True))
+    @extend_schema(responses=results_of(SnapshotOutputSerializer, "SnapshotList"))
     def get(self, request: Request) -> Response:
         membership = membership_for_user(request.user)
         return Response({"results": SnapshotOutputSerializer(selectors.snapshots_for(membership.tenant_id),
                                                              many=True).data})
 
-    @extend_schema(request=InputSerializer, responses={201: SnapshotReceiptSerializer},
+    @extend_schema(request=InputSerializer, responses={201: SnapshotReceiptSerializer, **idempotent_write_errors()},
                    parameters=[IDEMPOTENCY_HEADER], summary="Snapshot the tenant's payroll configuration")
     def post(self, request: Request) -> Response:
         membership = membership_for_user(request.user)
@@ -254,7 +271,8 @@ class SnapshotDetailApi(APIView):
 
 
 class SnapshotRestoreApi(APIView):
-    @extend_schema(request=None, responses={202: RestoreRequestedSerializer}, parameters=[IDEMPOTENCY_HEADER],
+    @extend_schema(request=None, responses={202: RestoreRequestedSerializer, **idempotent_write_errors()},
+                   parameters=[IDEMPOTENCY_HEADER],
                    summary="Ask to restore the whole tenant to a snapshot (a tenant admin; a second person approves)")
     def post(self, request: Request, snapshot_id: int) -> Response:
         membership = membership_for_user(request.user)

@@ -5,44 +5,44 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import DomainError
+from config.api import DomainError, StrictCharField, StrictSlugField
 from tenants.selectors import membership_for_user
 
 from .services import policy_answer
 
 
 class PolicyAnswerInputSerializer(serializers.Serializer):
-    question = serializers.CharField(max_length=500)
+    question = StrictCharField(max_length=500)
     date = serializers.DateField(help_text="The date the question is about (YYYY-MM-DD); picks the policy in force.")
-    topic = serializers.SlugField(max_length=40, help_text="Policy topic, e.g. travel.")
+    topic = StrictSlugField(max_length=40, help_text="Policy topic, e.g. travel.")
     lang = serializers.ChoiceField(choices=["en", "zh"])
     max_transitions = serializers.IntegerField(min_value=1, max_value=64, required=False,
                                                help_text="Transition cap; 8 when omitted.")
 
 
 class PolicyCitationSerializer(serializers.Serializer):
-    source = serializers.CharField()
+    source = StrictCharField()
     line = serializers.IntegerField()
-    text = serializers.CharField()
+    text = StrictCharField()
 
 
 class PolicyAnswerBodySerializer(serializers.Serializer):
-    amount = serializers.CharField(allow_null=True, help_text="Exact, as the policy writes it (a string).")
-    unit = serializers.CharField(allow_null=True)
+    amount = StrictCharField(allow_null=True, help_text="Exact, as the policy writes it (a string).")
+    unit = StrictCharField(allow_null=True)
     citation = PolicyCitationSerializer(many=True)
 
 
 class PolicyAnswerOutputSerializer(serializers.Serializer):
     state = serializers.ChoiceField(choices=["ANSWERED", "ABSTAINED", "STOPPED"])
-    path = serializers.ListField(child=serializers.CharField())
-    reason = serializers.CharField()
-    detail = serializers.CharField(allow_blank=True)
+    path = serializers.ListField(child=StrictCharField())
+    reason = StrictCharField()
+    detail = StrictCharField(allow_blank=True)
     model_calls = serializers.IntegerField()
     transitions = serializers.IntegerField()
     answer = PolicyAnswerBodySerializer()
     cached = serializers.BooleanField()
-    corpus_version = serializers.CharField()
-    processing_version = serializers.CharField()
+    corpus_version = StrictCharField()
+    processing_version = StrictCharField()
 
 
 class PolicyAnswerApi(APIView):

@@ -5,25 +5,27 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.api import StrictCharField
+
 from .selectors import member_get, members_for, membership_for_user
 from .tokens import TokenApi, TokenRevokeAllApi
 
 
 class MemberOutputSerializer(serializers.Serializer):
-    id = serializers.CharField()
-    username = serializers.CharField(source="user.username")
+    id = StrictCharField()
+    username = StrictCharField(source="user.username")
     name = serializers.SerializerMethodField()
-    role = serializers.CharField()
+    role = StrictCharField()
 
     def get_name(self, obj) -> str:
         return obj.user.get_full_name() or obj.user.username
 
 
 class MeOutputSerializer(serializers.Serializer):
-    username = serializers.CharField(source="user.username")
-    role = serializers.CharField()
-    tenant = serializers.CharField(source="tenant.slug")
-    tenant_name = serializers.CharField(source="tenant.name")
+    username = StrictCharField(source="user.username")
+    role = StrictCharField()
+    tenant = StrictCharField(source="tenant.slug")
+    tenant_name = StrictCharField(source="tenant.name")
 
 
 class MeApi(APIView):

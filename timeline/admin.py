@@ -36,20 +36,22 @@ def frames_waterfall(activity: Activity) -> SafeString:
         offset_ms = (frame.started_at - start).total_seconds() * 1000
         left = 100 * offset_ms / span_ms
         width = max(100 * frame.latency_ms / span_ms, 0.4)
-        colour = "#d64545" if frame.status == "error" or frame.level == "error" else (
-            "#d98e04" if frame.status == "waiting" else "#2f6fde" if frame.kind == "tool_call" else "#2f9e44")
+        tone = "error" if frame.status == "error" or frame.level == "error" else (
+            "waiting" if frame.status == "waiting" else "tool" if frame.kind == "tool_call" else "ok")
+        bar_left = min(left, 99.6)
         tokens = frame.gen_ai_usage_input_tokens + frame.gen_ai_usage_output_tokens
         payload = getattr(frame, "payload", None)
         rows.append(format_html(
             '<tr data-frame="{}"><td>{}</td><td><code>{}</code></td><td><strong>{}</strong>{}</td><td>{}</td>'
-            '<td class="keel-bar-cell"><div class="keel-bar" style="margin-left:{}%;width:{}%;background:{}" '
-            'title="+{} ms · {} ms"></div></td><td class="keel-num">{} ms</td><td class="keel-num">{}</td>'
+            '<td class="keel-bar-cell"><svg class="keel-bar" viewBox="0 0 100 10" preserveAspectRatio="none" '
+            'role="img"><title>+{} ms · {} ms</title><rect class="keel-bar-{}" x="{}" width="{}" height="10">'
+            '</rect></svg></td><td class="keel-num">{} ms</td><td class="keel-num">{}</td>'
             '<td>{}{}</td></tr>',
             frame.id, i, frame.kind, frame.name,
             format_html(' · call <a href="{}?q={}">{}</a>', reverse("admin:workflows_toolcall_changelist"),
                         frame.gen_ai_tool_call_id, frame.gen_ai_tool_call_id) if frame.gen_ai_tool_call_id else "",
-            frame.status, f"{min(left, 99.6):.2f}", f"{min(width, 100 - min(left, 99.6)):.2f}", colour,
-            f"{offset_ms:.0f}", f"{frame.latency_ms:.1f}", f"{frame.latency_ms:.1f}", tokens or "",
+            frame.status, f"{offset_ms:.0f}", f"{frame.latency_ms:.1f}", tone,
+            f"{bar_left:.2f}", f"{min(width, 100 - bar_left):.2f}", f"{frame.latency_ms:.1f}", tokens or "",
             frame.summary,
             format_html('<details><summary>payload</summary><pre class="keel-payload">{}</pre></details>',
                         _json(payload.data)) if payload is not None else "",
@@ -58,10 +60,6 @@ def frames_waterfall(activity: Activity) -> SafeString:
     note = (format_html('<p class="help">Showing the first {} of {} frames.</p>', FRAMES_SHOWN, total)
             if total > FRAMES_SHOWN else "")
     return format_html(
-        '<style>.keel-waterfall{{width:100%}}.keel-waterfall td{{vertical-align:top;font-size:12px}}'
-        '.keel-bar-cell{{width:30%;min-width:200px}}.keel-waterfall td:last-child{{min-width:16rem}}'
-        '.keel-bar{{height:10px;border-radius:2px;margin-top:3px}}.keel-num{{text-align:right;white-space:nowrap}}'
-        '.keel-payload{{max-width:48rem;max-height:20rem;overflow:auto;font-size:11px;white-space:pre-wrap}}</style>'
         '<table class="keel-waterfall" data-testid="frames-waterfall"><thead><tr><th>#</th><th>kind</th><th>name</th>'
         '<th>status</th><th>waterfall ({} ms)</th><th>latency</th><th>tokens</th><th>summary</th></tr></thead>'
         '<tbody>{}</tbody></table>{}',
@@ -89,6 +87,9 @@ class ActivityAdmin(TenantScopedAdmin):
     readonly_fields = ["kind", "title", "summary", "status", "intent", "route", "run_link", "node_key",
                        "conversation_id", "started_at", "ended_at", "timeline"]
     ordering = ["-started_at"]
+
+    class Media:
+        css = {"all": ["keel/admin.css"]}  # the waterfall's layout and colours (no inline styles: the CSP)
 
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("run").annotate(frame_total=Count("frames"))

@@ -5,6 +5,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.api import DomainError, StrictCharField
 from tenants.selectors import membership_for_user
 
 from .models import FramePayload
@@ -22,10 +23,10 @@ from .services import conversation_create, event_json, wiring_check_start
 
 
 class WiringCheckOutputSerializer(serializers.Serializer):
-    id = serializers.CharField()
+    id = StrictCharField()
     created_at = serializers.DateTimeField()
     completed_at = serializers.DateTimeField(allow_null=True)
-    worker = serializers.CharField()
+    worker = StrictCharField()
 
 
 class WiringCheckCreateApi(APIView):
@@ -44,7 +45,7 @@ class WiringCheckDetailApi(APIView):
 
 class ConversationCreateApi(APIView):
     class InputSerializer(serializers.Serializer):
-        title = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
+        title = StrictCharField(required=False, allow_blank=True, max_length=200, default="")
 
     @extend_schema(request=InputSerializer, responses={201: dict})
     def post(self, request: Request) -> Response:
@@ -70,25 +71,28 @@ class EventListApi(APIView):
 class FrameOutputSerializer(serializers.Serializer):
     """What every member may see of a frame: summary, status, timing, usage."""
 
-    id = serializers.CharField()
-    parent = serializers.CharField(source="parent_id", allow_null=True)
-    kind = serializers.CharField()
-    name = serializers.CharField()
-    status = serializers.CharField()
-    level = serializers.CharField()
-    summary = serializers.CharField()
+    id = StrictCharField()
+    parent = StrictCharField(source="parent_id", allow_null=True)
+    kind = StrictCharField()
+    name = StrictCharField()
+    status = StrictCharField()
+    level = StrictCharField()
+    summary = StrictCharField()
     started_at = serializers.DateTimeField()
     first_token_at = serializers.DateTimeField(allow_null=True)
     ended_at = serializers.DateTimeField(allow_null=True)
     latency_ms = serializers.FloatField()
-    gen_ai_operation_name = serializers.CharField()
-    gen_ai_provider_name = serializers.CharField()
-    gen_ai_request_model = serializers.CharField()
+    gen_ai_operation_name = StrictCharField()
+    gen_ai_provider_name = StrictCharField()
+    gen_ai_request_model = StrictCharField()
     gen_ai_usage_input_tokens = serializers.IntegerField()
     gen_ai_usage_output_tokens = serializers.IntegerField()
-    gen_ai_tool_name = serializers.CharField()
-    gen_ai_tool_call_id = serializers.CharField()
+    gen_ai_tool_name = StrictCharField()
+    gen_ai_tool_call_id = StrictCharField()
     cost = serializers.DecimalField(max_digits=12, decimal_places=6)
+
+
+BOOLEAN_WORDS = {"", "true", "false", "1", "0", "on", "off"}
 
 
 class ActivityFrameListApi(APIView):
@@ -101,6 +105,8 @@ class ActivityFrameListApi(APIView):
                    responses={200: dict})
     def get(self, request: Request, activity_id: int) -> Response:
         membership = membership_for_user(request.user)
+        if request.query_params.get("errors", "true").lower() not in BOOLEAN_WORDS:
+            raise DomainError("`errors` is true or false.", code="invalid")
         activity = activity_get_for(membership, activity_id)
         with_payloads = membership.can_see_payloads
         page = frames_page(activity, after=request.query_params.get("after"),

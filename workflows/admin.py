@@ -152,6 +152,9 @@ class StateCoordinateAdmin(TenantScopedAdmin):
     fields = readonly_fields
     ordering = ["-created_at"]
 
+    class Media:
+        css = {"all": ["keel/admin.css"]}  # the provenance chain's list (no inline styles: the CSP)
+
     @admin.display(description="run")
     def run_link(self, coordinate: StateCoordinate):
         return admin_link(coordinate.run, coordinate.run_id)
@@ -167,7 +170,7 @@ class StateCoordinateAdmin(TenantScopedAdmin):
         return format_html(
             '<div data-testid="provenance-chain"><p><strong>Produced by</strong> <span data-testid="producer">{}</span>'
             ' <span class="help">step {} · receipt {}</span></p>'
-            '<p><strong>Consumed by</strong></p><ul style="margin-left:0;padding-left:1.2rem">{}</ul></div>',
+            '<p><strong>Consumed by</strong></p><ul class="keel-consumers">{}</ul></div>',
             admin_link(coordinate.call, _call_text(coordinate.call)), coordinate.call.node.key,
             coordinate.receipt_ref, consumer_rows or format_html("<li>{}</li>", "no call has consumed it yet"))
 

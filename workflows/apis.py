@@ -5,22 +5,22 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.api import ID_PATTERN, StrictCharField, StrictRegexField, results_of
 from config.ids import id_parse
 from tenants.selectors import membership_for_user
 from timeline.selectors import conversation_get_for
 from workflows.models import StateCoordinate
 
 from .blueprints import BLUEPRINTS
-from .models import Node
-from .models import RunStatus
+from .models import Node, RunStatus
 from .selectors import node_acceptance, run_get_for, runs_filtered
 from .services import node_input_answer, run_cancel, run_retry, run_start
 
 
 class AcceptanceOutputSerializer(serializers.Serializer):
-    criterion = serializers.CharField()
+    criterion = StrictCharField()
     met = serializers.BooleanField(allow_null=True, help_text="null until the step's receipt was checked")
-    detail = serializers.CharField(allow_blank=True)
+    detail = StrictCharField(allow_blank=True)
 
 
 class NodeOutputSerializer(serializers.ModelSerializer):
@@ -37,7 +37,7 @@ class NodeOutputSerializer(serializers.ModelSerializer):
 
 
 class CoordinateOutputSerializer(serializers.ModelSerializer):
-    call_id = serializers.CharField()
+    call_id = StrictCharField()
 
     class Meta:
         model = StateCoordinate
@@ -45,12 +45,12 @@ class CoordinateOutputSerializer(serializers.ModelSerializer):
 
 
 class RunOutputSerializer(serializers.Serializer):
-    id = serializers.CharField()
-    conversation = serializers.CharField(source="conversation_id")
-    status = serializers.CharField()
-    status_reason = serializers.CharField()
-    control = serializers.CharField()
-    blueprint = serializers.CharField()
+    id = StrictCharField()
+    conversation = StrictCharField(source="conversation_id")
+    status = StrictCharField()
+    status_reason = StrictCharField()
+    control = StrictCharField()
+    blueprint = StrictCharField()
     cancel_requested = serializers.JSONField(allow_null=True)
     plan_version = serializers.IntegerField()
     transition_count = serializers.IntegerField()
@@ -74,24 +74,25 @@ class RunOutputSerializer(serializers.Serializer):
 
 
 class RunSummaryOutputSerializer(serializers.Serializer):
-    id = serializers.CharField()
-    conversation = serializers.CharField(source="conversation_id")
-    blueprint = serializers.CharField()
-    status = serializers.CharField()
-    status_reason = serializers.CharField()
+    id = StrictCharField()
+    conversation = StrictCharField(source="conversation_id")
+    blueprint = StrictCharField()
+    status = StrictCharField()
+    status_reason = StrictCharField()
     params = serializers.JSONField()
-    created_by = serializers.CharField(source="created_by.username")
+    created_by = StrictCharField(source="created_by.username")
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
 
 
 class RunListCreateApi(APIView):
     class FilterSerializer(serializers.Serializer):
-        blueprint = serializers.ChoiceField(choices=sorted(BLUEPRINTS), required=False)
-        status = serializers.ChoiceField(choices=RunStatus.choices, required=False)
+        # An empty value is no filter (`?status=`), as a form with a blank choice sends it.
+        blueprint = serializers.ChoiceField(choices=sorted(BLUEPRINTS), required=False, allow_blank=True)
+        status = serializers.ChoiceField(choices=RunStatus.choices, required=False, allow_blank=True)
         limit = serializers.IntegerField(min_value=1, max_value=500, default=100)
 
-    @extend_schema(parameters=[FilterSerializer], responses=RunSummaryOutputSerializer(many=True))
+    @extend_schema(parameters=[FilterSerializer], responses=results_of(RunSummaryOutputSerializer, "RunList"))
     def get(self, request: Request) -> Response:
         """The caller's tenant's runs, newest first."""
         membership = membership_for_user(request.user)
@@ -104,10 +105,12 @@ class RunListCreateApi(APIView):
 
     class InputSerializer(serializers.Serializer):
         blueprint = serializers.ChoiceField(choices=sorted(BLUEPRINTS))
-        params = serializers.JSONField()
-        conversation = serializers.CharField(required=False, help_text="an existing conversation's id")
+        params = serializers.DictField(help_text="the blueprint's parameters (each blueprint's JSON schema)")
+        conversation = StrictRegexField(ID_PATTERN, required=False,
+                                              help_text="an existing conversation's id")
 
-    @extend_schema(request=InputSerializer, responses={201: RunOutputSerializer})
+    @extend_schema(request=InputSerializer, responses={201: RunOutputSerializer, 404: OpenApiResponse(
+        description="no such conversation in your tenant")})
     def post(self, request: Request) -> Response:
         membership = membership_for_user(request.user)
         data = self.InputSerializer(data=request.data)
@@ -122,7 +125,7 @@ class RunListCreateApi(APIView):
 
 
 class RunControlInputSerializer(serializers.Serializer):
-    reason = serializers.CharField(max_length=500, allow_blank=True, required=False, default="")
+    reason = StrictCharField(max_length=500, allow_blank=True, required=False, default="")
 
     class Meta:
         ref_name = "RunControlInput"
@@ -164,7 +167,7 @@ class RunDetailApi(APIView):
 
 class RunInputApi(APIView):
     class InputSerializer(serializers.Serializer):
-        answer = serializers.CharField(max_length=2000)
+        answer = StrictCharField(max_length=2000)
 
     @extend_schema(request=InputSerializer, responses={200: RunOutputSerializer, 409: OpenApiResponse(
         description="the run is not waiting for input")})

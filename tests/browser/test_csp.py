@@ -70,6 +70,55 @@ def test_the_approver_and_developer_pages_raise_no_csp_violation(keel, new_page,
     assert walk(keel, new_page, "dora", [f"/conversations/{conversation}/timeline/?view=developer", "/metrics/"]) == []
 
 
+def test_the_admin_timeline_and_provenance_pages_raise_no_csp_violation(keel, new_page, finished_run):
+    """A developer debugs the run in the admin: finds its Activities by the run id,
+    opens one (the frames waterfall), then a state coordinate's provenance chain.
+    Their layout comes from static/keel/admin.css, not from style="" or <style>."""
+    page = new_page()
+    problems: list[str] = []
+    page.on("console", lambda msg: problems.append(f"console: {msg.text}")
+            if "Content Security Policy" in msg.text else None)
+    page.add_init_script(RECORD_VIOLATIONS)
+    log_in(page, keel.base_url, "dora")
+    expect(page.get_by_test_id("who")).to_be_visible()
+
+    def seen(where: str) -> None:
+        page.wait_for_load_state("networkidle")
+        problems.extend(f"{where}: {v}" for v in page.evaluate("window.__cspViolations"))
+
+    page.goto(keel.base_url + "/admin/timeline/activity/")
+    page.locator("#searchbar").fill(finished_run["run"])
+    page.locator("#searchbar").press("Enter")
+    seen("activities of the run")
+    page.locator("#result_list tbody th a").first.click()
+    waterfall = page.get_by_test_id("frames-waterfall")
+    expect(waterfall).to_be_visible()
+    bar = waterfall.locator("svg.keel-bar rect").first
+    # The stylesheet loaded and applied: the bar has its colour and the row its layout.
+    assert page.evaluate("(r) => getComputedStyle(r).fill", bar.element_handle()) in {
+        "rgb(47, 158, 68)", "rgb(47, 111, 222)", "rgb(217, 142, 4)", "rgb(214, 69, 69)"}
+    assert waterfall.locator("svg.keel-bar").first.bounding_box()["width"] > 100
+    seen("an activity's waterfall")
+
+    page.goto(keel.base_url + "/admin/workflows/statecoordinate/")
+    page.locator("#searchbar").fill("template_id")
+    page.locator("#searchbar").press("Enter")
+    seen("coordinates named template_id")
+    page.locator("#result_list tbody th a").first.click()
+    chain = page.get_by_test_id("provenance-chain")
+    expect(chain).to_be_visible()
+    assert page.evaluate("(u) => getComputedStyle(u).marginLeft", chain.locator("ul").element_handle()) == "0px"
+    seen("a coordinate's provenance chain")
+
+    page.goto(keel.base_url + "/admin/workflows/run/")
+    page.locator("#result_list tbody th a").first.click()
+    seen("a run in the admin")
+    page.goto(keel.base_url + "/admin/workflows/toolcall/")
+    page.locator("#result_list tbody th a").first.click()
+    seen("a tool call in the admin")
+    assert problems == []
+
+
 def test_the_log_in_page_raises_no_csp_violation(keel, new_page):
     page = new_page()
     problems: list[str] = []
