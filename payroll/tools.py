@@ -35,7 +35,7 @@ from .models import (
     Snapshot,
     TemplateItem,
 )
-from .requirements import requirements_extract
+from .requirements import requirements_extract, requirements_problems
 from .selectors import configuration_checksum, employees_for, groups_for, scope_checksum
 from .services import (
     Actor,
@@ -84,6 +84,11 @@ def interpret_request(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, 
                                       "population, items_named, group_name, missing."},
         {"role": "user", "content": arguments["request"]},
     ]
+    if arguments.get("by_rules"):
+        # A local replan after the model's proposal failed its acceptance: the rules read it.
+        requirements = requirements_extract(arguments["request"])
+        requirements["fallback"] = "the model's requirements failed their acceptance; rules were used"
+        return {"requirements": requirements, "receipt_ref": f"call/{ctx.call_id}"}
     result = tool_model_call(ctx, messages, purpose="requirements")
     try:
         requirements = json.loads(result.text)
@@ -93,7 +98,23 @@ def interpret_request(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, 
         # The model's answer is a proposal; a malformed one falls back to the rules, recorded.
         requirements = requirements_extract(arguments["request"])
         requirements["fallback"] = "the model's answer was not valid JSON; rules were used"
+    # A well-formed proposal is kept as proposed: the acceptance validates it against the schema.
     return {"requirements": requirements, "receipt_ref": f"call/{ctx.call_id}"}
+
+
+def _interpret_accept(ctx, arguments, output) -> list[Acceptance]:
+    requirements = output["requirements"]
+    problems = requirements_problems(requirements)
+    return [Acceptance("the requirements were read from the request",
+                       isinstance(requirements, dict) and "missing" in requirements),
+            Acceptance("the requirements match their schema", not problems, "; ".join(problems)[:500])]
+
+
+def _interpret_failure_replan(params, arguments, output, reason) -> dict[str, Any] | None:
+    """A proposal that failed its acceptance is read again by the rules (once)."""
+    if output is None or arguments.get("by_rules"):
+        return None
+    return {"interpret_by_rules": True}
 
 
 def _interpret_summary(output: dict[str, Any]) -> str:
@@ -106,14 +127,13 @@ def _interpret_summary(output: dict[str, Any]) -> str:
 tool_register(Tool(
     name="interpret_request",
     description="Turn the user's free-text request into structured payroll requirements.",
-    input_schema={"type": "object", "properties": {"request": {"type": "string", "minLength": 1}},
+    input_schema={"type": "object", "properties": {"request": {"type": "string", "minLength": 1},
+                                                   "by_rules": {"type": "boolean"}},
                   "required": ["request"]},
     output_schema={"type": "object", "properties": {"requirements": {"type": "object"}},
                    "required": ["requirements"]},
     fn=interpret_request, produces=["requirements"], summary=_interpret_summary,
-    accept=lambda ctx, arguments, output: [Acceptance(
-        "the requirements were read from the request",
-        isinstance(output["requirements"], dict) and "missing" in output["requirements"])],
+    accept=_interpret_accept, failure_replan=_interpret_failure_replan,
     milestones={"completed": "the request has been understood"},
 ))
 
@@ -223,6 +243,33 @@ def _options(templates, zh: bool = False) -> list[dict[str, Any]]:
              "answer": t.name} for t in templates]
 
 
+# Who chose the template outright: then a conflict with the requirements is theirs to make.
+_CHOSEN_BY_A_PERSON = {"chosen by the user", "pinned by the caller", "named by the person importing"}
+
+
+def _match_accept(ctx, arguments, output) -> list[Acceptance]:
+    template = (PayrollTemplate.objects.prefetch_related("items")
+                .filter(id=int(output["template_id"]), version=output["template_version"]).first())
+    by_person = bool(_CHOSEN_BY_A_PERSON & set(output.get("reasons") or []))
+    conflicts = sorted({"region", "pay_frequency"} & set(template_fit(template, _requirements(ctx)).conflicts)) \
+        if template is not None else []
+    return [Acceptance("a catalog template was chosen", template is not None),
+            Acceptance("it fits the requested region and pay cycle", template is not None and
+                       (by_person or not conflicts),
+                       f"conflicts: {', '.join(conflicts)}" if conflicts else "")]
+
+
+def _match_failure_replan(params, arguments, output, reason) -> dict[str, Any] | None:
+    """The next-best template: the one that failed its acceptance is excluded; a pinned code
+    that is not in the catalog is dropped (the matcher decides, or asks the user)."""
+    if output is not None and output.get("template_id"):
+        excluded = [str(t) for t in params.get("excluded_templates") or []]
+        return {"excluded_templates": excluded + [str(output["template_id"])], "template_code": None}
+    if arguments.get("template_code"):
+        return {"template_code": None}
+    return None
+
+
 tool_register(Tool(
     name="match_salary_template",
     description="Search the template catalog for the template that best fits the interpreted requirements.",
@@ -234,9 +281,7 @@ tool_register(Tool(
                    "required": ["template_id", "template_version"]},
     fn=match_salary_template, produces=["template_id"],
     summary=lambda output: f"Matched the template “{output['template_name']}”.",
-    accept=lambda ctx, arguments, output: [Acceptance(
-        "a catalog template was chosen",
-        PayrollTemplate.objects.filter(id=int(output["template_id"]), version=output["template_version"]).exists())],
+    accept=_match_accept, failure_replan=_match_failure_replan,
     milestones={"awaiting_input": "the template choice is waiting for the user's answer",
                 "completed": "the template has been matched"},
 ))

@@ -69,7 +69,8 @@ class RunOutputSerializer(serializers.Serializer):
         return CoordinateOutputSerializer(coordinates, many=True).data
 
     def get_plans(self, run) -> list[dict]:
-        return [{"version": p.version, "reason": p.reason, "graph": p.graph, "created_at": p.created_at}
+        return [{"version": p.version, "reason": p.reason, "graph": p.graph, "created_at": p.created_at,
+                 "diff": p.diff}
                 for p in run.plans.all()]
 
 

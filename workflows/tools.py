@@ -42,6 +42,14 @@ class ToolBlocked(ToolError):
     finds its records changed by someone else): the node stops blocked, with the reason."""
 
 
+class ToolTransient(ToolError):
+    """A passing failure (a timeout, a lost connection): the engine tries again with backoff,
+    up to a cap, each attempt counted. `TimeoutError` and `ConnectionError` count as this too."""
+
+
+TRANSIENT_ERRORS = (ToolTransient, TimeoutError, ConnectionError)
+
+
 class ToolBusy(ToolError):
     """The system of record is still working on this very request (its idempotency key is
     held by an earlier attempt whose worker died mid-call): try again shortly, never fail."""
@@ -137,6 +145,11 @@ class Tool:
     approval_rule: dict[str, Any] = field(default_factory=dict)
     # (run params, rejected arguments) -> params for the replan a "reject and replan" starts
     rejection_replan: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
+    # (run params, resolved arguments, output or None, why it failed) -> params for a local
+    # replan of the failed step and its not-yet-run descendants, or None: the step stays
+    # failed. Called when the step fails for good (a permanent error, a criterion not met).
+    failure_replan: Callable[[dict[str, Any], dict[str, Any], dict[str, Any] | None, str],
+                             dict[str, Any] | None] | None = None
     # --- for memory and the ledger ---
     milestones: dict[str, str] = field(default_factory=dict)  # node status reached -> words
     # (tenant_id, run_id, approved arguments, approver's name) -> what to remember, or None
