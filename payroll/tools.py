@@ -13,6 +13,7 @@ from memory.services import memory_link
 from timeline.services import frame_record
 from workflows.models import Run, ToolCall
 from workflows.pipeline import coordinate_resolve, node_activity_id, tool_model_call
+from workflows.provenance import run_origin
 from workflows.tools import (
     Acceptance,
     NeedsInput,
@@ -77,6 +78,15 @@ def _actor(ctx: ToolContext):
 
 # --- interpret_request --------------------------------------------------------------------
 
+def _from_the_request(ctx: ToolContext, arguments: dict[str, Any], requirements: dict[str, Any]) -> dict[str, Any]:
+    """The step's output: the requirements, and the other values the user gave with the
+    request (the group's name, the employee ids of an attachment) as coordinates of their
+    own, each traced to the message the user typed."""
+    return {"requirements": requirements, "requested_group_name": arguments.get("group_name") or "",
+            "employee_ids": [str(e) for e in arguments.get("employee_ids") or []],
+            "origin": run_origin(ctx.run_id), "receipt_ref": f"call/{ctx.call_id}"}
+
+
 def interpret_request(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
 
     messages = [
@@ -88,7 +98,7 @@ def interpret_request(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, 
         # A local replan after the model's proposal failed its acceptance: the rules read it.
         requirements = requirements_extract(arguments["request"])
         requirements["fallback"] = "the model's requirements failed their acceptance; rules were used"
-        return {"requirements": requirements, "receipt_ref": f"call/{ctx.call_id}"}
+        return _from_the_request(ctx, arguments, requirements)
     result = tool_model_call(ctx, messages, purpose="requirements")
     try:
         requirements = json.loads(result.text)
@@ -99,7 +109,7 @@ def interpret_request(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, 
         requirements = requirements_extract(arguments["request"])
         requirements["fallback"] = "the model's answer was not valid JSON; rules were used"
     # A well-formed proposal is kept as proposed: the acceptance validates it against the schema.
-    return {"requirements": requirements, "receipt_ref": f"call/{ctx.call_id}"}
+    return _from_the_request(ctx, arguments, requirements)
 
 
 def _interpret_accept(ctx, arguments, output) -> list[Acceptance]:
@@ -128,11 +138,16 @@ tool_register(Tool(
     name="interpret_request",
     description="Turn the user's free-text request into structured payroll requirements.",
     input_schema={"type": "object", "properties": {"request": {"type": "string", "minLength": 1},
-                                                   "by_rules": {"type": "boolean"}},
+                                                   "by_rules": {"type": "boolean"},
+                                                   "group_name": {"type": "string"},
+                                                   "employee_ids": {"type": "array", "items": ID}},
                   "required": ["request"]},
-    output_schema={"type": "object", "properties": {"requirements": {"type": "object"}},
-                   "required": ["requirements"]},
-    fn=interpret_request, produces=["requirements"], summary=_interpret_summary,
+    output_schema={"type": "object", "properties": {"requirements": {"type": "object"},
+                                                    "requested_group_name": {"type": "string"},
+                                                    "employee_ids": {"type": "array", "items": ID}},
+                   "required": ["requirements", "requested_group_name", "employee_ids"]},
+    fn=interpret_request, produces=["requirements", "requested_group_name", "employee_ids"],
+    summary=_interpret_summary,
     accept=_interpret_accept, failure_replan=_interpret_failure_replan,
     milestones={"completed": "the request has been understood"},
 ))
@@ -155,7 +170,8 @@ def template_score(template, requirements: dict[str, Any]) -> tuple[int, list[st
 
 def match_salary_template(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
 
-    requirements = _requirements(ctx)
+    # Consumed from interpret's coordinate (a direct import, with no interpretation, has none).
+    requirements = dict(arguments.get("requirements") or {})
     zh = requirements.get("lang") == "zh"
     excluded = {int(t) for t in arguments.get("exclude_template_ids") or [] if str(t).isascii() and str(t).isdigit()}
     templates = [t for t in PayrollTemplate.objects.prefetch_related("items").order_by("code", "-version")
@@ -275,11 +291,11 @@ tool_register(Tool(
     description="Search the template catalog for the template that best fits the interpreted requirements.",
     input_schema={"type": "object", "properties": {
         "template_code": {"type": "string"}, "exclude_template_ids": {"type": "array", "items": ID},
-        "pinned_template_id": ID,
+        "pinned_template_id": ID, "requirements": {"type": "object"},
         "answer": {"type": "string"}}},
     output_schema={"type": "object", "properties": {"template_id": ID, "template_version": {"type": "integer"}},
                    "required": ["template_id", "template_version"]},
-    fn=match_salary_template, produces=["template_id"],
+    fn=match_salary_template, produces=["template_id"], consumes_optional=["requirements"],
     summary=lambda output: f"Matched the template “{output['template_name']}”.",
     accept=_match_accept, failure_replan=_match_failure_replan,
     milestones={"awaiting_input": "the template choice is waiting for the user's answer",
@@ -289,8 +305,10 @@ tool_register(Tool(
 
 # --- snapshot_payroll_groups: reserve the run's records and snapshot exactly those -------------
 
-def _scope_employee_ids(ctx: ToolContext) -> list[int]:
-    return [int(e) for e in ctx.params.get("employee_ids") or []]
+def _scope_employee_ids(ctx: ToolContext, arguments: dict[str, Any]) -> list[int]:
+    # From interpret's coordinate when the run has one (the attachment the user sent).
+    ids = arguments["employee_ids"] if "employee_ids" in arguments else ctx.params.get("employee_ids")
+    return [int(e) for e in ids or []]
 
 
 @_transient_busy
@@ -298,8 +316,9 @@ def snapshot_payroll_groups(ctx: ToolContext, arguments: dict[str, Any]) -> dict
     """Reserve the new group's name and the employees the run will assign, then freeze
     exactly those records. A collision is found here, at planning time, before any
     approver is asked: the user is asked for another name, or told who holds an employee."""
-    name = (arguments.get("answer") or arguments.get("group_name") or "").strip()
-    employee_ids = _scope_employee_ids(ctx)
+    name = (arguments.get("answer") or arguments.get("requested_group_name") or arguments.get("group_name")
+            or "").strip()
+    employee_ids = _scope_employee_ids(ctx, arguments)
     run = Run.objects.select_related("created_by").get(id=ctx.run_id)
     try:
         records_claim(tenant_id=ctx.tenant_id, run_id=ctx.run_id, holder=f"run {ctx.run_id} of {run.created_by}",
@@ -331,11 +350,14 @@ tool_register(Tool(
     description="Reserve the new group's name and the employees to assign for this run, and snapshot exactly "
                 "those records (never the whole tenant).",
     input_schema={"type": "object", "properties": {"group_name": {"type": "string", "minLength": 1},
+                                                   "requested_group_name": {"type": "string"},
+                                                   "employee_ids": {"type": "array", "items": ID},
                                                    "answer": {"type": "string"}}},
     output_schema={"type": "object", "properties": {"snapshot_id": ID, "checksum": {"type": "string"},
                                                     "group_name": {"type": "string", "minLength": 1}},
                    "required": ["snapshot_id", "checksum", "group_name"]},
     fn=snapshot_payroll_groups, produces=["snapshot_id", "group_name"], side_effects=True, accept=_snapshot_accept,
+    consumes_optional=["requested_group_name", "employee_ids"],
     summary=lambda output: f"Reserved the name “{output['group_name']}” and took a snapshot of what the run touches.",
     release=previews.scope_release,
     milestones={"awaiting_input": "the group name is taken: waiting for the user to choose another",
@@ -501,7 +523,7 @@ tool_register(Tool(
                                                    "employee_ids": {"type": "array", "items": ID, "minItems": 1}},
                   "required": ["group_id", "employee_ids"]},
     output_schema={"type": "object", "properties": {"assigned": {"type": "integer"}}, "required": ["assigned"]},
-    fn=assign_employees, consumes=["group_id"], side_effects=True, read_only=False, accept=_assign_accept,
+    fn=assign_employees, consumes=["group_id"], consumes_optional=["employee_ids"], side_effects=True, read_only=False, accept=_assign_accept,
     summary=lambda output: f"Assigned {output['assigned']} employees to the new group.",
     milestones={"completed": "the listed employees were assigned to the new group"},
 ))

@@ -391,7 +391,8 @@ def _claim_in_transaction(node_ids: list[int], me: str, now, tools: list[str] | 
 def _plain_inline(tool, node) -> bool:
     """A side-effect-free tool with nothing to resolve or accept: run here, its call
     recorded in the completing transaction."""
-    return bool(tool.inline and not tool.consumes and not tool.produces and not node.acceptance
+    return bool(tool.inline and not tool.consumes and not tool.consumes_optional and not tool.produces
+                and not node.acceptance
                 and tool.accept is None)
 
 

@@ -116,6 +116,9 @@ class Tool:
     fn: Callable[[ToolContext, dict[str, Any]], dict[str, Any]]
     produces: list[str] = field(default_factory=list)
     consumes: list[str] = field(default_factory=list)
+    # Consumed when a step of the run produced it (a blueprint without that step still runs):
+    # injected and linked like `consumes`, and held to the same provenance check.
+    consumes_optional: list[str] = field(default_factory=list)
     side_effects: bool = False
     compensation: str | None = None
     # Instead of a compensation, why there can be none (an effect that commits in one
@@ -181,7 +184,8 @@ class Tool:
 
     def as_model_tool(self) -> dict[str, Any]:
         """The OpenAI tool-calling form. Consumed keys are left out: the model never supplies them."""
-        props = {k: v for k, v in self.input_schema.get("properties", {}).items() if k not in self.consumes}
+        props = {k: v for k, v in self.input_schema.get("properties", {}).items()
+                 if k not in self.consumes and k not in self.consumes_optional}
         return {"type": "function", "function": {"name": self.name, "description": self.description,
                                                  "parameters": {"type": "object", "properties": props}}}
 
@@ -219,7 +223,7 @@ def registry_problems() -> list[str]:
     """What the system check reports: a consumed key nobody produces, a missing compensation."""
     problems = []
     for tool in TOOLS.values():
-        for key in tool.consumes:
+        for key in [*tool.consumes, *tool.consumes_optional]:
             if not producers_of(key):
                 problems.append(f"tool {tool.name} consumes {key!r}, which no registered tool produces")
         if tool.compensation and tool.compensation not in TOOLS:
