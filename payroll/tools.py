@@ -3,13 +3,15 @@ Exact values (ids, versions) travel as coordinates; the model never sees them.""
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 from django.db import transaction
 from django.db.models import Count
 
 from config.api import Conflict
-from memory.services import memory_link
+from memory.services import memory_link, working_memory_record
+from timeline.models import Event
 from timeline.services import frame_record
 from workflows.models import Run, ToolCall
 from workflows.pipeline import coordinate_resolve, node_activity_id, tool_model_call
@@ -78,13 +80,71 @@ def _actor(ctx: ToolContext):
 
 # --- interpret_request --------------------------------------------------------------------
 
+# What the user may have said earlier in the conversation that this request leaves unsaid.
+REMEMBERED_KEYS = ("region", "pay_frequency", "population")
+
+
+def _earlier_statements(ctx: ToolContext, origin: dict[str, Any]) -> list[dict[str, Any]]:
+    """The user's messages in this conversation before the one that started the run, newest first."""
+    run = Run.objects.get(id=ctx.run_id)
+    if origin.get("seq") is None:
+        return []
+    events = (Event.objects.filter(conversation_id=run.conversation_id, type="message.received",
+                                   seq__lt=origin["seq"]).order_by("-seq")[:20])
+    return [{"seq": e.seq, "text": e.data.get("text", ""), "at": e.created_at.isoformat()} for e in events
+            if e.data.get("text")]
+
+
+def _fill_from_conversation(ctx: ToolContext, requirements: dict[str, Any], origin: dict[str, Any]
+                            ) -> list[dict[str, Any]]:
+    """Memory that matters: a requirement this request leaves unsaid that the user stated
+    earlier in the same conversation is taken from there (newest statement first), and the
+    use is recorded as a frame with its evidence. Only what the user said — never a choice
+    someone else made, and never an authorisation."""
+    unsaid = [k for k in REMEMBERED_KEYS if not requirements.get(k)]
+    if not unsaid:
+        return []
+    used = []
+    for statement in _earlier_statements(ctx, origin):
+        said = requirements_extract(statement["text"])
+        for key in [k for k in unsaid if said.get(k)]:
+            requirements[key] = said[key]
+            if key == "region" and said.get("city") and not requirements.get("city"):
+                requirements["city"] = said["city"]
+            unsaid.remove(key)
+            used.append({"key": key, "value": said[key], "evidence": {"kind": "message", **statement}})
+        if not unsaid:
+            break
+    if used:
+        requirements["missing"] = [k for k in requirements.get("missing") or [] if not requirements.get(k)]
+        requirements["remembered"] = [{"key": u["key"], "value": u["value"]} for u in used]
+        activity_id = node_activity_id(ctx.node_id)
+        if activity_id:
+            with transaction.atomic():
+                frame_record(activity_id=activity_id, kind="memory", name="memory: the conversation",
+                             summary="Taken from what the user said earlier in this conversation: "
+                                     + "; ".join(f"{u['key'].replace('_', ' ')} “{u['value']}”" for u in used)
+                                     + ".",
+                             payload={"boundary": "interpretation", "used": used})
+    return used
+
+
 def _from_the_request(ctx: ToolContext, arguments: dict[str, Any], requirements: dict[str, Any]) -> dict[str, Any]:
     """The step's output: the requirements, and the other values the user gave with the
     request (the group's name, the employee ids of an attachment) as coordinates of their
     own, each traced to the message the user typed."""
+    origin = run_origin(ctx.run_id)
+    used = _fill_from_conversation(ctx, requirements, origin)
+    working_memory_record(
+        tenant_id=ctx.tenant_id, run_id=ctx.run_id, node_id=ctx.node_id, step=ctx.node_key,
+        items=[{"kind": "request", "text": arguments["request"], "evidence": {"kind": origin["kind"],
+                                                                               "seq": origin.get("seq")}}]
+        + [{"kind": "earlier_statement", "text": u["evidence"]["text"], "evidence": u["evidence"],
+            "used_for": u["key"]} for u in used],
+        decision=_interpret_summary({"requirements": requirements}))
     return {"requirements": requirements, "requested_group_name": arguments.get("group_name") or "",
             "employee_ids": [str(e) for e in arguments.get("employee_ids") or []],
-            "origin": run_origin(ctx.run_id), "receipt_ref": f"call/{ctx.call_id}"}
+            "origin": origin, "receipt_ref": f"call/{ctx.call_id}"}
 
 
 def interpret_request(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -170,6 +230,7 @@ def template_score(template, requirements: dict[str, Any]) -> tuple[int, list[st
 
 def match_salary_template(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
 
+    _recalled.links = []
     # Consumed from interpret's coordinate (a direct import, with no interpretation, has none).
     requirements = dict(arguments.get("requirements") or {})
     zh = requirements.get("lang") == "zh"
@@ -222,8 +283,30 @@ def match_salary_template(ctx: ToolContext, arguments: dict[str, Any]) -> dict[s
                 score, why = next((s, w) for (s, w), t in ranked if t is chosen)
             else:
                 raise NeedsInput(decision_question(decision, requirements), _options(decision.options, zh))
+    _match_working_memory(ctx, arguments, requirements, chosen, why)
     return {"template_id": str(chosen.id), "template_version": chosen.version, "template_name": chosen.name,
             "score": score, "reasons": why, "receipt_ref": f"catalog/{chosen.code}@v{chosen.version}"}
+
+
+def _match_working_memory(ctx: ToolContext, arguments: dict[str, Any], requirements: dict[str, Any], chosen,
+                          why: list[str]) -> None:
+    """L1: what the match had in mind as it chose — the consumed requirements (and what of them
+    came from the conversation), the experience it recalled, the user's answer — and its choice."""
+    items = [{"kind": "requirements", "text": _interpret_summary({"requirements": requirements}),
+              "evidence": {"kind": "coordinate", "key": "requirements"}}]
+    items += [{"kind": "earlier_statement", "text": f"{r['key']}: {r['value']}",
+               "evidence": {"kind": "coordinate", "key": "requirements"}}
+              for r in requirements.get("remembered") or []]
+    items += [{"kind": "experience", "text": link["l3_text"], "evidence": link}
+              for link in getattr(_recalled, "links", [])]
+    if arguments.get("answer"):
+        items.append({"kind": "answer", "text": arguments["answer"], "evidence": {"kind": "input.answered"}})
+    working_memory_record(tenant_id=ctx.tenant_id, run_id=ctx.run_id, node_id=ctx.node_id, step=ctx.node_key,
+                          items=items, decision=f"chose “{chosen.name}” ({'; '.join(why)})")
+    _recalled.links = []
+
+
+_recalled = threading.local()  # the L3 items the current match used, for its L1 record
 
 
 def _memory_preference(ctx: ToolContext, requirements: dict[str, Any], ranked):
@@ -236,6 +319,7 @@ def _memory_preference(ctx: ToolContext, requirements: dict[str, Any], ranked):
         if pair is None:
             continue
         _memory_frame(ctx, item, pair[1].name)
+        _recalled.links = [memory_link(item)]
         return pair
     return None
 
