@@ -6,8 +6,6 @@ from django.utils.safestring import mark_safe
 
 from tenants.admin import ReadOnlyInline, TenantScopedAdmin, admin_link
 
-from .provenance import coordinate_chain
-
 from .models import (
     CoordinateConsumption,
     Node,
@@ -18,6 +16,7 @@ from .models import (
     ToolCall,
     Transition,
 )
+from .provenance import coordinate_chain
 
 
 class NodeInline(ReadOnlyInline):

@@ -209,7 +209,8 @@ def test_the_undo_criterion_fails_when_the_scope_differs_from_the_snapshot():
 
 # --- 2. transient errors: retried with backoff, up to a cap, each attempt counted ----------------
 
-def _flaky(tool_name: str, failures: int, error=TimeoutError("the payroll system did not answer in time")):
+def _flaky(tool_name: str, failures: int, error: Exception | None = None):
+    error = error or TimeoutError("the payroll system did not answer in time")
     tool = TOOLS[tool_name]
     real, seen = tool.fn, []
 
@@ -270,3 +271,16 @@ def test_a_permanent_error_is_not_retried_but_replanned_by_the_step_s_tool():
     assert first.status == "failed" and first.retries == 0 and "no-such-template" in first.status_reason
     assert run.status == "awaiting_approval"
     assert Plan.objects.get(run=run, version=2).diff["params_changed"] == ["template_code"]
+
+
+def test_a_rejection_with_replan_records_its_diff_too():
+    run = drive(start())
+    approval_decide(membership=membership("bob"), approval_id=ApprovalRequest.objects.get(run=run).id,
+                    verdict="rejected", replan=True)
+    diff = Plan.objects.get(run=run, version=2).diff
+    assert diff["trigger"] == {"kind": "rejection", "node": "import"}
+    assert diff["removed"] == [{"key": "match", "status": "completed"}, {"key": "import", "status": "blocked"},
+                               {"key": "verify", "status": "pending"}, {"key": "restore", "status": "pending"}]
+    assert {k["key"] for k in diff["kept"]} == {"interpret", "snapshot"}
+    assert diff["params_changed"] == ["excluded_templates", "template_code"]
+    assert api_run(run)["plans"][1]["diff"] == diff
