@@ -190,7 +190,9 @@ def plan_replan(*, run: Run, replace: list[str], reason: str, params_update: dic
             "kept": [{"key": k, "status": st} for k, st in before if k not in replace],
             "removed": [{"key": k, "status": st} for k, st in before if k in replace],
             "added": [s["key"] for s in specs],
-            "params_changed": sorted((params_update or {}).keys())}
+            "params_changed": sorted((params_update or {}).keys()),
+            # what they were: a replay (or a person) can go back to the params the run began with
+            "params_before": {k: run.params[k] for k in sorted(params_update or {}) if k in run.params}}
     Run.objects.filter(id=run.id).update(plan_version=version, params=params)
     run.plan_version, run.params = version, params
     _plan_write(run, version=version, reason=reason, specs=specs, activity_id=run.activity_id, diff=diff)
