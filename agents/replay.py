@@ -18,9 +18,10 @@ against its own recorded model answers, and say whether it went the same way.
   (tool, status), the run's own transitions (its route: running → awaiting approval →
   …) and the plan versions with their triggers. Ids and times are not compared.
 
-Not replayed: the conversation's turns themselves (intent, replies, ReAct) — a run is
-replayed from the parameters the turn gave it — and L2/L3 experience (the sandbox has
-none; a run whose match used experience is reported as different)."""
+The sandbox also holds a copy of the tenant's L2/L3 memory as it stood when the run started
+(without links to the original approvals). Not replayed: the conversation's turns
+themselves (intent, replies, ReAct) — a run is replayed from the parameters the turn gave
+it (the first plan's, each replan's change undone)."""
 from __future__ import annotations
 
 import secrets
@@ -29,12 +30,14 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.db.models import Q
 
 from approvals.models import ApprovalRequest, ApprovalStatus
 from approvals.services import approval_decide
 from config.api import Conflict, Forbidden
 from llm import backend_scoped
 from llm.replay import ReplayBackend
+from memory.models import MemoryItem
 from payroll.models import Employee, PayrollGroup
 from tenants.models import Membership, Role, Tenant
 from timeline.models import Event, Frame
@@ -45,6 +48,7 @@ from workflows.models import RUN_TERMINAL, Node, NodeStatus, Plan, Run, RunStatu
 from workflows.selectors import run_get_for
 from workflows.services import node_input_answer, run_start
 from workflows.sql import Claimed
+from workflows.tools import TOOLS
 from workflows.transitions import run_transition
 
 N = NodeStatus
@@ -82,9 +86,17 @@ def run_trace(run: Run) -> dict[str, Any]:
         else:
             route.append(f"{t.from_status} → {t.to_status}")
     calls: dict[str, list[str]] = defaultdict(list)
-    for tool, status, node_id in ToolCall.objects.filter(run=run).order_by("started_at", "id").values_list(
-            "tool", "status", "node_id"):
-        calls[keys[node_id]].append(f"v{versions[node_id]}: {tool} {status}")
+    for tool, status, node_id, result in ToolCall.objects.filter(run=run).order_by("started_at", "id").values_list(
+            "tool", "status", "node_id", "result"):
+        # The tool's own business summary of what it did (never an id): a different choice shows.
+        spec = TOOLS.get(tool)
+        said = ""
+        if spec is not None and spec.summary is not None and result is not None and status == "succeeded":
+            try:
+                said = f": {spec.summary(result)}"
+            except Exception:  # a summary that cannot read an old result: compare without it
+                said = ""
+        calls[keys[node_id]].append(f"v{versions[node_id]}: {tool} {status}{said}")
     plans = [f"v{p.version}: {(p.diff or {}).get('trigger', {}).get('kind', 'initial')}"
              + (f" of {p.diff['trigger']['node']}" if p.diff and p.diff.get("trigger", {}).get("node") else "")
              for p in Plan.objects.filter(run=run).order_by("version")]
@@ -170,6 +182,16 @@ def _copy_records(run: Run, sandbox: _Sandbox) -> dict[str, Any]:
         for group in PayrollGroup.objects.filter(tenant_id=run.tenant_id, name=name, created_at__lt=run.created_at):
             PayrollGroup.objects.create(tenant=sandbox.tenant, name=group.name, template=group.template,
                                         template_version=group.template_version)
+    # Memory as it stood when the run started (L2 facts, then the L3 experience kept with its
+    # evidence), without the links to the original tenant's approvals and calls.
+    twins: dict[int, MemoryItem] = {}
+    # (Experience is distilled when first recalled, so an item may be younger than the run
+    # while its approval, which is what counts, was decided before it.)
+    known = Q(approval__decided_at__lt=run.created_at) | Q(approval__isnull=True, created_at__lt=run.created_at)
+    for item in MemoryItem.objects.filter(known, tenant_id=run.tenant_id).order_by("layer", "created_at"):
+        twins[item.id] = MemoryItem.objects.create(
+            tenant=sandbox.tenant, layer=item.layer, kind=item.kind, text=item.text, signature=item.signature,
+            data=item.data, evidence=twins.get(item.evidence_id))
     started = Event.objects.filter(run_id=run.id, type="run.started").values_list("seq", flat=True).first()
     earlier = Event.objects.filter(conversation_id=run.conversation_id, type="message.received")
     if started is not None:

@@ -141,3 +141,33 @@ def test_manage_py_replay_prints_the_verdict():
     call_command("replay", str(run.id), stdout=out)
     result = json.loads(out.getvalue())
     assert result["identical"] is True and result["run"] == str(run.id)
+
+
+def test_a_run_whose_match_used_experience_replays_identically():
+    first = completed_run(template_code="cn-sh-monthly-salaried")
+    assert first.status == "completed"
+    run = drive(run_start(membership=membership("alice"), blueprint="payroll_group_setup",
+                          params={"request": "please create a Shanghai sales payroll group, paid every month, "
+                                             "with commission", "group_name": "Sales B"}))
+    assert run.status == "awaiting_approval"
+    result = replay_run(membership=membership("dora"), run_id=run.id)
+    assert result["identical"], result["differences"]
+    sandbox = Tenant.objects.get(slug=result["sandbox_tenant"])
+    from timeline.models import Frame
+    assert Frame.objects.filter(activity__run_id=int(result["replay_id"]), kind="memory").exists()
+    assert Run.objects.get(id=int(result["replay_id"])).tenant_id == sandbox.id
+
+
+def test_a_different_choice_on_the_same_route_is_reported():
+    run = drive(run_start(membership=membership("alice"), blueprint="payroll_group_setup",
+                          params={"request": REQUEST, "group_name": "Shanghai Sales"}))
+    assert run.status == "awaiting_approval"
+    tool = TOOLS["match_salary_template"]
+    real = tool.fn
+    with mock.patch.object(tool, "fn", lambda ctx, arguments: real(ctx, {**arguments,
+                                                                          "template_code": "cn-sh-monthly-salaried"})):
+        result = replay_run(membership=membership("dora"), run_id=run.id)
+    assert not result["identical"]
+    match = next(d for d in result["differences"] if d["what"] == "tool_calls" and d["step"] == "match")
+    assert "Shanghai monthly salaried staff" in match["replayed_text"]
+    assert "Shanghai monthly salaried staff" not in match["recorded_text"]
