@@ -44,7 +44,16 @@ from timeline.models import Event, Frame
 from timeline.services import conversation_create, event_append
 from workflows.dispatch import dispatch_held
 from workflows.executor import claimed_execute, node_execute
-from workflows.models import RUN_TERMINAL, Node, NodeStatus, Plan, Run, RunStatus, ToolCall, Transition
+from workflows.models import (
+    RUN_TERMINAL,
+    Node,
+    NodeStatus,
+    Plan,
+    Run,
+    RunStatus,
+    ToolCall,
+    Transition,
+)
 from workflows.selectors import run_get_for
 from workflows.services import node_input_answer, run_start
 from workflows.sql import Claimed
