@@ -248,6 +248,25 @@ def test_a_timeout_is_retried_by_the_sweeper_with_backoff_each_attempt_counted_u
     assert (interpret["attempts"], interpret["retries"]) == (4, 3)
 
 
+def test_a_developer_replays_a_completed_run_in_a_sandbox_beside_the_workers(keel, apis):
+    alice, bob = apis
+    run = start_run(alice, group_name="Replayed Here")
+    alice.wait_for_run(run["id"], {"awaiting_approval"})
+    bob.post(f"/api/v1/approvals/{pending_approval(bob, run['id'])['id']}/approve/")
+    run = alice.wait_for_run(run["id"], {"completed", "failed", "blocked", "rolled_back"})
+    assert run["status"] == "completed", run["status_reason"]
+    status, refused = alice.post(f"/api/v1/runs/{run['id']}/replay/")
+    assert status == 403, refused
+    status, result = Api(keel.base_url, "dora").post(f"/api/v1/runs/{run['id']}/replay/")
+    assert status == 200, result
+    assert result["identical"] is True, result["differences"]
+    with psycopg.connect(keel.env["DATABASE_URL"]) as conn:
+        by_tenant = dict(conn.execute(
+            "SELECT t.slug, count(*) FROM payroll_payrollgroup g JOIN tenants_tenant t ON t.id = g.tenant_id "
+            "WHERE g.name = %s GROUP BY t.slug", ("Replayed Here",)).fetchall())
+    assert by_tenant == {"demo": 1, result["sandbox_tenant"]: 1}  # the sandbox's own, nothing more in demo
+
+
 def test_a_tampered_template_id_is_a_provenance_block(keel, apis):
     alice, bob = apis
     run = start_run(alice, group_name="Genuine")
