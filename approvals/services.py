@@ -189,7 +189,8 @@ def _decision_apply(approval: ApprovalRequest, membership: Membership, comment: 
     if approval.replan and tool.rejection_replan is not None:
         plan_replan(run=run, replace=blueprint_get(run.blueprint).get("replan_on_reject", [node.key]),
                     reason=f"rejected by {membership.user}; replanning without the rejected choice",
-                    params_update=tool.rejection_replan(run.params, approval.arguments))
+                    params_update=tool.rejection_replan(run.params, approval.arguments),
+                    trigger={"kind": "rejection", "node": node.key})
     else:
         run_settle(run, reason=f"the approval was rejected by {membership.user}" + (f": {comment}" if comment else ""))
 
@@ -220,7 +221,8 @@ def _supersede(approval: ApprovalRequest, membership: Membership, reason: str) -
                      data={"approval": str(approval.id), "node": node.key, "reason": reason})
         node_transition(node, N.BLOCKED, expected=N.AWAITING_APPROVAL, reason=f"superseded: {reason}")
         _broadcast(run.tenant_id, approval.id, A.SUPERSEDED)
-        plan_replan(run=run, replace=blueprint_get(run.blueprint).get("replan_on_stale", [node.key]), reason=reason)
+        plan_replan(run=run, replace=blueprint_get(run.blueprint).get("replan_on_stale", [node.key]), reason=reason,
+                    trigger={"kind": "stale", "node": node.key})
 
 
 def approvals_expire_overdue(*, now: datetime | None = None) -> int:

@@ -11,6 +11,7 @@ api_v1 = [
     path("", include("workflows.apis")),
     path("", include("approvals.apis")),
     path("", include("agents.apis")),
+    path("", include("agents.replay_apis")),
     path("", include("policy.apis")),
     path("", include("console.apis")),
 ]

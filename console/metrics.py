@@ -37,8 +37,11 @@ from workflows.tools import TOOLS
 N, R = NodeStatus, RunStatus
 DEFAULT_DAYS = 30
 MAX_DAYS = 366
-# Runs that ended needing a person (or are still waiting on one).
-TAKEOVER_STATUSES = {R.BLOCKED, R.AWAITING_INPUT, R.STOPPED}
+# Runs that ended needing a person. A run merely waiting for an answer is not one: asking
+# is part of the workflow, and the run goes on by itself once answered.
+TAKEOVER_STATUSES = {R.BLOCKED, R.STOPPED}
+# A receipt a step wrote about itself (its own tool call), not one a system of record issued.
+SELF_RECEIPT_PREFIX = "call/"
 # Statuses that leave in_progress: the end of a node's execution interval.
 LEAVES_IN_PROGRESS = {N.COMPLETED, N.FAILED, N.AWAITING_INPUT, N.BLOCKED}
 # The order of the plot's stacks, and of the legend.
@@ -180,6 +183,8 @@ class _Records:
         self.blocks = ProvenanceBlock.objects.filter(tenant_id=tenant_id, run__in=runs).count()
         self.node_events = list(Event.objects.filter(run__in=runs, type="node.status")
                                 .order_by("conversation_id", "seq").values_list("run_id", "data"))
+        self.reclaims = list(Event.objects.filter(run__in=runs, type="node.reclaimed")
+                             .order_by("conversation_id", "seq").values_list("run_id", "data"))
         self.tenant_id = tenant_id
 
         self.nodes_of: dict[int, list[Node]] = defaultdict(list)
@@ -231,9 +236,12 @@ def _success_rate(rec: _Records) -> Metric:
 def _takeover_rate(rec: _Records) -> Metric:
     rejected = {a.run_id for a in rec.approvals if a.status == ApprovalStatus.REJECTED}
     taken = sum(1 for r in rec.runs if r.status in TAKEOVER_STATUSES or r.id in rejected)
-    return Metric("takeover_rate", "Takeover rate", _ratio(taken, len(rec.runs)), "ratio",
-                  "Runs that ended needing a person — blocked, awaiting input, stopped, or with a rejected "
-                  "approval — of all runs.", taken, len(rec.runs))
+    # A run waiting for the user's answer has not ended either way: it is in neither count.
+    counted = [r for r in rec.runs if r.status != R.AWAITING_INPUT or r.id in rejected]
+    return Metric("takeover_rate", "Takeover rate", _ratio(taken, len(counted)), "ratio",
+                  "Runs that ended needing a person — blocked, stopped, or with a rejected approval — of all "
+                  "runs except those merely waiting for the user's answer.", taken, len(counted),
+                  {"awaiting_input": len(rec.runs) - len(counted)})
 
 
 def _provenance_blocks(rec: _Records) -> Metric:
@@ -292,14 +300,37 @@ def _duplicates(rec: _Records) -> Metric:
 
 def _receipt_coverage(rec: _Records) -> Metric:
     completed = [n for n in rec.nodes if n.status == N.COMPLETED]
-    covered = 0
+    covered = self_referenced = 0
     for node in completed:
         call = rec.call_by_id.get(int(node.result_ref)) if node.result_ref.isdigit() else None
-        if call and call.status == ToolCall.Status.SUCCEEDED and (call.result or {}).get("receipt_ref"):
+        receipt = str((call.result or {}).get("receipt_ref") or "") if call else ""
+        if call is None or call.status != ToolCall.Status.SUCCEEDED or not receipt:
+            continue
+        if receipt.startswith(SELF_RECEIPT_PREFIX):
+            self_referenced += 1  # the step's own call: no system of record issued it
+        else:
             covered += 1
     return Metric("receipt_coverage", "Receipt coverage of acceptance", _ratio(covered, len(completed)), "ratio",
-                  "Completed steps accepted on a succeeded tool call that carries a business receipt, of all "
-                  "completed steps.", covered, len(completed))
+                  "Completed steps accepted on a succeeded tool call that carries a receipt issued by a system "
+                  "of record (not a reference to the step's own call), of all completed steps.",
+                  covered, len(completed), {"self_references": self_referenced})
+
+
+def _crash_recoveries(rec: _Records) -> Metric:
+    """Runs in which a worker died holding a step (its lease ran out without being let go
+    on purpose, and another worker took the step over), and how many of them completed."""
+    crashed: dict[int, int] = Counter()
+    for run_id, data in rec.reclaims:
+        cause = data.get("cause") or ("crash" if not str(data.get("previous_owner", "")).startswith(
+            ("retry:", "deferred:")) else "let go")
+        if cause == "crash":
+            crashed[run_id] += 1
+    recovered = sum(1 for run_id in crashed if rec.run_by_id[run_id].status == R.COMPLETED)
+    return Metric("crash_recoveries", "Recovered after a worker crash", _ratio(recovered, len(crashed)), "ratio",
+                  "Runs that completed after a worker died holding one of their steps (another worker took the "
+                  "step over when its lease ran out), of the runs that lost a worker; retries and deferrals, "
+                  "which let the lease go on purpose, are not crashes.", recovered, len(crashed),
+                  {"takeovers": sum(crashed.values())})
 
 
 def _dependency_coverage(rec: _Records) -> Metric:
@@ -469,6 +500,7 @@ def metrics_for(*, tenant_id: int, period: Period) -> MetricsReport:
         _success_rate(rec), _takeover_rate(rec), _provenance_blocks(rec), _approval_resumes(rec),
         _skipped(rec), _missed(rec), _duplicates(rec), _receipt_coverage(rec), _dependency_coverage(rec),
         scope, recovery, _checkpoint_consistency(rec), _concurrency(rec), _duplicate_side_effects(rec),
+        _crash_recoveries(rec),
     ]
     return MetricsReport(tenant_id=tenant_id, period=period, runs=len(rec.runs), metrics=metrics,
                          daily=_daily(rec, period))

@@ -1,7 +1,7 @@
 """The console's pages: every page a person opens, in one list."""
 from django.urls import path
 
-from .views import approvals, conversations, metrics, runs, timeline
+from .views import approvals, conversations, metrics, replay, runs, timeline
 
 urlpatterns = [
     # The console: conversations with the agent
@@ -14,6 +14,7 @@ urlpatterns = [
     # Runs
     path("runs/<int:run_id>/", runs.run_page, name="run"),
     path("runs/<int:run_id>/panel/", runs.run_panel_fragment, name="run-panel"),
+    path("runs/<int:run_id>/replay/", replay.run_replay_fragment, name="run-replay-fragment"),
     # The timeline
     path("timeline/", timeline.timeline_index, name="timeline"),
     path("conversations/<int:conversation_id>/timeline/", timeline.conversation_timeline,

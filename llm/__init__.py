@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Callable, Protocol
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Callable, Iterator, Protocol
 
 from .base import (
     ModelError,
@@ -50,8 +52,27 @@ _BACKENDS: dict[str, Callable[[], Backend]] = {
 }
 
 
+# A backend for the current context only (a replay's own script): no other request, thread
+# or tenant sees it, and nothing needs restarting.
+_scoped_backend: ContextVar[Backend | None] = ContextVar("keel_scoped_backend", default=None)
+
+
+@contextmanager
+def backend_scoped(backend: Backend) -> Iterator[Backend]:
+    """Use `backend` for every model call made in this context (this thread), then stop."""
+    token = _scoped_backend.set(backend)
+    try:
+        yield backend
+    finally:
+        _scoped_backend.reset(token)
+
+
 def backend_get() -> Backend:
-    """The backend KEEL_LLM names right now (tests monkeypatch the environment)."""
+    """The backend KEEL_LLM names right now (tests monkeypatch the environment), unless
+    this context has its own (`backend_scoped`)."""
+    scoped = _scoped_backend.get()
+    if scoped is not None:
+        return scoped
     name = os.environ.get("KEEL_LLM", "builtin").strip().lower() or "builtin"
     try:
         return _BACKENDS[name]()

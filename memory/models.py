@@ -32,3 +32,21 @@ class MemoryItem(models.Model):
         ordering = ["created_at"]
         constraints = [models.UniqueConstraint(fields=["tenant", "layer", "kind", "approval"],
                                                name="memory_receipt_unique")]
+
+
+class WorkingMemory(models.Model):
+    """Memory L1 (seed 000 §8): the working set of one step as it decided — what it read
+    (consumed values, the user's earlier statements, recalled experience) and what it chose,
+    each item with its evidence. One record per step and plan version, rewritten if the step
+    runs again. Context, never authority."""
+
+    tenant = models.ForeignKey("tenants.Tenant", on_delete=models.CASCADE, related_name="+")
+    run = models.ForeignKey("workflows.Run", on_delete=models.CASCADE, related_name="working_memory")
+    node = models.OneToOneField("workflows.Node", on_delete=models.CASCADE, related_name="working_memory")
+    step = models.CharField(max_length=60)
+    items = models.JSONField(default=list, help_text="[{kind, text, evidence}]: what the step had in mind")
+    decision = models.TextField(blank=True, help_text="what the step chose, in words")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["run", "updated_at"]

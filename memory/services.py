@@ -16,7 +16,7 @@ from approvals.models import ApprovalRequest, ApprovalStatus
 from workflows.models import ToolCall
 from workflows.tools import TOOLS
 
-from .models import MemoryItem
+from .models import MemoryItem, WorkingMemory
 
 PREFERENCE = "preference"  # the L3 kind
 
@@ -75,3 +75,12 @@ def memory_link(item: MemoryItem) -> dict[str, Any]:
             "l2": str(evidence.id) if evidence else None, "l2_text": evidence.text if evidence else None,
             "approval": str(evidence.approval_id) if evidence and evidence.approval_id else None,
             "tool_call": str(evidence.tool_call_id) if evidence and evidence.tool_call_id else None}
+
+
+def working_memory_record(*, tenant_id: int, run_id: int, node_id: int, step: str, items: list[dict[str, Any]],
+                          decision: str = "") -> WorkingMemory:
+    """Write the L1 record of one step: its working set, each item {kind, text, evidence}."""
+    record, _ = WorkingMemory.objects.update_or_create(
+        node_id=node_id, defaults={"tenant_id": tenant_id, "run_id": run_id, "step": step, "items": items,
+                                   "decision": decision[:2000]})
+    return record

@@ -26,6 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 from rapidfuzz import fuzz, process
 
 REQUIRED = ("region", "pay_frequency")
@@ -393,3 +394,35 @@ def requirements_messages(text: str) -> list[dict[str, Any]]:
 def requirements_answer(purpose: str, text: str) -> str:
     """The builtin model backend's answer for purpose "requirements": the rules' extraction as JSON."""
     return json.dumps(requirements_extract(text), ensure_ascii=False, sort_keys=True)
+
+
+# What interpret_request's requirements must look like, whoever proposed them (the model
+# or the rules): the acceptance of the step validates the proposal against it.
+REQUIREMENTS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["region", "pay_frequency", "items_named", "missing"],
+    "properties": {
+        "region": {"type": ["string", "null"], "pattern": "^[A-Z]{2}(-[A-Za-z0-9]{1,40})?$"},
+        "pay_frequency": {"type": ["string", "null"], "enum": [code for code, _, _ in FREQUENCIES] + [None]},
+        "population": {"type": ["string", "null"]},
+        "items_named": {"type": "array", "items": {"type": "string", "minLength": 1}},
+        "group_name": {"type": ["string", "null"], "maxLength": 120},
+        "headcount": {"type": ["integer", "null"], "minimum": 0},
+        "missing": {"type": "array", "items": {"enum": list(REQUIRED)}, "uniqueItems": True},
+    },
+}
+
+
+def requirements_problems(requirements: Any) -> list[str]:
+    """Why a proposal of requirements is not acceptable: its schema, then its consistency
+    (a required requirement is either found or listed as missing, never both or neither)."""
+    validator = jsonschema.Draft202012Validator(REQUIREMENTS_SCHEMA)
+    problems = [f"{'.'.join(str(p) for p in e.absolute_path) or 'requirements'}: {e.message}"
+                for e in sorted(validator.iter_errors(requirements), key=lambda e: list(e.absolute_path))]
+    if problems:
+        return problems
+    for key in REQUIRED:
+        if bool(requirements.get(key)) == (key in requirements["missing"]):
+            problems.append(f"{key} is {'both found and listed' if requirements.get(key) else 'neither found nor listed'}"
+                            " as missing")
+    return problems

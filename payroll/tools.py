@@ -3,6 +3,7 @@ Exact values (ids, versions) travel as coordinates; the model never sees them.""
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 from django.db import transaction
@@ -11,10 +12,12 @@ from django.db.models import Count
 from config.api import Conflict
 from llm import backend_structured
 from llm.structured import structured_call
-from memory.services import memory_link
+from memory.services import memory_link, working_memory_record
+from timeline.models import Event
 from timeline.services import frame_record
 from workflows.models import Run, ToolCall
 from workflows.pipeline import coordinate_resolve, node_activity_id, tool_model_call
+from workflows.provenance import run_origin
 from workflows.tools import (
     Acceptance,
     NeedsInput,
@@ -42,6 +45,7 @@ from .requirements import (
     requirements_extract,
     requirements_from_model,
     requirements_messages,
+    requirements_problems,
 )
 from .selectors import configuration_checksum, employees_for, groups_for, scope_checksum
 from .services import (
@@ -85,19 +89,91 @@ def _actor(ctx: ToolContext):
 
 # --- interpret_request --------------------------------------------------------------------
 
+# What the user may have said earlier in the conversation that this request leaves unsaid.
+REMEMBERED_KEYS = ("region", "pay_frequency", "population")
+
+
+def _earlier_statements(ctx: ToolContext, origin: dict[str, Any]) -> list[dict[str, Any]]:
+    """The user's messages in this conversation before the one that started the run, newest first."""
+    run = Run.objects.get(id=ctx.run_id)
+    if origin.get("seq") is None:
+        return []
+    events = (Event.objects.filter(conversation_id=run.conversation_id, type="message.received",
+                                   seq__lt=origin["seq"]).order_by("-seq")[:20])
+    return [{"seq": e.seq, "text": e.data.get("text", ""), "at": e.created_at.isoformat()} for e in events
+            if e.data.get("text")]
+
+
+def _fill_from_conversation(ctx: ToolContext, requirements: dict[str, Any], origin: dict[str, Any]
+                            ) -> list[dict[str, Any]]:
+    """Memory that matters: a requirement this request leaves unsaid that the user stated
+    earlier in the same conversation is taken from there (newest statement first), and the
+    use is recorded as a frame with its evidence. Only what the user said — never a choice
+    someone else made, and never an authorisation."""
+    unsaid = [k for k in REMEMBERED_KEYS if not requirements.get(k)]
+    if not unsaid:
+        return []
+    used = []
+    for statement in _earlier_statements(ctx, origin):
+        said = requirements_extract(statement["text"])
+        for key in [k for k in unsaid if said.get(k)]:
+            requirements[key] = said[key]
+            if key == "region" and said.get("city") and not requirements.get("city"):
+                requirements["city"] = said["city"]
+            unsaid.remove(key)
+            used.append({"key": key, "value": said[key], "evidence": {"kind": "message", **statement}})
+        if not unsaid:
+            break
+    if used:
+        requirements["missing"] = [k for k in requirements.get("missing") or [] if not requirements.get(k)]
+        requirements["remembered"] = [{"key": u["key"], "value": u["value"]} for u in used]
+        activity_id = node_activity_id(ctx.node_id)
+        if activity_id:
+            with transaction.atomic():
+                frame_record(activity_id=activity_id, kind="memory", name="memory: the conversation",
+                             summary="Taken from what the user said earlier in this conversation: "
+                                     + "; ".join(f"{u['key'].replace('_', ' ')} “{u['value']}”" for u in used)
+                                     + ".",
+                             payload={"boundary": "interpretation", "used": used})
+    return used
+
+
+def _from_the_request(ctx: ToolContext, arguments: dict[str, Any], requirements: dict[str, Any]) -> dict[str, Any]:
+    """The step's output: the requirements, and the other values the user gave with the
+    request (the group's name, the employee ids of an attachment) as coordinates of their
+    own, each traced to the message the user typed."""
+    origin = run_origin(ctx.run_id)
+    used = _fill_from_conversation(ctx, requirements, origin)
+    working_memory_record(
+        tenant_id=ctx.tenant_id, run_id=ctx.run_id, node_id=ctx.node_id, step=ctx.node_key,
+        items=[{"kind": "request", "text": arguments["request"], "evidence": {"kind": origin["kind"],
+                                                                               "seq": origin.get("seq")}}]
+        + [{"kind": "earlier_statement", "text": u["evidence"]["text"], "evidence": u["evidence"],
+            "used_for": u["key"]} for u in used],
+        decision=_interpret_summary({"requirements": requirements}))
+    return {"requirements": requirements, "requested_group_name": arguments.get("group_name") or "",
+            "employee_ids": [str(e) for e in arguments.get("employee_ids") or []],
+            "origin": origin, "receipt_ref": f"call/{ctx.call_id}"}
+
+
 def interpret_request(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    if arguments.get("by_rules"):
+        # A local replan after the model's proposal failed its acceptance: the rules read it.
+        requirements = requirements_extract(arguments["request"])
+        requirements["fallback"] = "the model's requirements failed their acceptance; rules were used"
+        return _from_the_request(ctx, arguments, requirements)
     understood = ctx.params.get("requirements")
     if isinstance(understood, dict) and ctx.params.get("request") == arguments["request"]:
         # The conversation already understood this very request (structured output or its
         # recorded fallback): the run decides on the same requirements, never a second reading.
-        return {"requirements": dict(understood), "source": "conversation", "receipt_ref": f"call/{ctx.call_id}"}
+        return {**_from_the_request(ctx, arguments, dict(understood)), "source": "conversation"}
     if backend_structured():
         outcome = structured_call(lambda m, **kw: tool_model_call(ctx, m, **kw), requirements_messages(
             arguments["request"]), purpose="requirements", schema=MODEL_SCHEMA,
             rules=lambda: requirements_extract(arguments["request"]))
         requirements = (requirements_from_model(outcome.data, arguments["request"]) if outcome.source == "model"
                         else {**outcome.data, "fallback": outcome.fallback})
-        return {"requirements": requirements, "source": outcome.source, "receipt_ref": f"call/{ctx.call_id}"}
+        return {**_from_the_request(ctx, arguments, requirements), "source": outcome.source}
     messages = [
         {"role": "system", "content": "Extract payroll-group requirements as JSON with keys region, pay_frequency, "
                                       "population, items_named, group_name, missing."},
@@ -112,7 +188,23 @@ def interpret_request(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, 
         # The model's answer is a proposal; a malformed one falls back to the rules, recorded.
         requirements = requirements_extract(arguments["request"])
         requirements["fallback"] = "the model's answer was not valid JSON; rules were used"
-    return {"requirements": requirements, "receipt_ref": f"call/{ctx.call_id}"}
+    # A well-formed proposal is kept as proposed: the acceptance validates it against the schema.
+    return _from_the_request(ctx, arguments, requirements)
+
+
+def _interpret_accept(ctx, arguments, output) -> list[Acceptance]:
+    requirements = output["requirements"]
+    problems = requirements_problems(requirements)
+    return [Acceptance("the requirements were read from the request",
+                       isinstance(requirements, dict) and "missing" in requirements),
+            Acceptance("the requirements match their schema", not problems, "; ".join(problems)[:500])]
+
+
+def _interpret_failure_replan(params, arguments, output, reason) -> dict[str, Any] | None:
+    """A proposal that failed its acceptance is read again by the rules (once)."""
+    if output is None or arguments.get("by_rules"):
+        return None
+    return {"interpret_by_rules": True}
 
 
 def _interpret_summary(output: dict[str, Any]) -> str:
@@ -125,14 +217,18 @@ def _interpret_summary(output: dict[str, Any]) -> str:
 tool_register(Tool(
     name="interpret_request",
     description="Turn the user's free-text request into structured payroll requirements.",
-    input_schema={"type": "object", "properties": {"request": {"type": "string", "minLength": 1}},
+    input_schema={"type": "object", "properties": {"request": {"type": "string", "minLength": 1},
+                                                   "by_rules": {"type": "boolean"},
+                                                   "group_name": {"type": "string"},
+                                                   "employee_ids": {"type": "array", "items": ID}},
                   "required": ["request"]},
-    output_schema={"type": "object", "properties": {"requirements": {"type": "object"}},
-                   "required": ["requirements"]},
-    fn=interpret_request, produces=["requirements"], summary=_interpret_summary,
-    accept=lambda ctx, arguments, output: [Acceptance(
-        "the requirements were read from the request",
-        isinstance(output["requirements"], dict) and "missing" in output["requirements"])],
+    output_schema={"type": "object", "properties": {"requirements": {"type": "object"},
+                                                    "requested_group_name": {"type": "string"},
+                                                    "employee_ids": {"type": "array", "items": ID}},
+                   "required": ["requirements", "requested_group_name", "employee_ids"]},
+    fn=interpret_request, produces=["requirements", "requested_group_name", "employee_ids"],
+    summary=_interpret_summary,
+    accept=_interpret_accept, failure_replan=_interpret_failure_replan,
     milestones={"completed": "the request has been understood"},
 ))
 
@@ -154,7 +250,9 @@ def template_score(template, requirements: dict[str, Any]) -> tuple[int, list[st
 
 def match_salary_template(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
 
-    requirements = _requirements(ctx)
+    _recalled.links = []
+    # Consumed from interpret's coordinate (a direct import, with no interpretation, has none).
+    requirements = dict(arguments.get("requirements") or {})
     zh = requirements.get("lang") == "zh"
     excluded = {int(t) for t in arguments.get("exclude_template_ids") or [] if str(t).isascii() and str(t).isdigit()}
     templates = [t for t in PayrollTemplate.objects.prefetch_related("items").order_by("code", "-version")
@@ -205,8 +303,30 @@ def match_salary_template(ctx: ToolContext, arguments: dict[str, Any]) -> dict[s
                 score, why = next((s, w) for (s, w), t in ranked if t is chosen)
             else:
                 raise NeedsInput(decision_question(decision, requirements), _options(decision.options, zh))
+    _match_working_memory(ctx, arguments, requirements, chosen, why)
     return {"template_id": str(chosen.id), "template_version": chosen.version, "template_name": chosen.name,
             "score": score, "reasons": why, "receipt_ref": f"catalog/{chosen.code}@v{chosen.version}"}
+
+
+def _match_working_memory(ctx: ToolContext, arguments: dict[str, Any], requirements: dict[str, Any], chosen,
+                          why: list[str]) -> None:
+    """L1: what the match had in mind as it chose — the consumed requirements (and what of them
+    came from the conversation), the experience it recalled, the user's answer — and its choice."""
+    items = [{"kind": "requirements", "text": _interpret_summary({"requirements": requirements}),
+              "evidence": {"kind": "coordinate", "key": "requirements"}}]
+    items += [{"kind": "earlier_statement", "text": f"{r['key']}: {r['value']}",
+               "evidence": {"kind": "coordinate", "key": "requirements"}}
+              for r in requirements.get("remembered") or []]
+    items += [{"kind": "experience", "text": link["l3_text"], "evidence": link}
+              for link in getattr(_recalled, "links", [])]
+    if arguments.get("answer"):
+        items.append({"kind": "answer", "text": arguments["answer"], "evidence": {"kind": "input.answered"}})
+    working_memory_record(tenant_id=ctx.tenant_id, run_id=ctx.run_id, node_id=ctx.node_id, step=ctx.node_key,
+                          items=items, decision=f"chose “{chosen.name}” ({'; '.join(why)})")
+    _recalled.links = []
+
+
+_recalled = threading.local()  # the L3 items the current match used, for its L1 record
 
 
 def _memory_preference(ctx: ToolContext, requirements: dict[str, Any], ranked):
@@ -219,6 +339,7 @@ def _memory_preference(ctx: ToolContext, requirements: dict[str, Any], ranked):
         if pair is None:
             continue
         _memory_frame(ctx, item, pair[1].name)
+        _recalled.links = [memory_link(item)]
         return pair
     return None
 
@@ -242,20 +363,45 @@ def _options(templates, zh: bool = False) -> list[dict[str, Any]]:
              "answer": t.name} for t in templates]
 
 
+# Who chose the template outright: then a conflict with the requirements is theirs to make.
+_CHOSEN_BY_A_PERSON = {"chosen by the user", "pinned by the caller", "named by the person importing"}
+
+
+def _match_accept(ctx, arguments, output) -> list[Acceptance]:
+    template = (PayrollTemplate.objects.prefetch_related("items")
+                .filter(id=int(output["template_id"]), version=output["template_version"]).first())
+    by_person = bool(_CHOSEN_BY_A_PERSON & set(output.get("reasons") or []))
+    conflicts = sorted({"region", "pay_frequency"} & set(template_fit(template, _requirements(ctx)).conflicts)) \
+        if template is not None else []
+    return [Acceptance("a catalog template was chosen", template is not None),
+            Acceptance("it fits the requested region and pay cycle", template is not None and
+                       (by_person or not conflicts),
+                       f"conflicts: {', '.join(conflicts)}" if conflicts else "")]
+
+
+def _match_failure_replan(params, arguments, output, reason) -> dict[str, Any] | None:
+    """The next-best template: the one that failed its acceptance is excluded; a pinned code
+    that is not in the catalog is dropped (the matcher decides, or asks the user)."""
+    if output is not None and output.get("template_id"):
+        excluded = [str(t) for t in params.get("excluded_templates") or []]
+        return {"excluded_templates": excluded + [str(output["template_id"])], "template_code": None}
+    if arguments.get("template_code"):
+        return {"template_code": None}
+    return None
+
+
 tool_register(Tool(
     name="match_salary_template",
     description="Search the template catalog for the template that best fits the interpreted requirements.",
     input_schema={"type": "object", "properties": {
         "template_code": {"type": "string"}, "exclude_template_ids": {"type": "array", "items": ID},
-        "pinned_template_id": ID,
+        "pinned_template_id": ID, "requirements": {"type": "object"},
         "answer": {"type": "string"}}},
     output_schema={"type": "object", "properties": {"template_id": ID, "template_version": {"type": "integer"}},
                    "required": ["template_id", "template_version"]},
-    fn=match_salary_template, produces=["template_id"],
+    fn=match_salary_template, produces=["template_id"], consumes_optional=["requirements"],
     summary=lambda output: f"Matched the template “{output['template_name']}”.",
-    accept=lambda ctx, arguments, output: [Acceptance(
-        "a catalog template was chosen",
-        PayrollTemplate.objects.filter(id=int(output["template_id"]), version=output["template_version"]).exists())],
+    accept=_match_accept, failure_replan=_match_failure_replan,
     milestones={"awaiting_input": "the template choice is waiting for the user's answer",
                 "completed": "the template has been matched"},
 ))
@@ -263,8 +409,10 @@ tool_register(Tool(
 
 # --- snapshot_payroll_groups: reserve the run's records and snapshot exactly those -------------
 
-def _scope_employee_ids(ctx: ToolContext) -> list[int]:
-    return [int(e) for e in ctx.params.get("employee_ids") or []]
+def _scope_employee_ids(ctx: ToolContext, arguments: dict[str, Any]) -> list[int]:
+    # From interpret's coordinate when the run has one (the attachment the user sent).
+    ids = arguments["employee_ids"] if "employee_ids" in arguments else ctx.params.get("employee_ids")
+    return [int(e) for e in ids or []]
 
 
 @_transient_busy
@@ -272,8 +420,9 @@ def snapshot_payroll_groups(ctx: ToolContext, arguments: dict[str, Any]) -> dict
     """Reserve the new group's name and the employees the run will assign, then freeze
     exactly those records. A collision is found here, at planning time, before any
     approver is asked: the user is asked for another name, or told who holds an employee."""
-    name = (arguments.get("answer") or arguments.get("group_name") or "").strip()
-    employee_ids = _scope_employee_ids(ctx)
+    name = (arguments.get("answer") or arguments.get("requested_group_name") or arguments.get("group_name")
+            or "").strip()
+    employee_ids = _scope_employee_ids(ctx, arguments)
     run = Run.objects.select_related("created_by").get(id=ctx.run_id)
     try:
         records_claim(tenant_id=ctx.tenant_id, run_id=ctx.run_id, holder=f"run {ctx.run_id} of {run.created_by}",
@@ -305,11 +454,14 @@ tool_register(Tool(
     description="Reserve the new group's name and the employees to assign for this run, and snapshot exactly "
                 "those records (never the whole tenant).",
     input_schema={"type": "object", "properties": {"group_name": {"type": "string", "minLength": 1},
+                                                   "requested_group_name": {"type": "string"},
+                                                   "employee_ids": {"type": "array", "items": ID},
                                                    "answer": {"type": "string"}}},
     output_schema={"type": "object", "properties": {"snapshot_id": ID, "checksum": {"type": "string"},
                                                     "group_name": {"type": "string", "minLength": 1}},
                    "required": ["snapshot_id", "checksum", "group_name"]},
     fn=snapshot_payroll_groups, produces=["snapshot_id", "group_name"], side_effects=True, accept=_snapshot_accept,
+    consumes_optional=["requested_group_name", "employee_ids"],
     summary=lambda output: f"Reserved the name “{output['group_name']}” and took a snapshot of what the run touches.",
     release=previews.scope_release,
     milestones={"awaiting_input": "the group name is taken: waiting for the user to choose another",
@@ -489,7 +641,7 @@ tool_register(Tool(
                            "department": {"type": "string"}, "location": {"type": "string"}}}}},
         "required": ["group_id"], "anyOf": [{"required": ["employee_ids"]}, {"required": ["new_employees"]}]},
     output_schema={"type": "object", "properties": {"assigned": {"type": "integer"}}, "required": ["assigned"]},
-    fn=assign_employees, consumes=["group_id"], side_effects=True, read_only=False, accept=_assign_accept,
+    fn=assign_employees, consumes=["group_id"], consumes_optional=["employee_ids"], side_effects=True, read_only=False, accept=_assign_accept,
     summary=lambda output: f"Assigned {output['assigned']} employees to the new group.",
     milestones={"completed": "the listed employees were assigned to the new group"},
 ))

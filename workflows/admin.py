@@ -16,6 +16,7 @@ from .models import (
     ToolCall,
     Transition,
 )
+from .provenance import coordinate_chain
 
 
 class NodeInline(ReadOnlyInline):
@@ -28,7 +29,7 @@ class NodeInline(ReadOnlyInline):
 
 class PlanInline(ReadOnlyInline):
     model = Plan
-    fields = ["version", "reason", "graph", "created_at"]
+    fields = ["version", "reason", "graph", "diff", "created_at"]
     readonly_fields = fields
     show_change_link = False
 
@@ -170,9 +171,34 @@ class StateCoordinateAdmin(TenantScopedAdmin):
         return format_html(
             '<div data-testid="provenance-chain"><p><strong>Produced by</strong> <span data-testid="producer">{}</span>'
             ' <span class="help">step {} · receipt {}</span></p>'
-            '<p><strong>Consumed by</strong></p><ul class="keel-consumers">{}</ul></div>',
+            '<p><strong>Consumed by</strong></p><ul class="keel-consumers">{}</ul>'
+            '<p><strong>Comes from</strong> (upstream, back to what started the run)</p>{}</div>',
             admin_link(coordinate.call, _call_text(coordinate.call)), coordinate.call.node.key,
-            coordinate.receipt_ref, consumer_rows or format_html("<li>{}</li>", "no call has consumed it yet"))
+            coordinate.receipt_ref, consumer_rows or format_html("<li>{}</li>", "no call has consumed it yet"),
+            _upstream_html(coordinate_chain(coordinate)))
+
+
+def _origin_html(origin: dict):
+    if origin["kind"] == "message":
+        attachment = origin.get("attachment")
+        return format_html('<li data-testid="origin">the message {} typed: <q data-testid="origin-text">{}</q>{}'
+                           ' <span class="help">{}</span></li>', origin["user"], origin["text"],
+                           format_html(" with the attachment {} ({} rows)", attachment["name"], attachment["rows"])
+                           if attachment else "", origin["at"])
+    return format_html('<li data-testid="origin">the run started by {} ({}) <span class="help">{}</span></li>',
+                       origin["user"], origin.get("type", "event"), origin["at"])
+
+
+def _upstream_html(chain: dict):
+    """The chain as nested lists: each coordinate, its producing call, then what that call consumed."""
+    inner = format_html_join("", "{}", [(_upstream_html(c),) for c in chain["inputs"]])
+    if chain["origin"] is not None:
+        inner = _origin_html(chain["origin"])
+    value = chain["value"] if isinstance(chain["value"], str) else str(chain["value"])[:120]
+    return format_html('<ul class="keel-consumers"><li data-testid="upstream-{}"><code>{}</code>'
+                       ' = {} <span class="help">by {} in step {} · call {}</span>{}</li></ul>',
+                       chain["key"], chain["key"], value, chain["producer"], chain["node"], chain["call_id"],
+                       format_html('<ul class="keel-consumers">{}</ul>', inner) if inner else "")
 
 
 @admin.register(ProvenanceBlock)

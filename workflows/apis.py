@@ -29,7 +29,7 @@ class NodeOutputSerializer(serializers.ModelSerializer):
     class Meta:
         model = Node
         fields = ["key", "goal", "tool", "status", "status_reason", "depends_on", "run_when", "attempts", "attempt",
-                  "result_ref", "plan_version", "question", "started_at", "finished_at", "acceptance"]
+                  "result_ref", "plan_version", "question", "started_at", "finished_at", "acceptance", "retries"]
 
     @extend_schema_field(AcceptanceOutputSerializer(many=True))
     def get_acceptance(self, node: Node) -> list[dict]:
@@ -69,7 +69,8 @@ class RunOutputSerializer(serializers.Serializer):
         return CoordinateOutputSerializer(coordinates, many=True).data
 
     def get_plans(self, run) -> list[dict]:
-        return [{"version": p.version, "reason": p.reason, "graph": p.graph, "created_at": p.created_at}
+        return [{"version": p.version, "reason": p.reason, "graph": p.graph, "created_at": p.created_at,
+                 "diff": p.diff}
                 for p in run.plans.all()]
 
 

@@ -10,6 +10,9 @@ and there are still enough chunks to keep every worker slot busy."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from django.db import transaction
 
@@ -39,8 +42,22 @@ def messages_send(messages: list[tuple[str, list]]) -> None:
                 app.send_task(name, args=args, producer=producer)
 
 
+# Held in this context (a replay drives its sandbox run itself, in process): nothing of it
+# reaches the workers.
+_held: ContextVar[bool] = ContextVar("keel_dispatch_held", default=False)
+
+
+@contextmanager
+def dispatch_held() -> Iterator[None]:
+    token = _held.set(True)
+    try:
+        yield
+    finally:
+        _held.reset(token)
+
+
 def nodes_dispatch_on_commit(node_ids: list[int]) -> None:
-    if not node_ids:
+    if not node_ids or _held.get():
         return
     messages = dispatch_messages(list(node_ids))
     transaction.on_commit(lambda: messages_send(messages))

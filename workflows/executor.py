@@ -36,9 +36,10 @@ from .pipeline import (
     provenance_block_record,
     tool_call_execute,
 )
-from .services import lease_seconds, nodes_promote, run_settle
+from .services import active_nodes, lease_seconds, nodes_promote, plan_replan, run_settle
 from .tools import (
     TOOLS,
+    TRANSIENT_ERRORS,
     Acceptance,
     NeedsInput,
     ToolBlocked,
@@ -141,8 +142,18 @@ def _reclaim(node: Node, run: Run, me: str) -> bool:
             lease_expires_at=timezone.now() + timedelta(seconds=lease_seconds()))
         if taken:
             event_append(conversation_id=run.conversation_id, run_id=run.id, type="node.reclaimed",
-                         data={"node": node.key, "previous_owner": node.lease_owner, "owner": me})
+                         data={"node": node.key, "previous_owner": node.lease_owner, "owner": me,
+                               "cause": reclaim_cause(node.lease_owner)})
         return bool(taken)
+
+
+def reclaim_cause(previous_owner: str) -> str:
+    """Why a lease ran out: a retry or a deferral let it go on purpose; else its worker died."""
+    if previous_owner.startswith(LET_GO_RETRY):
+        return "retry"
+    if previous_owner.startswith(LET_GO_DEFERRED):
+        return "deferred"
+    return "crash"
 
 
 def _execute_claimed(node, run, tool, me, approval_id, arguments, consumed) -> int | None:
@@ -169,13 +180,15 @@ def _execute_claimed(node, run, tool, me, approval_id, arguments, consumed) -> i
         return _defer(node, run, me, str(busy))
     except ToolBlocked as err:  # acting now would be wrong: stop with the reason, change nothing
         return _finish(node, run, N.BLOCKED, str(err), me)
+    except TRANSIENT_ERRORS as err:  # a timeout, a lost connection: again, later, up to a cap
+        return _retry_later(node, run, tool, me, err, arguments)
     except DomainError as err:
         if err.code == IN_PROGRESS_CODE:
             return _defer(node, run, me, err.message)
-        return _finish(node, run, N.FAILED, err.message, me)
+        return _fail(node, run, tool, err.message, me, arguments, None)
     except Exception as err:  # the tool's own failure: recorded, never a hang
         log.exception("node %s failed", node.key)
-        return _finish(node, run, N.FAILED, str(err) or err.__class__.__name__, me)
+        return _fail(node, run, tool, str(err) or err.__class__.__name__, me, arguments, None)
 
     ctx = ToolContext(tenant_id=run.tenant_id, run_id=run.id, node_id=node.id, node_key=node.key,
                       user_id=run.created_by_id, call_id=call.id, idempotency_key=call.idempotency_key,
@@ -194,8 +207,10 @@ def _execute_claimed(node, run, tool, me, approval_id, arguments, consumed) -> i
                          summary="; ".join(f"{r.criterion}: {'met' if r.ok else 'not met'}" for r in results),
                          payload={"criteria": [r.__dict__ for r in results], "receipt_ref": str(call.id)})
     if failed:
-        reason = "acceptance not met: " + "; ".join(f"{r.criterion} ({r.detail})" for r in failed)
-        return _finish(node, run, N.FAILED, reason, me, result_ref=str(call.id), acceptance_results=outcome)
+        reason = "acceptance not met: " + "; ".join(f"{r.criterion} ({r.detail})" if r.detail else r.criterion
+                                                    for r in failed)
+        return _fail(node, run, tool, reason, me, arguments, output, result_ref=str(call.id),
+                     acceptance_results=outcome)
     return _finish(node, run, N.COMPLETED, "accepted", me, result_ref=str(call.id), acceptance_results=outcome)
 
 
@@ -211,12 +226,102 @@ def _defer(node, run, me: str, why: str) -> None:
     with transaction.atomic():
         # A second: the sweeper's next pass brings it back (each pass tries once, so a key
         # held for a minute costs a dozen cheap refusals, not a stuck step).
+        # The lease names why it was let go, so a takeover is not mistaken for a crash.
         deferred = Node.objects.filter(id=node.id, status=N.IN_PROGRESS, lease_owner=me).update(
-            lease_expires_at=timezone.now() + timedelta(seconds=1))
+            lease_owner=f"{LET_GO_DEFERRED}{me}"[:120], lease_expires_at=timezone.now() + timedelta(seconds=1))
         if deferred:
             event_append(conversation_id=run.conversation_id, run_id=run.id, type="node.deferred",
                          data={"node": node.key, "reason": why})
     return None
+
+
+# A lease let go on purpose (a deferral, a retry with backoff) names why: the takeover
+# that follows is the plan, not the recovery from a worker that died.
+LET_GO_DEFERRED, LET_GO_RETRY = "deferred:", "retry:"
+
+
+def transient_retry_cap() -> int:
+    return int(os.environ.get("KEEL_TRANSIENT_RETRIES", "3"))
+
+
+def transient_backoff(retry: int) -> float:
+    """Seconds before retry number `retry` (1, 2, …): exponential, capped."""
+    base = float(os.environ.get("KEEL_RETRY_BACKOFF_SECONDS", "0.5"))
+    return min(base * 2 ** (retry - 1), 30.0)
+
+
+def _retry_later(node, run, tool, me: str, err: Exception, arguments) -> None:
+    """A transient failure: keep the node claimed with a lease that runs out after the
+    backoff; the sweeper then hands it to a worker again (the reclaim path, which counts
+    the attempt), under the same idempotency key. Past the cap it is a failure."""
+    why = f"{err.__class__.__name__}: {err}".rstrip(": ")
+    done = Node.objects.values_list("retries", flat=True).get(id=node.id)
+    cap = transient_retry_cap()
+    if done >= cap:
+        return _fail(node, run, tool, f"gave up after {done + 1} attempts ({why})", me, arguments, None)
+    delay = transient_backoff(done + 1)
+    with transaction.atomic():
+        scheduled = Node.objects.filter(id=node.id, status=N.IN_PROGRESS, lease_owner=me).update(
+            retries=F("retries") + 1, lease_owner=f"{LET_GO_RETRY}{me}"[:120],
+            lease_expires_at=timezone.now() + timedelta(seconds=delay))
+        if scheduled:
+            event_append(conversation_id=run.conversation_id, run_id=run.id, type="node.retry_scheduled",
+                         data={"node": node.key, "retry": done + 1, "cap": cap, "delay_seconds": delay,
+                               "error": why})
+            if node.activity_id:
+                frame_record(activity_id=node.activity_id, kind="error", name=f"retry {done + 1} of {cap}",
+                             status="error", level="warning",
+                             summary=f"{node.goal}: a passing failure; trying again in {delay:g}s "
+                                     f"({done + 1} of {cap}).",
+                             payload={"error": why, "retry": done + 1, "cap": cap, "delay_seconds": delay})
+    return None
+
+
+# How many times one step may be replaced after failing, before the run fails.
+FAILURE_REPLAN_CAP = 2
+
+
+def _fail(node, run, tool, reason: str, me: str, arguments, output, **finish) -> int | sql.Claimed | None:
+    """A step failed for good. If its tool says how to plan around the failure, replace it
+    and its not-yet-run descendants (a local replan with its diff); else fail it."""
+    replace, update = _failure_replan(node, run, tool, reason, arguments, output)
+    if update is None:
+        return _finish(node, run, N.FAILED, reason, me, **finish)
+    extra = {"acceptance_results": finish["acceptance_results"]} if finish.get("acceptance_results") else {}
+    with events_batched():
+        if not node_transition(node, N.FAILED, expected=N.IN_PROGRESS, reason=reason, worker=me,
+                               result_ref=finish.get("result_ref", ""), lease_owner="", lease_expires_at=None,
+                               **extra):
+            return None
+        if node.activity_id:
+            activity_close(activity_id=node.activity_id, status=N.FAILED)
+        plan_replan(run=run, replace=replace, reason=f"step {node.key} failed: {reason}"[:500],
+                    params_update=update, trigger={"kind": "failure", "node": node.key, "reason": reason[:500]})
+    return None
+
+
+def _failure_replan(node, run, tool, reason, arguments, output) -> tuple[list[str], dict | None]:
+    """(nodes to replace, params update) — or ([], None): no local replan."""
+    if tool.failure_replan is None or run.cancel_requested:
+        return [], None
+    if Node.objects.filter(run_id=run.id, key=node.key).count() > FAILURE_REPLAN_CAP:
+        return [], None
+    active = {n.key: n for n in active_nodes(run.id).only("key", "status", "depends_on")}
+    replace, grew = [node.key], True
+    while grew:  # the failed step and everything downstream of it
+        grew = False
+        for n in active.values():
+            if n.key not in replace and set(n.depends_on) & set(replace):
+                replace.append(n.key)
+                grew = True
+    if any(active[k].status not in (N.PENDING, N.READY) for k in replace if k != node.key):
+        return [], None  # a descendant already ran: only a person's retry or the undo may follow
+    try:
+        update = tool.failure_replan(dict(run.params), dict(arguments or node.arguments), output, reason)
+    except Exception:
+        log.exception("failure replan of %s", node.key)
+        return [], None
+    return replace, update
 
 
 def _finish(node, run, to: str, reason: str, me: str, result_ref: str = "",
@@ -286,7 +391,8 @@ def _claim_in_transaction(node_ids: list[int], me: str, now, tools: list[str] | 
 def _plain_inline(tool, node) -> bool:
     """A side-effect-free tool with nothing to resolve or accept: run here, its call
     recorded in the completing transaction."""
-    return bool(tool.inline and not tool.consumes and not tool.produces and not node.acceptance
+    return bool(tool.inline and not tool.consumes and not tool.consumes_optional and not tool.produces
+                and not node.acceptance
                 and tool.accept is None)
 
 

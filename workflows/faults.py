@@ -7,7 +7,7 @@ record answered and before the node's completion is written — the window in
 which a killed worker must lose nothing and duplicate nothing. A point may name
 a tag, `<tool>.after#<tag>=fail`: it fires only where the caller passes that tag
 (the pipeline passes the run's string parameters), so one deployment can fail
-one run's step and no other's."""
+one run's step and no other's. `=timeout` raises TimeoutError, a transient failure."""
 import os
 import time
 
@@ -26,3 +26,5 @@ def fault_point(name: str, tags: tuple[str, ...] = ()) -> None:
             time.sleep(float(arg))
         elif kind == "fail":
             raise RuntimeError(f"injected fault at {name}")
+        elif kind == "timeout":  # a passing failure: the engine retries it with backoff, up to a cap
+            raise TimeoutError(f"injected timeout at {name}")

@@ -83,6 +83,8 @@ class Plan(models.Model):
     version = models.IntegerField()
     reason = models.TextField(blank=True)
     graph = models.JSONField(default=list, help_text="the nodes of this version: key, tool, depends_on")
+    diff = models.JSONField(null=True, blank=True, help_text="against the previous version: {kept, removed, "
+                                                              "added, why, trigger}")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -112,6 +114,7 @@ class Node(models.Model):
     # The logical attempt: part of the idempotency key. A redelivery keeps it (the system
     # of record replays the receipt); a retry by a person raises it (a new request).
     attempt = models.IntegerField(default=1)
+    retries = models.IntegerField(default=0, help_text="transient failures retried with backoff in this attempt")
     result_ref = models.CharField(max_length=40, blank=True, help_text="id of the tool call whose receipt completed it")
     question = models.JSONField(null=True, blank=True, help_text="what the user is asked while awaiting input")
     lease_owner = models.CharField(max_length=120, blank=True)

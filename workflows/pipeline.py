@@ -48,8 +48,11 @@ def arguments_resolve(node, run) -> tuple[dict[str, Any], list[StateCoordinate]]
     tool = tool_get(node.tool)
     arguments = dict(node.arguments)
     used = []
-    for key in tool.consumes:
+    optional = set(tool.consumes_optional)
+    for key in [*tool.consumes, *tool.consumes_optional]:
         coordinate = coordinate_resolve(run, key)
+        if coordinate is None and key in optional:
+            continue
         if coordinate is None:
             raise ToolError(f"{tool.name} needs {key}, which no completed step has produced")
         if coordinate.producer not in producers_of(key):

@@ -78,7 +78,8 @@ def run_start(*, membership: Membership, blueprint: str, params: dict[str, Any],
     return run
 
 
-def _plan_write(run: Run, *, version: int, reason: str, specs: list[dict[str, Any]], activity_id: int) -> None:
+def _plan_write(run: Run, *, version: int, reason: str, specs: list[dict[str, Any]], activity_id: int,
+                diff: dict[str, Any] | None = None) -> None:
     Node.objects.bulk_create([
         Node(run=run, plan_version=version, key=s["key"], position=s["position"], goal=s["goal"], tool=s["tool"],
              depends_on=s["depends_on"], run_when=s.get("run_when", "completed"), arguments=s["arguments"],
@@ -87,10 +88,10 @@ def _plan_write(run: Run, *, version: int, reason: str, specs: list[dict[str, An
     ])
     graph = [{"key": s["key"], "tool": s["tool"], "depends_on": s["depends_on"],
               "run_when": s.get("run_when", "completed")} for s in specs]
-    Plan.objects.create(run=run, version=version, reason=reason, graph=graph)
+    Plan.objects.create(run=run, version=version, reason=reason, graph=graph, diff=diff)
     frame_record(activity_id=activity_id, kind="plan", name=f"plan v{version}",
                  summary=f"Plan v{version}: {len(specs)} steps ({reason}).",
-                 payload={"version": version, "reason": reason, "graph": graph})
+                 payload={"version": version, "reason": reason, "graph": graph, "diff": diff})
 
 
 def active_nodes(run_id: int):
@@ -173,20 +174,32 @@ def run_settle(run: Run, *, reason: str = "") -> None:
 
 
 @transaction.atomic
-def plan_replan(*, run: Run, replace: list[str], reason: str, params_update: dict[str, Any] | None = None) -> int:
+def plan_replan(*, run: Run, replace: list[str], reason: str, params_update: dict[str, Any] | None = None,
+                trigger: dict[str, Any] | None = None) -> int:
     """Local replan: a new plan version replaces only the named nodes; completed
-    nodes outside them keep their receipts and coordinates."""
+    nodes outside them keep their receipts and coordinates. The version records its
+    diff against the previous one: kept, removed (with the status they ended in),
+    added, why, and what triggered it."""
     run = Run.objects.select_for_update(no_key=True).get(id=run.id)
     version = run.plan_version + 1
     params = {**run.params, **(params_update or {})}
     specs = [s for s in blueprint_nodes(run.blueprint, params) if s["key"] in replace]
+    before = list(active_nodes(run.id).order_by("position").values_list("key", "status"))
     active_nodes(run.id).filter(key__in=replace).update(retired_in=version)
+    diff = {"from_version": run.plan_version, "why": reason, "trigger": trigger or {"kind": "replan"},
+            "kept": [{"key": k, "status": st} for k, st in before if k not in replace],
+            "removed": [{"key": k, "status": st} for k, st in before if k in replace],
+            "added": [s["key"] for s in specs],
+            "params_changed": sorted((params_update or {}).keys()),
+            # what they were: a replay (or a person) can go back to the params the run began with
+            "params_before": {k: run.params[k] for k in sorted(params_update or {}) if k in run.params}}
     Run.objects.filter(id=run.id).update(plan_version=version, params=params)
     run.plan_version, run.params = version, params
-    _plan_write(run, version=version, reason=reason, specs=specs, activity_id=run.activity_id)
+    _plan_write(run, version=version, reason=reason, specs=specs, activity_id=run.activity_id, diff=diff)
     event_append(conversation_id=run.conversation_id, run_id=run.id, type="plan.replanned",
-                 data={"plan_version": version, "replaced": replace, "reason": reason})
-    if run.status == R.BLOCKED:
+                 data={"plan_version": version, "replaced": replace, "reason": reason,
+                       "kept": [k["key"] for k in diff["kept"]], "added": diff["added"]})
+    if run.status in (R.BLOCKED, R.FAILED):
         run_transition(run, R.RUNNING, reason=f"replanned: {reason}", control=Control.EXECUTOR)
     nodes_dispatch_on_commit(nodes_promote(run))
     run_settle(run)

@@ -42,6 +42,14 @@ class ToolBlocked(ToolError):
     finds its records changed by someone else): the node stops blocked, with the reason."""
 
 
+class ToolTransient(ToolError):
+    """A passing failure (a timeout, a lost connection): the engine tries again with backoff,
+    up to a cap, each attempt counted. `TimeoutError` and `ConnectionError` count as this too."""
+
+
+TRANSIENT_ERRORS = (ToolTransient, TimeoutError, ConnectionError)
+
+
 class ToolBusy(ToolError):
     """The system of record is still working on this very request (its idempotency key is
     held by an earlier attempt whose worker died mid-call): try again shortly, never fail."""
@@ -108,6 +116,9 @@ class Tool:
     fn: Callable[[ToolContext, dict[str, Any]], dict[str, Any]]
     produces: list[str] = field(default_factory=list)
     consumes: list[str] = field(default_factory=list)
+    # Consumed when a step of the run produced it (a blueprint without that step still runs):
+    # injected and linked like `consumes`, and held to the same provenance check.
+    consumes_optional: list[str] = field(default_factory=list)
     side_effects: bool = False
     compensation: str | None = None
     # Instead of a compensation, why there can be none (an effect that commits in one
@@ -137,6 +148,11 @@ class Tool:
     approval_rule: dict[str, Any] = field(default_factory=dict)
     # (run params, rejected arguments) -> params for the replan a "reject and replan" starts
     rejection_replan: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
+    # (run params, resolved arguments, output or None, why it failed) -> params for a local
+    # replan of the failed step and its not-yet-run descendants, or None: the step stays
+    # failed. Called when the step fails for good (a permanent error, a criterion not met).
+    failure_replan: Callable[[dict[str, Any], dict[str, Any], dict[str, Any] | None, str],
+                             dict[str, Any] | None] | None = None
     # --- for memory and the ledger ---
     milestones: dict[str, str] = field(default_factory=dict)  # node status reached -> words
     # (tenant_id, run_id, approved arguments, approver's name) -> what to remember, or None
@@ -168,7 +184,8 @@ class Tool:
 
     def as_model_tool(self) -> dict[str, Any]:
         """The OpenAI tool-calling form. Consumed keys are left out: the model never supplies them."""
-        props = {k: v for k, v in self.input_schema.get("properties", {}).items() if k not in self.consumes}
+        props = {k: v for k, v in self.input_schema.get("properties", {}).items()
+                 if k not in self.consumes and k not in self.consumes_optional}
         return {"type": "function", "function": {"name": self.name, "description": self.description,
                                                  "parameters": {"type": "object", "properties": props}}}
 
@@ -206,7 +223,7 @@ def registry_problems() -> list[str]:
     """What the system check reports: a consumed key nobody produces, a missing compensation."""
     problems = []
     for tool in TOOLS.values():
-        for key in tool.consumes:
+        for key in [*tool.consumes, *tool.consumes_optional]:
             if not producers_of(key):
                 problems.append(f"tool {tool.name} consumes {key!r}, which no registered tool produces")
         if tool.compensation and tool.compensation not in TOOLS:

@@ -121,8 +121,17 @@ def test_it_counts_runs_that_needed_a_person_as_takeovers():
     rejected = run_make("completed")
     approval_make(rejected, node_make(rejected, "import", tool="import_template"), "rejected")
     takeover = figures().metric("takeover_rate")
-    # blocked, stopped, awaiting input, and the completed run whose approval was rejected
-    assert (takeover.numerator, takeover.denominator) == (4, 7)
+    # blocked, stopped, and the completed run whose approval was rejected; the run merely
+    # waiting for the user's answer is in neither count
+    assert (takeover.numerator, takeover.denominator) == (3, 6)
+    assert takeover.details == {"awaiting_input": 1}
+
+
+def test_a_run_waiting_for_an_answer_is_not_a_takeover():
+    run_make("awaiting_input")
+    run_make("completed")
+    takeover = figures().metric("takeover_rate")
+    assert (takeover.numerator, takeover.denominator, takeover.value) == (0, 1, 0)
 
 
 def test_it_counts_provenance_blocks_of_the_tenant_only():
@@ -227,10 +236,55 @@ def test_it_measures_receipt_coverage_of_completed_steps():
     assert (coverage.numerator, coverage.denominator) == (1, 3)
 
 
-def test_every_step_of_an_engine_run_is_accepted_on_a_receipt():
+def test_a_receipt_that_only_names_the_step_s_own_call_does_not_count():
+    run = run_make("completed")
+    issued, self_ref = node_make(run, "a"), node_make(run, "b")
+    for node in (issued, self_ref):
+        walk(node, *DONE)
+    Node.objects.filter(id=issued.id).update(result_ref=str(call_make(issued).id))
+    own = call_make(self_ref, receipt=False)
+    ToolCall.objects.filter(id=own.id).update(result={"receipt_ref": f"call/{own.id}"})
+    Node.objects.filter(id=self_ref.id).update(result_ref=str(own.id))
+    coverage = figures().metric("receipt_coverage")
+    assert (coverage.numerator, coverage.denominator) == (1, 2)
+    assert coverage.details == {"self_references": 1}
+
+
+def test_every_step_of_an_engine_run_but_the_interpretation_is_accepted_on_a_system_of_record_receipt():
     decide(drive(start()), "approved")
     coverage = figures().metric("receipt_coverage")
-    assert (coverage.numerator, coverage.denominator) == (5, 5)
+    # match (the catalog), snapshot, import, verify (payroll); interpret's is its own call
+    assert (coverage.numerator, coverage.denominator) == (4, 5)
+    assert coverage.details == {"self_references": 1}
+
+
+def _reclaim(run: Run, previous_owner: str, cause: str | None) -> None:
+    conversation = Conversation.objects.get(runs__id=run.id)
+    conversation.last_seq += 1
+    conversation.save(update_fields=["last_seq"])
+    data = {"node": "import", "previous_owner": previous_owner, "owner": "w2"}
+    if cause:
+        data["cause"] = cause
+    Event.objects.create(conversation=conversation, seq=conversation.last_seq, type="node.reclaimed",
+                         run_id=run.id, data=data)
+
+
+def test_it_counts_runs_recovered_after_a_worker_crash_and_not_retries():
+    recovered, lost, retried = run_make("completed"), run_make("failed"), run_make("completed")
+    _reclaim(recovered, "host:1:1", "crash")
+    _reclaim(recovered, "host:2:1", None)  # an event from before the cause was recorded: a crash
+    _reclaim(lost, "host:3:1", "crash")
+    _reclaim(retried, "retry:host:4:1", "retry")
+    _reclaim(retried, "deferred:host:4:1", None)
+    crash = figures().metric("crash_recoveries")
+    assert (crash.numerator, crash.denominator, crash.value) == (1, 2, 0.5)
+    assert crash.details == {"takeovers": 3}
+
+
+def test_no_crash_no_figure():
+    decide(drive(start()), "approved")
+    crash = figures().metric("crash_recoveries")
+    assert crash.value is None and crash.denominator == 0
 
 
 def test_it_measures_the_scope_of_a_replan_after_a_rejection():
@@ -341,7 +395,7 @@ def test_the_api_answers_each_metric_with_its_definition():
     assert set(metrics) == {"success_rate", "takeover_rate", "provenance_blocks", "approval_resumes",
                             "skipped_executions", "missed_executions", "duplicate_executions", "receipt_coverage",
                             "dependency_coverage", "replan_scope", "recovery_time", "checkpoint_consistency",
-                            "parallel_concurrency", "duplicate_side_effects"}
+                            "parallel_concurrency", "duplicate_side_effects", "crash_recoveries"}
     assert metrics["success_rate"] | {"definition": "…"} == {
         "key": "success_rate", "label": "Strict-workflow success rate", "value": 1.0, "unit": "ratio",
         "definition": "…", "numerator": 1, "denominator": 1, "details": {}}

@@ -29,14 +29,16 @@ STATUS_COLOUR = {
 }
 # Figures that must be zero (or whole) in a sound engine: a card turns red otherwise.
 MUST_BE_ZERO = {"skipped_executions", "missed_executions", "duplicate_executions", "duplicate_side_effects"}
-MUST_BE_WHOLE = {"checkpoint_consistency", "dependency_coverage", "receipt_coverage"}
+# (Receipt coverage is not one: a model's interpretation has no system of record to issue a receipt.)
+MUST_BE_WHOLE = {"checkpoint_consistency", "dependency_coverage"}
 SECTIONS = [
     ("Outcomes", ["success_rate", "takeover_rate", "approval_resumes", "provenance_blocks"]),
     ("Execution integrity", ["skipped_executions", "missed_executions", "duplicate_executions",
                              "duplicate_side_effects"]),
     ("Acceptance, dependencies and checkpoints", ["dependency_coverage", "receipt_coverage",
                                                   "checkpoint_consistency"]),
-    ("Replans, recovery and concurrency", ["replan_scope", "recovery_time", "parallel_concurrency"]),
+    ("Replans, recovery and concurrency", ["replan_scope", "recovery_time", "crash_recoveries",
+                                           "parallel_concurrency"]),
 ]
 
 
@@ -58,11 +60,13 @@ FRACTIONS: dict[str, Callable[[Metric], str]] = {
     "replan_scope": lambda m: f"over {_count(m.details['replans'], 'replan')}",
     "recovery_time": lambda m: f"over {_count(m.details['recoveries'], 'recovery', 'recoveries')}",
     "parallel_concurrency": lambda m: f"overlapped in {m.numerator} of {_count(m.denominator, 'run')}",
+    "crash_recoveries": lambda m: f"{m.numerator} of {_count(m.denominator, 'run')} that lost a worker",
 }
 EMPTY = {
     "replan_scope": "no replans in this period",
     "recovery_time": "no recoveries in this period",
     "parallel_concurrency": "no run with parallel steps yet",
+    "crash_recoveries": "no worker crashed in this period",
 }
 PERIOD_CHOICES = [7, 30, 90]
 

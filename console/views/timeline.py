@@ -72,7 +72,7 @@ def conversation_timeline(request: HttpRequest, conversation_id: int) -> HttpRes
             activity.next_cursor = page.next_cursor
         context.update(filters=filters, filter_query=filters.as_query(), tools=frame_tools_for(conversation),
                        kinds=[k for k, _ in Frame.Kind.choices],
-                       provenance=provenance_for_runs(run_ids))
+                       provenance=provenance_for_runs(run_ids), replayable_runs=run_ids)
     else:
         # Business users read what happened in plain words: the frames' summaries
         # (written to be safe for them), a few per Activity, never a payload.

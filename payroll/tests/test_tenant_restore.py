@@ -105,6 +105,7 @@ def test_a_change_before_the_decision_makes_the_card_stale_and_the_new_card_show
     run = drive(run)
     second = pending(run)
     assert second.id != first.id and sorted(second.diff["groups_deleted"]) == ["First", "Second"]
+    assert run.plans.get(version=2).diff["trigger"] == {"kind": "stale", "node": "restore"}
     approval_decide(membership=membership("bob"), approval_id=second.id, verdict="approved")
     assert drive(run).status == "completed"
     assert not PayrollGroup.objects.filter(name__in=["First", "Second"]).exists()

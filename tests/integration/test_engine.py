@@ -58,7 +58,9 @@ def checksum(keel) -> str:
 def keel(tmp_path_factory):
     # Payroll tools answer after 300 ms, as a remote system of record would: long
     # enough that parallel nodes visibly overlap.
-    env = {**FAST, "KEEL_FAULTS": "snapshot_payroll_groups.before=sleep:0.3,match_salary_template.before=sleep:0.3"}
+    env = {**FAST, "KEEL_FAULTS": "snapshot_payroll_groups.before=sleep:0.3,match_salary_template.before=sleep:0.3,"
+                                  "interpret_request.before#Always Timing Out=timeout",
+           "KEEL_RETRY_BACKOFF_SECONDS": "0.2"}
     keel = keel_start("production", tmp_path_factory.mktemp("engine"), env)
     keel.worker_start(concurrency=2)
     keel.worker_start(concurrency=2)
@@ -209,6 +211,8 @@ def test_a_worker_killed_after_the_import_wrote_loses_nothing_and_duplicates_not
         assert run["status"] == "completed", run["status_reason"]
         assert groups_named(keel, "Survivor") == 1
         assert {n["key"]: n["attempts"] for n in run["nodes"]}["import"] == 2
+        crash = next(m for m in alice.get("/api/v1/metrics/")["metrics"] if m["key"] == "crash_recoveries")
+        assert (crash["numerator"], crash["denominator"]) == (1, 1)
     finally:
         keel_stop(keel)
 
@@ -230,6 +234,37 @@ def test_a_run_finishes_from_the_database_alone_after_the_broker_is_flushed(tmp_
         assert groups_named(keel, "From The Database") == 1
     finally:
         keel_stop(keel)
+
+
+def test_a_timeout_is_retried_by_the_sweeper_with_backoff_each_attempt_counted_until_the_cap(keel, apis):
+    alice, _ = apis
+    run = start_run(alice, group_name="Always Timing Out")
+    run = alice.wait_for_run(run["id"], {"failed", "completed"}, timeout=60)
+    assert run["status"] == "failed"
+    assert "gave up after 4 attempts (TimeoutError: injected timeout at interpret_request.before)" in \
+        run["status_reason"]
+    interpret = next(n for n in run["nodes"] if n["key"] == "interpret")
+    # the first claim and three takeovers, one after each backoff; each transient failure counted
+    assert (interpret["attempts"], interpret["retries"]) == (4, 3)
+
+
+def test_a_developer_replays_a_completed_run_in_a_sandbox_beside_the_workers(keel, apis):
+    alice, bob = apis
+    run = start_run(alice, group_name="Replayed Here")
+    alice.wait_for_run(run["id"], {"awaiting_approval"})
+    bob.post(f"/api/v1/approvals/{pending_approval(bob, run['id'])['id']}/approve/")
+    run = alice.wait_for_run(run["id"], {"completed", "failed", "blocked", "rolled_back"})
+    assert run["status"] == "completed", run["status_reason"]
+    status, refused = alice.post(f"/api/v1/runs/{run['id']}/replay/")
+    assert status == 403, refused
+    status, result = Api(keel.base_url, "dora").post(f"/api/v1/runs/{run['id']}/replay/")
+    assert status == 200, result
+    assert result["identical"] is True, result["differences"]
+    with psycopg.connect(keel.env["DATABASE_URL"]) as conn:
+        by_tenant = dict(conn.execute(
+            "SELECT t.slug, count(*) FROM payroll_payrollgroup g JOIN tenants_tenant t ON t.id = g.tenant_id "
+            "WHERE g.name = %s GROUP BY t.slug", ("Replayed Here",)).fetchall())
+    assert by_tenant == {"demo": 1, result["sandbox_tenant"]: 1}  # the sandbox's own, nothing more in demo
 
 
 def test_a_tampered_template_id_is_a_provenance_block(keel, apis):

@@ -1,0 +1,285 @@
+"""Replay as a developer tool (seed 000 §3, issue 17): re-run a recorded run, in a sandbox,
+against its own recorded model answers, and say whether it went the same way.
+
+    replay_run(membership=…, run_id=…) -> {replay_id, identical, differences, recorded, replayed}
+
+- The sandbox is a new tenant holding a copy of the records the run touched: the employees
+  it was to assign, any group that already had the run's group name, and the user's earlier
+  messages in the conversation. Its people mirror the run's starter and deciders, with
+  their roles. Nothing of the original tenant is read after the copy, nothing is written
+  to it, and no other tenant is touched.
+- The model answers are the run's recorded ones (its steps' model-call frames), handed
+  back in order by a backend scoped to this replay only (`llm.backend_scoped`): no
+  restart, no KEEL_LLM change, no position shared with any other replay or process.
+- The run is driven here, in process (`workflows.dispatch.dispatch_held`: nothing of it
+  reaches the workers), with the recorded decisions: each approval's verdict (and
+  whether it asked for a replan), each answer the user gave a question.
+- What is compared: each step's status transitions per plan version, its tool calls
+  (tool, status), the run's own transitions (its route: running → awaiting approval →
+  …) and the plan versions with their triggers. Ids and times are not compared.
+
+The sandbox also holds a copy of the tenant's L2/L3 memory as it stood when the run started
+(without links to the original approvals). Not replayed: the conversation's turns
+themselves (intent, replies, ReAct) — a run is replayed from the parameters the turn gave
+it (the first plan's, each replan's change undone)."""
+from __future__ import annotations
+
+import secrets
+from collections import defaultdict
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.db.models import Q
+
+from approvals.models import ApprovalRequest, ApprovalStatus
+from approvals.services import approval_decide
+from config.api import Conflict, Forbidden
+from llm import backend_scoped
+from llm.replay import ReplayBackend
+from memory.models import MemoryItem
+from payroll.models import Employee, PayrollGroup
+from tenants.models import Membership, Role, Tenant
+from timeline.models import Event, Frame
+from timeline.services import conversation_create, event_append
+from workflows.dispatch import dispatch_held
+from workflows.executor import claimed_execute, node_execute
+from workflows.models import (
+    RUN_TERMINAL,
+    Node,
+    NodeStatus,
+    Plan,
+    Run,
+    RunStatus,
+    ToolCall,
+    Transition,
+)
+from workflows.selectors import run_get_for
+from workflows.services import node_input_answer, run_start
+from workflows.sql import Claimed
+from workflows.tools import TOOLS
+from workflows.transitions import run_transition
+
+N = NodeStatus
+REPLAY_ROLES = {Role.DEVELOPER, Role.ADMIN}
+MAX_STEPS = 200
+
+
+def replay_allowed(membership: Membership) -> bool:
+    return membership.role in REPLAY_ROLES
+
+
+def recorded_responses(run: Run) -> list[Any]:
+    """The model answers the run's steps received, in the order they were made (failed calls left out)."""
+    frames = (Frame.objects.filter(activity__run_id=run.id, activity__node_key__gt="", kind="model_call")
+              .select_related("payload").order_by("started_at", "ended_at", "id"))
+    responses = []
+    for frame in frames:
+        data = frame.payload.data if hasattr(frame, "payload") else {}
+        if data.get("error"):
+            continue
+        responses.append({"text": data.get("text", ""), "tool_calls": data["tool_calls"]}
+                         if data.get("tool_calls") else data.get("text", ""))
+    return responses
+
+
+def run_trace(run: Run) -> dict[str, Any]:
+    """What a replay is compared on: no ids, no times."""
+    steps: dict[str, list[str]] = defaultdict(list)
+    route = []
+    keys = dict(Node.objects.filter(run=run).values_list("id", "key"))
+    versions = dict(Node.objects.filter(run=run).values_list("id", "plan_version"))
+    for t in Transition.objects.filter(run=run).order_by("id"):
+        if t.node_id:
+            steps[keys[t.node_id]].append(f"v{versions[t.node_id]}: {t.from_status} → {t.to_status}")
+        else:
+            route.append(f"{t.from_status} → {t.to_status}")
+    calls: dict[str, list[str]] = defaultdict(list)
+    for tool, status, node_id, result in ToolCall.objects.filter(run=run).order_by("started_at", "id").values_list(
+            "tool", "status", "node_id", "result"):
+        # The tool's own business summary of what it did (never an id): a different choice shows.
+        spec = TOOLS.get(tool)
+        said = ""
+        if spec is not None and spec.summary is not None and result is not None and status == "succeeded":
+            try:
+                said = f": {spec.summary(result)}"
+            except Exception:  # a summary that cannot read an old result: compare without it
+                said = ""
+        calls[keys[node_id]].append(f"v{versions[node_id]}: {tool} {status}{said}")
+    plans = [f"v{p.version}: {(p.diff or {}).get('trigger', {}).get('kind', 'initial')}"
+             + (f" of {p.diff['trigger']['node']}" if p.diff and p.diff.get("trigger", {}).get("node") else "")
+             for p in Plan.objects.filter(run=run).order_by("version")]
+    return {"status": run.status, "route": route, "steps": dict(steps), "tool_calls": dict(calls), "plans": plans}
+
+
+def _text(value: Any) -> str:
+    return "; ".join(str(v) for v in value) if isinstance(value, list) else str(value)
+
+
+def trace_differences(recorded: dict[str, Any], replayed: dict[str, Any]) -> list[dict[str, Any]]:
+    differences = _differences(recorded, replayed)
+    for d in differences:
+        d["recorded_text"], d["replayed_text"] = _text(d["recorded"]) or "—", _text(d["replayed"]) or "—"
+    return differences
+
+
+def _differences(recorded: dict[str, Any], replayed: dict[str, Any]) -> list[dict[str, Any]]:
+    differences = []
+    for what in ("status", "route", "plans"):
+        if recorded[what] != replayed[what]:
+            differences.append({"what": what, "step": None, "recorded": recorded[what],
+                                "replayed": replayed[what]})
+    for what in ("steps", "tool_calls"):
+        for key in sorted(set(recorded[what]) | set(replayed[what])):
+            a, b = recorded[what].get(key, []), replayed[what].get(key, [])
+            if a != b:
+                differences.append({"what": "transitions" if what == "steps" else what, "step": key,
+                                    "recorded": a, "replayed": b})
+    return differences
+
+
+class _Sandbox:
+    def __init__(self, run: Run):
+        self.tag = secrets.token_hex(4)
+        self.tenant = Tenant.objects.create(slug=f"replay-{self.tag}", name=f"Replay of run {run.id}")
+        self.people: dict[int, Membership] = {}
+        self.creator = self.person(run.created_by)
+        self.conversation = conversation_create(tenant_id=self.tenant.id, user_id=self.creator.user_id,
+                                                title=f"Replay of run {run.id}")
+
+    def person(self, user: User) -> Membership:
+        """The sandbox's stand-in for a person of the run, with the same role."""
+        if user.id not in self.people:
+            twin = User.objects.create(username=f"replay-{self.tag}-{user.username}"[:150],
+                                       first_name=user.first_name, last_name=user.last_name)
+            twin.set_unusable_password()
+            twin.save(update_fields=["password"])
+            self.people[user.id] = Membership.objects.create(user=twin, tenant=self.tenant,
+                                                             role=user.membership.role)
+        return self.people[user.id]
+
+
+def initial_params(run: Run) -> dict[str, Any]:
+    """The params the run began with: each replan's changes undone, newest first."""
+    params = dict(run.params)
+    for plan in Plan.objects.filter(run=run, version__gt=1).order_by("-version"):
+        diff = plan.diff or {}
+        before = diff.get("params_before", {})
+        for key in diff.get("params_changed", []):
+            if key in before:
+                params[key] = before[key]
+            else:
+                params.pop(key, None)
+    return params
+
+
+def _copy_records(run: Run, sandbox: _Sandbox) -> dict[str, Any]:
+    """The records the run touched, copied into the sandbox; the params, with their ids mapped."""
+    params = initial_params(run)
+    if params.get("employee_ids"):
+        mapped = []
+        for employee in Employee.objects.filter(tenant_id=run.tenant_id,
+                                                id__in=[int(e) for e in params["employee_ids"]]):
+            twin = Employee.objects.create(tenant=sandbox.tenant, employee_no=employee.employee_no,
+                                           name=employee.name, department=employee.department,
+                                           location=employee.location, base_salary=employee.base_salary,
+                                           currency=employee.currency)
+            mapped.append(str(twin.id))
+        params["employee_ids"] = mapped
+    for name in {params.get("group_name"), *(run.params.get(k) for k in ("answer",))} - {None, ""}:
+        # A group that already had the name when the run started (the reason it may have asked).
+        for group in PayrollGroup.objects.filter(tenant_id=run.tenant_id, name=name, created_at__lt=run.created_at):
+            PayrollGroup.objects.create(tenant=sandbox.tenant, name=group.name, template=group.template,
+                                        template_version=group.template_version)
+    # Memory as it stood when the run started (L2 facts, then the L3 experience kept with its
+    # evidence), without the links to the original tenant's approvals and calls.
+    twins: dict[int, MemoryItem] = {}
+    # (Experience is distilled when first recalled, so an item may be younger than the run
+    # while its approval, which is what counts, was decided before it.)
+    known = Q(approval__decided_at__lt=run.created_at) | Q(approval__isnull=True, created_at__lt=run.created_at)
+    for item in MemoryItem.objects.filter(known, tenant_id=run.tenant_id).order_by("layer", "created_at"):
+        twins[item.id] = MemoryItem.objects.create(
+            tenant=sandbox.tenant, layer=item.layer, kind=item.kind, text=item.text, signature=item.signature,
+            data=item.data, evidence=twins.get(item.evidence_id))
+    started = Event.objects.filter(run_id=run.id, type="run.started").values_list("seq", flat=True).first()
+    earlier = Event.objects.filter(conversation_id=run.conversation_id, type="message.received")
+    if started is not None:
+        earlier = earlier.filter(seq__lt=started)
+    for event in earlier.order_by("seq"):
+        event_append(conversation_id=sandbox.conversation.id, type="message.received", data=event.data)
+    return params
+
+
+def _drive(replay: Run, sandbox: _Sandbox, original: Run) -> None:
+    """Run the sandbox run to where the recorded one ended, deciding as people decided."""
+    decisions = list(ApprovalRequest.objects.filter(run=original).exclude(status=ApprovalStatus.PENDING)
+                     .select_related("node", "decided_by").order_by("decided_at", "id"))
+    answers: dict[str, list[str]] = defaultdict(list)
+    for node in Node.objects.filter(run=original).order_by("plan_version"):
+        if node.arguments.get("answer") and Transition.objects.filter(node=node, to_status=N.AWAITING_INPUT).exists():
+            answers[node.key].append(node.arguments["answer"])
+    for _ in range(MAX_STEPS):
+        ready = list(Node.objects.filter(run=replay, status=N.READY, retired_in__isnull=True)
+                     .values_list("id", flat=True))
+        for node_id in ready:
+            step = node_execute(node_id)
+            while step is not None:
+                step = claimed_execute(step) if isinstance(step, Claimed) else node_execute(step)
+        if ready:
+            continue
+        replay.refresh_from_db()
+        if replay.status == RunStatus.AWAITING_APPROVAL:
+            pending = ApprovalRequest.objects.filter(run=replay, status=ApprovalStatus.PENDING).select_related(
+                "node").first()
+            decision = next((d for d in decisions if pending and d.node.key == pending.node.key), None)
+            if pending is None or decision is None or decision.status not in (ApprovalStatus.APPROVED,
+                                                                              ApprovalStatus.REJECTED):
+                return
+            decisions.remove(decision)
+            decider = sandbox.person(decision.decided_by) if decision.decided_by else sandbox.creator
+            approval_decide(membership=decider, approval_id=pending.id, comment=decision.comment or "",
+                            verdict="approved" if decision.status == ApprovalStatus.APPROVED else "rejected",
+                            replan=bool(getattr(decision, "replan", False)))
+            continue
+        if replay.status == RunStatus.AWAITING_INPUT:
+            waiting = Node.objects.filter(run=replay, status=N.AWAITING_INPUT, retired_in__isnull=True).first()
+            if waiting is None or not answers.get(waiting.key):
+                return
+            node_input_answer(membership=sandbox.creator, run_id=replay.id, answer=answers[waiting.key].pop(0))
+            continue
+        return
+
+
+def replay_run(*, membership: Membership, run_id: int) -> dict[str, Any]:
+    """Replay a recorded run of the caller's tenant in a sandbox; compare it with the record."""
+    if not replay_allowed(membership):
+        raise Forbidden("Only developers and tenant admins may replay a run.", code="not_allowed")
+    original = run_get_for(membership, run_id)
+    if original.status not in RUN_TERMINAL and original.status not in (RunStatus.AWAITING_APPROVAL,
+                                                                       RunStatus.AWAITING_INPUT):
+        raise Conflict("The run is still moving; replay it when it has stopped or is waiting.",
+                       code="run_in_progress", extra={"status": original.status})
+    recorded = run_trace(original)
+    backend = ReplayBackend(recorded_responses(original))
+    with transaction.atomic():
+        sandbox = _Sandbox(original)
+        params = _copy_records(original, sandbox)
+    with backend_scoped(backend), dispatch_held():
+        replay = run_start(membership=sandbox.creator, blueprint=original.blueprint, params=params,
+                           conversation_id=sandbox.conversation.id)
+        _drive(replay, sandbox, original)
+    replay.refresh_from_db()
+    replayed = run_trace(replay)
+    if replay.status not in RUN_TERMINAL:
+        # Where the record stopped (a pending decision): the sandbox run ends here, so no
+        # sweeper ever takes it up with another backend.
+        with transaction.atomic():
+            run_transition(replay, RunStatus.STOPPED, reason="the replay ended where the recorded run stopped")
+    differences = trace_differences(recorded, replayed)
+    if backend.position < len(backend.responses):
+        differences.append({"what": "model_calls", "step": None, "recorded": len(backend.responses),
+                            "replayed": backend.position, "recorded_text": str(len(backend.responses)),
+                            "replayed_text": str(backend.position)})
+    return {"replay_id": str(replay.id), "run": str(original.id), "sandbox_tenant": sandbox.tenant.slug,
+            "identical": not differences, "differences": differences, "recorded": recorded,
+            "replayed": replayed}

@@ -1,0 +1,173 @@
+"""Issue 17: replay as a developer tool. A recorded run is re-run in a sandbox against its
+recorded model answers and decisions — no restart, no tenant changed — and the answer says
+whether it went the same way; a code change that alters a route is reported."""
+import json
+from io import StringIO
+from unittest import mock
+
+import pytest
+from django.core.management import call_command
+from django.test import Client
+from rest_framework.test import APIClient
+
+from agents.orchestrator import message_post
+from agents.replay import replay_run
+from approvals.models import ApprovalRequest
+from approvals.services import approval_decide
+from llm import backend_scoped
+from llm.replay import ReplayBackend
+from payroll.tests.support import state_of
+from tenants.models import Membership, Tenant
+from timeline.services import conversation_create
+from workflows.models import Run
+from workflows.services import run_start
+from workflows.tests.helpers import drive, membership, no_broker
+from workflows.tools import TOOLS, NeedsInput
+
+pytestmark = pytest.mark.django_db
+REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
+
+
+@pytest.fixture(autouse=True)
+def demo(monkeypatch):
+    monkeypatch.setenv("KEEL_LLM", "builtin")
+    call_command("seed_demo", verbosity=0)
+    with no_broker() as send:
+        yield send
+
+
+def approve(run, verdict="approved", **kwargs):
+    approval_decide(membership=membership("bob"), approval_id=ApprovalRequest.objects.get(
+        run=run, status="pending").id, verdict=verdict, **kwargs)
+    return drive(run)
+
+
+def completed_run(**params):
+    run = drive(run_start(membership=membership("alice"), blueprint="payroll_group_setup",
+                          params={"request": REQUEST, "group_name": "Shanghai Sales", **params}))
+    return approve(run)
+
+
+def test_a_completed_run_replays_identically_in_a_sandbox_and_changes_no_tenant(demo):
+    run = completed_run()
+    assert run.status == "completed"
+    before = (state_of("demo"), state_of("other"), Run.objects.filter(tenant=run.tenant).count())
+    demo.reset_mock()
+    result = replay_run(membership=membership("dora"), run_id=run.id)
+    assert result["identical"], result["differences"]
+    assert result["differences"] == []
+    assert result["replayed"]["status"] == "completed"
+    assert result["replayed"]["route"] == result["recorded"]["route"]
+    assert (state_of("demo"), state_of("other"), Run.objects.filter(tenant=run.tenant).count()) == before
+    replay = Run.objects.get(id=int(result["replay_id"]))
+    sandbox = Tenant.objects.get(slug=result["sandbox_tenant"])
+    assert replay.tenant_id == sandbox.id != run.tenant_id
+    assert sandbox.payroll_groups.filter(name="Shanghai Sales").count() == 1
+    assert not demo.called  # nothing of the replay reached the workers
+
+
+def test_a_run_from_a_message_with_an_attachment_replays_identically():
+    m = membership("alice")
+    conv = conversation_create(tenant_id=m.tenant_id, user_id=m.user_id, title="t")
+    result = message_post(membership=m, conversation_id=conv.id, text=REQUEST,
+                          attachment=("team.csv", b"employee_no\nD-0001\nD-0003\n"))
+    run = approve(drive(Run.objects.get(id=int(result["run_id"]))))
+    assert run.status == "completed"
+    replayed = replay_run(membership=membership("dora"), run_id=run.id)
+    assert replayed["identical"], replayed["differences"]
+    assert "assign" in replayed["replayed"]["steps"]
+
+
+def test_a_rejection_with_replan_and_a_failed_acceptance_replay_identically():
+    bad = {"region": "Shanghai, China", "pay_frequency": "monthly", "items_named": [], "missing": []}
+    # A model that proposes requirements breaking their schema (recorded like any model call).
+    with backend_scoped(ReplayBackend([json.dumps(bad)])):
+        run = drive(run_start(membership=membership("alice"), blueprint="payroll_group_setup",
+                              params={"request": REQUEST, "group_name": "Shanghai Sales"}))
+    run = approve(run, "rejected", replan=True)
+    assert run.plan_version == 3
+    result = replay_run(membership=membership("dora"), run_id=run.id)
+    assert result["identical"], result["differences"]
+    assert result["replayed"]["plans"] == ["v1: initial", "v2: failure of interpret", "v3: rejection of import"]
+
+
+def test_a_code_change_that_alters_a_route_is_reported():
+    run = completed_run()
+
+    def ask(ctx, arguments):
+        raise NeedsInput("Which template?", [{"label": "A", "answer": "A"}])
+    with mock.patch.object(TOOLS["match_salary_template"], "fn", ask):
+        result = replay_run(membership=membership("dora"), run_id=run.id)
+    assert not result["identical"]
+    match = next(d for d in result["differences"] if d["what"] == "transitions" and d["step"] == "match")
+    assert match["recorded"][-1] == "v1: in_progress → completed"
+    assert match["replayed"][-1] == "v1: in_progress → awaiting_input"
+    status = next(d for d in result["differences"] if d["what"] == "status")
+    assert (status["recorded"], status["replayed"]) == ("completed", "awaiting_input")
+
+
+def test_the_api_is_for_developers_and_admins_of_the_run_s_tenant():
+    run = completed_run()
+    def client(username):
+        c = APIClient()
+        c.force_authenticate(membership(username).user)
+        return c
+    assert client("alice").post(f"/api/v1/runs/{run.id}/replay/").status_code == 403
+    # A developer of another tenant does not find the run at all.
+    Membership.objects.filter(user__username="oscar").update(role="developer")
+    assert client("oscar").post(f"/api/v1/runs/{run.id}/replay/").status_code == 404
+    response = client("dora").post(f"/api/v1/runs/{run.id}/replay/")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["identical"] is True and body["differences"] == [] and body["replay_id"]
+
+
+def test_the_developer_timeline_has_a_replay_button_that_answers_with_the_verdict():
+    run = completed_run()
+    page = Client()
+    page.force_login(membership("dora").user)
+    html = page.get(f"/conversations/{run.conversation_id}/timeline/?view=developer").content.decode()
+    assert f'data-testid="replay-{run.id}"' in html and f'hx-post="/runs/{run.id}/replay/"' in html
+    verdict = page.post(f"/runs/{run.id}/replay/").content.decode()
+    assert "Identical" in verdict and 'data-testid="replay-verdict"' in verdict
+    business = Client()
+    business.force_login(membership("alice").user)
+    assert business.post(f"/runs/{run.id}/replay/").status_code == 403
+
+
+def test_manage_py_replay_prints_the_verdict():
+    run = completed_run()
+    out = StringIO()
+    call_command("replay", str(run.id), stdout=out)
+    result = json.loads(out.getvalue())
+    assert result["identical"] is True and result["run"] == str(run.id)
+
+
+def test_a_run_whose_match_used_experience_replays_identically():
+    first = completed_run(template_code="cn-sh-monthly-salaried")
+    assert first.status == "completed"
+    run = drive(run_start(membership=membership("alice"), blueprint="payroll_group_setup",
+                          params={"request": "please create a Shanghai sales payroll group, paid every month, "
+                                             "with commission", "group_name": "Sales B"}))
+    assert run.status == "awaiting_approval"
+    result = replay_run(membership=membership("dora"), run_id=run.id)
+    assert result["identical"], result["differences"]
+    sandbox = Tenant.objects.get(slug=result["sandbox_tenant"])
+    from timeline.models import Frame
+    assert Frame.objects.filter(activity__run_id=int(result["replay_id"]), kind="memory").exists()
+    assert Run.objects.get(id=int(result["replay_id"])).tenant_id == sandbox.id
+
+
+def test_a_different_choice_on_the_same_route_is_reported():
+    run = drive(run_start(membership=membership("alice"), blueprint="payroll_group_setup",
+                          params={"request": REQUEST, "group_name": "Shanghai Sales"}))
+    assert run.status == "awaiting_approval"
+    tool = TOOLS["match_salary_template"]
+    real = tool.fn
+    with mock.patch.object(tool, "fn", lambda ctx, arguments: real(ctx, {**arguments,
+                                                                          "template_code": "cn-sh-monthly-salaried"})):
+        result = replay_run(membership=membership("dora"), run_id=run.id)
+    assert not result["identical"]
+    match = next(d for d in result["differences"] if d["what"] == "tool_calls" and d["step"] == "match")
+    assert "Shanghai monthly salaried staff" in match["replayed_text"]
+    assert "Shanghai monthly salaried staff" not in match["recorded_text"]
