@@ -88,6 +88,16 @@ class Wait:
         return {"blocked": "refused or expired"}.get(self.outcome, self.outcome.replace("_", " "))
 
 
+def node_statuses_for_runs(run_ids: list[int]) -> dict[tuple[int, str], str]:
+    """(run id, step key) → the step's status now: its current node (a replan retires the old one)."""
+    rows = Node.objects.filter(run_id__in=run_ids).values_list("run_id", "key", "status", "retired_in",
+                                                                "plan_version", "id")
+    out: dict[tuple[int, str], str] = {}
+    for run_id, key, status, *_ in sorted(rows, key=lambda r: (r[3] is None, r[4], r[5])):
+        out[(run_id, key)] = status  # the last row per key wins: the newest, unretired node
+    return out
+
+
 def waits_for_runs(run_ids: list[int]) -> list[Wait]:
     """Pair each node's entry into awaiting_approval/awaiting_input with its exit."""
     waits: list[Wait] = []

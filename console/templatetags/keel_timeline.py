@@ -3,13 +3,21 @@ from datetime import datetime
 from django import template
 from django.utils import timezone
 
+from console.status import status_label as _status_label
+from console.status import status_labels_json as _status_labels_json
+
 register = template.Library()
 
 
 @register.filter
 def status_label(status: str) -> str:
-    """"awaiting_approval" → "awaiting approval"."""
-    return (status or "").replace("_", " ")
+    """"awaiting_approval" → "Awaiting Approval": the one vocabulary (console/status.py)."""
+    return _status_label(status)
+
+
+@register.simple_tag
+def status_labels_json() -> str:
+    return _status_labels_json()
 
 
 @register.filter

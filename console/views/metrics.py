@@ -23,9 +23,9 @@ from workflows.models import RunStatus
 # The status colours of static/keel/keel.css, by CSS variable (UI.md: one meaning everywhere).
 STATUS_COLOUR = {
     RunStatus.COMPLETED: "--keel-green", RunStatus.RUNNING: "--keel-blue",
-    RunStatus.AWAITING_APPROVAL: "--keel-amber", RunStatus.AWAITING_INPUT: "--keel-amber",
-    RunStatus.FAILED: "--keel-red", RunStatus.BLOCKED: "--keel-red", RunStatus.ROLLED_BACK: "--keel-purple",
-    RunStatus.STOPPED: "--keel-dark",
+    RunStatus.AWAITING_APPROVAL: "--keel-amber", RunStatus.AWAITING_INPUT: "--keel-rose",
+    RunStatus.FAILED: "--keel-red", RunStatus.BLOCKED: "--keel-maroon", RunStatus.ROLLED_BACK: "--keel-purple",
+    RunStatus.STOPPED: "--keel-dark", RunStatus.CANCELLED: "--keel-slate",
 }
 # Figures that must be zero (or whole) in a sound engine: a card turns red otherwise.
 MUST_BE_ZERO = {"skipped_executions", "missed_executions", "duplicate_executions", "duplicate_side_effects"}

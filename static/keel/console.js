@@ -114,7 +114,8 @@
       g.setAttribute("class", g.getAttribute("class").replace(/\bstatus-[a-z_]+/, "status-" + status));
       g.setAttribute("data-status", status);
       var label = g.querySelector(".dag-status");
-      if (label) label.textContent = status.replace(/_/g, " ");
+      var labels = JSON.parse(g.closest(".dag").getAttribute("data-labels") || "{}");
+      if (label) label.textContent = labels[status] || status.replace(/_/g, " ");
     });
   }
 
