@@ -10,6 +10,7 @@ urlpatterns = [
     path("conversations/<int:conversation_id>/panel/", conversations.conversation_panel, name="conversation-panel"),
     path("conversations/<int:conversation_id>/chat/", conversations.conversation_chat, name="conversation-chat"),
     # Runs
+    path("runs/", runs.runs_history, name="runs"),
     path("runs/<int:run_id>/", runs.run_page, name="run"),
     path("runs/<int:run_id>/panel/", runs.run_panel_fragment, name="run-panel"),
     # The timeline
