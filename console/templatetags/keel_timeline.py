@@ -2,6 +2,7 @@ from datetime import datetime
 
 from django import template
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from console.status import status_label as _status_label
 from console.status import status_labels_json as _status_labels_json
@@ -27,9 +28,9 @@ def waited(since: datetime | None) -> str:
         return ""
     seconds = (timezone.now() - since).total_seconds()
     if seconds < 60:
-        return "under a minute"
+        return _("under a minute")
     if seconds < 3600:
-        return f"{int(seconds // 60)} min"
+        return _("%(m)d min") % {"m": int(seconds // 60)}
     if seconds < 86400:
-        return f"{int(seconds // 3600)} h {int(seconds % 3600 // 60)} min"
-    return f"{int(seconds // 86400)} d"
+        return _("%(h)d h %(m)d min") % {"h": int(seconds // 3600), "m": int(seconds % 3600 // 60)}
+    return _("%(d)d d") % {"d": int(seconds // 86400)}
