@@ -11,6 +11,18 @@ from tests.browser.conftest import log_in, screenshot
 from tests.browser.test_console import approve
 from tests.support import Api
 
+# The words a person reads, in each language the browser may ask for.
+WORDS = {
+    "en": {"status": "Status", "apply": "Apply", "started_by": "Started by", "from": "From", "to": "To",
+           "runs": "Runs", "menu": "Menu", "log_out": "Log out", "no_match": "No run matches the filters",
+           "after": "after", "waited": "waited on Bob Li for approval", "console": "Console",
+           "username": "Username", "password": "Password", "log_in": "Log in"},
+    "zh-CN": {"status": "状态", "apply": "应用", "started_by": "发起人", "from": "从", "to": "到",
+              "runs": "运行记录", "menu": "菜单", "log_out": "退出登录", "no_match": "没有符合筛选条件的运行",
+              "after": "晚于", "waited": "等待 Bob Li 审批", "console": "控制台",
+              "username": "用户名", "password": "密码", "log_in": "登录"},
+}
+LANGS = list(WORDS)
 REQUEST = "Set up a monthly payroll group for our Shanghai sales team with commission. Call the group Wuxi Sales."
 WIDTHS = {"phone": (390, 844), "laptop": (1366, 768)}
 
@@ -47,28 +59,35 @@ def pages(walked) -> list[tuple[str, str]]:
             ("ada", "/password/")]
 
 
-def log_in_at(browser, keel, username, width, height):
-    context = browser.new_context(viewport={"width": width, "height": height})
+def log_in_at(browser, keel, username, width, height, lang="en"):
+    context = browser.new_context(viewport={"width": width, "height": height}, locale=lang)
     page = context.new_page()
     missing: list[str] = []
     page.on("response", lambda r: missing.append(r.url) if r.status == 404 else None)
-    log_in(page, keel.base_url, username)
+    words = WORDS.get(lang, WORDS["en"])
+    page.goto(keel.base_url + "/login/")
+    page.get_by_label(words["username"]).fill(username)
+    page.get_by_label(words["password"]).fill("keel-demo")
+    page.get_by_role("button", name=words["log_in"], exact=True).click()
     expect(page.get_by_test_id("who")).to_be_attached()
     return context, page, missing
 
 
+@pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("size", list(WIDTHS))
-def test_every_page_fits_the_screen_and_nothing_is_missing(keel, browser, walked, size):
+def test_every_page_fits_the_screen_and_nothing_is_missing(keel, browser, walked, size, lang):
     width, height = WIDTHS[size]
     sessions = {}
     try:
         overflowing = []
         for username, path in pages(walked):
             if username not in sessions:
-                sessions[username] = log_in_at(browser, keel, username, width, height)
+                sessions[username] = log_in_at(browser, keel, username, width, height, lang)
             _, page, missing = sessions[username]
             page.goto(keel.base_url + path)
             page.wait_for_load_state("load")
+            expect(page.locator("html")).to_have_attribute("lang", "en" if lang == "en" else "zh-hans")
+            expect(page.get_by_test_id("main-menu")).to_contain_text(WORDS[lang]["console"])
             scroll_width = page.evaluate("document.documentElement.scrollWidth")
             if scroll_width > width:
                 wide = page.evaluate("""(w) => Array.from(document.querySelectorAll('body *'))
@@ -77,7 +96,7 @@ def test_every_page_fits_the_screen_and_nothing_is_missing(keel, browser, walked
                                      width)
                 overflowing.append((path, scroll_width, wide))
             if size == "phone":
-                screenshot(page, "phone" + re.sub(r"[^a-z0-9]+", "-", re.sub(r"\d{6,}", "id", path.lower())).rstrip("-"))
+                screenshot(page, f"phone-{lang}" + re.sub(r"[^a-z0-9]+", "-", re.sub(r"\d{6,}", "id", path.lower())).rstrip("-"))
         assert not overflowing, overflowing
         assert not [u for _, _, m in sessions.values() for u in m], "404s: %s" % [m for _, _, m in sessions.values()]
     finally:
@@ -85,22 +104,25 @@ def test_every_page_fits_the_screen_and_nothing_is_missing(keel, browser, walked
             context.close()
 
 
-def test_the_menu_collapses_at_390_and_the_keyboard_opens_it(keel, browser, walked):
-    context, page, _ = log_in_at(browser, keel, "alice", 390, 844)
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_menu_collapses_at_390_and_the_keyboard_opens_it(keel, browser, walked, lang):
+    words = WORDS[lang]
+    context, page, _ = log_in_at(browser, keel, "alice", 390, 844, lang)
     try:
         page.goto(keel.base_url + "/console/")
         menu, toggle = page.get_by_test_id("main-menu"), page.get_by_test_id("menu-toggle")
         expect(menu).to_be_hidden()
         expect(toggle).to_have_attribute("aria-expanded", "false")
+        expect(toggle).to_have_text(words["menu"])
         toggle.focus()
         page.keyboard.press("Enter")
         expect(menu).to_be_visible()
         expect(toggle).to_have_attribute("aria-expanded", "true")
-        log_out = page.get_by_role("button", name="Log out")
+        log_out = page.get_by_role("button", name=words["log_out"])
         expect(log_out).to_be_visible()
         box = log_out.bounding_box()
         assert box["x"] >= 0 and box["x"] + box["width"] <= 390
-        screenshot(page, "phone-menu-open")
+        screenshot(page, f"phone-{lang}-menu-open")
         page.keyboard.press("Escape")
         expect(menu).to_be_hidden()
         page.get_by_test_id("menu-toggle").click()
@@ -110,12 +132,13 @@ def test_the_menu_collapses_at_390_and_the_keyboard_opens_it(keel, browser, walk
         context.close()
 
 
+@pytest.mark.parametrize("lang", LANGS)
 def test_at_1366_by_768_the_message_box_and_send_are_in_view_and_the_title_is_the_request(keel, browser,
-                                                                                            walked):
-    context, page, _ = log_in_at(browser, keel, "alice", 1366, 768)
+                                                                                            walked, lang):
+    context, page, _ = log_in_at(browser, keel, "alice", 1366, 768, lang)
     try:
         page.goto(f"{keel.base_url}/conversations/{walked['conversation']}/")
-        for element in (page.get_by_label("Message"), page.get_by_test_id("send")):
+        for element in (page.locator("#chat-form textarea"), page.get_by_test_id("send")):
             box = element.bounding_box()
             assert box["y"] >= 0 and box["y"] + box["height"] <= 768, box
         # The conversation, started without a title, is named by its first request.
@@ -127,10 +150,12 @@ def test_at_1366_by_768_the_message_box_and_send_are_in_view_and_the_title_is_th
         context.close()
 
 
-def test_the_runs_grid_filters_and_the_waterfall_shows_who_was_waited_on(keel, browser, walked):
-    context, page, _ = log_in_at(browser, keel, "alice", 1366, 860)
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_runs_grid_filters_and_the_waterfall_shows_who_was_waited_on(keel, browser, walked, lang):
+    w = WORDS[lang]
+    context, page, _ = log_in_at(browser, keel, "alice", 1366, 860, lang)
     try:
-        page.get_by_role("link", name="Runs").click()
+        page.get_by_role("link", name=w["runs"]).click()
         grid = page.get_by_test_id("run-grid")
         row = grid.locator(f'tr[data-run="{walked["run"]}"]')
         expect(row).to_be_visible()
@@ -138,22 +163,22 @@ def test_the_runs_grid_filters_and_the_waterfall_shows_who_was_waited_on(keel, b
         # Coloured by status: completed green, the compensation step that never ran pending grey.
         expect(row.locator(".grid-cell.status-completed").first).to_have_css("background-color", "rgb(47, 158, 68)")
         expect(row.locator(".grid-cell.status-pending").first).to_have_css("background-color", "rgb(138, 148, 166)")
-        screenshot(page, "runs-grid")
-        page.get_by_label("Status").select_option("awaiting_input")
-        page.get_by_role("button", name="Apply").click()
-        expect(page.get_by_test_id("runs-empty")).to_contain_text("No run matches the filters")
-        page.get_by_label("Status").select_option("completed")
-        page.get_by_label("Started by").select_option("alice")
-        page.get_by_role("button", name="Apply").click()
+        screenshot(page, f"runs-grid-{lang}")
+        page.get_by_label(w["status"]).select_option("awaiting_input")
+        page.get_by_role("button", name=w["apply"]).click()
+        expect(page.get_by_test_id("runs-empty")).to_contain_text(w["no_match"])
+        page.get_by_label(w["status"]).select_option("completed")
+        page.get_by_label(w["started_by"]).select_option("alice")
+        page.get_by_role("button", name=w["apply"]).click()
         expect(row).to_be_visible()
-        page.get_by_label("From", exact=True).fill("2001-01-02")
-        page.get_by_label("To", exact=True).fill("2001-01-01")
-        page.get_by_role("button", name="Apply").click()
-        expect(page.get_by_test_id("runs-error")).to_contain_text("after")
+        page.get_by_label(w["from"], exact=True).fill("2001-01-02")
+        page.get_by_label(w["to"], exact=True).fill("2001-01-01")
+        page.get_by_role("button", name=w["apply"]).click()
+        expect(page.get_by_test_id("runs-error")).to_contain_text(w["after"])
 
         page.goto(f"{keel.base_url}/runs/{walked['run']}/")
         waterfall = page.get_by_test_id("run-waterfall")
-        expect(waterfall.get_by_test_id("wait-label")).to_contain_text("waited on Bob Li for approval")
+        expect(waterfall.get_by_test_id("wait-label")).to_contain_text(w["waited"])
         lanes = waterfall.locator(".wf-lane")
         assert lanes.count() >= 5
         # One axis: every lane's track spans the same pixels, and verify's work starts right of interpret's.
@@ -162,6 +187,33 @@ def test_the_runs_grid_filters_and_the_waterfall_shows_who_was_waited_on(keel, b
         first = waterfall.locator('[data-lane="interpret"] .wf-seg-work').first.bounding_box()
         last = waterfall.locator('[data-lane="verify"] .wf-seg-work').first.bounding_box()
         assert last["x"] > first["x"]
-        screenshot(page, "run-waterfall")
+        screenshot(page, f"run-waterfall-{lang}")
     finally:
         context.close()
+
+
+def test_alice_switches_to_chinese_and_it_follows_her_to_another_browser(keel, browser, walked):
+    context, page, _ = log_in_at(browser, keel, "alice", 1366, 860, "en")
+    try:
+        page.goto(keel.base_url + "/runs/")
+        expect(page.get_by_role("heading", name="Runs")).to_be_visible()
+        page.get_by_test_id("language-zh-hans").click()
+        expect(page).to_have_url(re.compile(r"/runs/$"))
+        expect(page.get_by_role("heading", name="运行记录")).to_be_visible()
+        expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
+        screenshot(page, "language-switched-zh")
+    finally:
+        context.close()
+    # Another browser that asks for English: alice still reads Chinese, bob reads English.
+    other, page, _ = log_in_at(browser, keel, "alice", 1366, 860, "en-US")
+    bob, bob_page, _ = log_in_at(browser, keel, "bob", 1366, 860, "en-US")
+    try:
+        page.goto(keel.base_url + "/console/")
+        expect(page.get_by_role("heading", name="控制台")).to_be_visible()
+        bob_page.goto(keel.base_url + "/console/")
+        expect(bob_page.get_by_role("heading", name="Console")).to_be_visible()
+        page.get_by_test_id("language-en").click()
+        expect(page.get_by_role("heading", name="Console")).to_be_visible()
+    finally:
+        other.close()
+        bob.close()
