@@ -37,7 +37,8 @@ def main() -> int:
             block = block.replace('"Language: \\n"', '"Language: zh_Hans\\n"')
             out.append(block)
             continue
-        keep = [line for line in lines if line.startswith("#") and not line.startswith("#, fuzzy")]
+        # "#|" (the previous msgid of a fuzzy match) goes: the entry is translated now.
+        keep = [line for line in lines if line.startswith("#") and not line.startswith(("#, fuzzy", "#|"))]
         flags = [line.replace("fuzzy, ", "").replace(", fuzzy", "") for line in lines if line.startswith("#,")
                  and line.strip() not in ("#, fuzzy",)]
         keep = [line for line in keep if not line.startswith("#,")] + [f for f in flags if f.strip() != "#,"]

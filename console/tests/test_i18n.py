@@ -71,3 +71,15 @@ def test_dates_and_messages_follow_the_locale():
     assert f"{run.created_at.year}年" in page  # Chinese date format
     refused = alice.get("/runs/?since=yesterday")
     assert refused.status_code == 400 and "不是日期" in refused.content.decode()
+
+
+def test_the_conversation_and_the_approvals_inbox_speak_chinese():
+    run = run_to_approval()
+    zh = {"HTTP_ACCEPT_LANGUAGE": "zh-CN"}
+    conversation = client_for("alice").get(f"/conversations/{run.conversation_id}/", **zh).content.decode()
+    assert "发送" in conversation and "输入消息…" in conversation and "3 / 5 个步骤" in conversation
+    assert "等待：</strong> 审批人（ada, bob）" in conversation
+    inbox = client_for("bob").get("/approvals/", **zh).content.decode()
+    assert "审批矩阵" in inbox and "批准" in inbox and "拒绝并重新规划" in inbox
+    english = client_for("bob").get("/approvals/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "Reject and replan" in english and "审批矩阵" not in english
