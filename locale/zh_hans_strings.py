@@ -287,4 +287,27 @@ ZH = {
     "Run details": "运行详情",
     "No run yet": "还没有运行",
     "When Keel starts setting something up, its steps appear here and update live.": "Keel 开始设置时，步骤会显示在这里并实时更新。",
+    # Accounts
+    "Too many failed log-ins for this account or from this address. Try again in {minutes} minutes, or ask an admin to unlock it.":
+        "此账户或此地址登录失败次数过多。请在 {minutes} 分钟后重试，或请管理员解锁。",
+    "Password changed. Your API tokens were revoked and your other sessions ended.": "密码已修改。你的 API 令牌已撤销，其他会话已结束。",
+    "Signed out everywhere: %(sessions)s session(s) ended, %(tokens)s API token(s) revoked.":
+        "已在所有设备上退出：结束了 %(sessions)s 个会话，撤销了 %(tokens)s 个 API 令牌。",
+    "Log in first.": "请先登录。",
+    "Your account belongs to no tenant; ask an admin to add you.": "你的账户不属于任何租户；请管理员添加你。",
+    "No such member.": "没有这个成员。",
+    # Payroll pages
+    "All employees": "所有员工",
+    "Snapshot: %(label)s": "快照：%(label)s",
+    "Taken %(at)s": "拍摄于 %(at)s",
+    "Groups in this snapshot": "此快照中的薪资组",
+    "%(n)s items": "%(n)s 个项目",
+    "No groups.": "没有薪资组。",
+    "%(n)s employee assignments.": "%(n)s 条员工分配。",
+    "Restore the whole tenant to this snapshot": "将整个租户恢复到此快照",
+    "This deletes every payroll group created since, whoever created it. A second person (an approver or another admin) must approve it on the approver's desk; it runs only if the tenant is still as they saw it.":
+        "这会删除此后创建的所有薪资组，无论是谁创建的。需要第二个人（审批人或另一位管理员）在审批台批准；只有当租户仍与其所见一致时才会执行。",
+    "Ask to restore the tenant…": "申请恢复租户…",
+    "This snapshot holds one run's records only; that run's undo uses it. It cannot restore the tenant.":
+        "此快照只包含一次运行的记录，供该运行撤销时使用。它不能用来恢复租户。",
 }

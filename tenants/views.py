@@ -61,7 +61,7 @@ class PasswordChangeView(auth_views.PasswordChangeView):
 
     def form_valid(self, form):
         response = super().form_valid(form)
-        messages.success(self.request, "Password changed. Your API tokens were revoked and your other sessions ended.")
+        messages.success(self.request, gettext("Password changed. Your API tokens were revoked and your other sessions ended."))
         return response
 
 
@@ -77,8 +77,9 @@ def sign_out_everywhere_view(request: HttpRequest) -> HttpResponse:
     """End every session (this one included) and revoke every API token."""
     result = sign_out_everywhere(user_id=request.user.pk)
     logout(request)
-    messages.success(request, f"Signed out everywhere: {result.sessions_ended} session(s) ended, "
-                              f"{result.tokens_revoked} API token(s) revoked.")
+    messages.success(request, gettext("Signed out everywhere: %(sessions)s session(s) ended, "
+                                      "%(tokens)s API token(s) revoked.")
+                     % {"sessions": result.sessions_ended, "tokens": result.tokens_revoked})
     return redirect("login")
 
 
