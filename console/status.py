@@ -34,3 +34,10 @@ def status_label(status: str | None) -> str:
 
 def status_labels_json() -> str:
     return json.dumps({k: str(v) for k, v in STATUS_LABELS.items()}, ensure_ascii=False)
+
+
+def ui_words_json() -> str:
+    """The few words console.js writes itself (the live indicator, the attach control), translated."""
+    words = {"connecting": _("connecting…"), "live": _("● live"), "reconnecting": _("reconnecting…"),
+             "refused": _("not available"), "attach": _("Attach employee list")}
+    return json.dumps({k: str(v) for k, v in words.items()}, ensure_ascii=False)

@@ -310,4 +310,9 @@ ZH = {
     "Ask to restore the tenant…": "申请恢复租户…",
     "This snapshot holds one run's records only; that run's undo uses it. It cannot restore the tenant.":
         "此快照只包含一次运行的记录，供该运行撤销时使用。它不能用来恢复租户。",
+    # console.js
+    "connecting…": "连接中…",
+    "● live": "● 实时",
+    "reconnecting…": "重新连接中…",
+    "not available": "不可用",
 }

@@ -6,6 +6,7 @@ from django.utils.translation import gettext as _
 
 from console.status import status_label as _status_label
 from console.status import status_labels_json as _status_labels_json
+from console.status import ui_words_json as _ui_words_json
 
 register = template.Library()
 
@@ -19,6 +20,11 @@ def status_label(status: str) -> str:
 @register.simple_tag
 def status_labels_json() -> str:
     return _status_labels_json()
+
+
+@register.simple_tag
+def ui_words_json() -> str:
+    return _ui_words_json()
 
 
 @register.filter

@@ -180,7 +180,7 @@
             return;
           }
           if (!res.r.ok) { say(res.j.detail || ("The message was refused (HTTP " + res.r.status + ")."), "notice-error"); return; }
-          textarea.value = ""; file.value = ""; fileName.textContent = "Attach employee list";
+          textarea.value = ""; file.value = ""; fileName.textContent = JSON.parse(document.body.getAttribute("data-words") || "{}").attach || "Attach employee list";
           say("", "");
           if (res.j.reply) bubble(res.j.reply, "bubble-keel", "Keel");
           chatRefresh(conversationId);
@@ -240,11 +240,12 @@
     var lastSeq = parseInt(root.getAttribute("data-last-seq") || "0", 10);
     var indicator = document.createElement("span");
     indicator.className = "live-indicator"; indicator.setAttribute("data-testid", "live-indicator");
-    indicator.textContent = "connecting…";
+    var words = JSON.parse(document.body.getAttribute("data-words") || "{}");  // base.html, translated
+    indicator.textContent = words.connecting || "connecting…";
     root.insertBefore(indicator, root.firstChild);
     var stream = conversationStream(conversationId, lastSeq, function (event) { onEvent(event, conversationId); },
       function (state) {
-        indicator.textContent = { live: "● live", reconnecting: "reconnecting…", refused: "not available" }[state];
+        indicator.textContent = words[state] || { live: "● live", reconnecting: "reconnecting…", refused: "not available" }[state];
         indicator.className = "live-indicator live-" + state;
       });
     window.keelConsole = stream;

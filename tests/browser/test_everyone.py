@@ -16,11 +16,11 @@ WORDS = {
     "en": {"status": "Status", "apply": "Apply", "started_by": "Started by", "from": "From", "to": "To",
            "runs": "Runs", "menu": "Menu", "log_out": "Log out", "no_match": "No run matches the filters",
            "after": "after", "waited": "waited on Bob Li for approval", "console": "Console",
-           "username": "Username", "password": "Password", "log_in": "Log in"},
+           "username": "Username", "password": "Password", "log_in": "Log in", "live": "● live", "send": "Send"},
     "zh-CN": {"status": "状态", "apply": "应用", "started_by": "发起人", "from": "从", "to": "到",
               "runs": "运行记录", "menu": "菜单", "log_out": "退出登录", "no_match": "没有符合筛选条件的运行",
               "after": "晚于", "waited": "等待 Bob Li 审批", "console": "控制台",
-              "username": "用户名", "password": "密码", "log_in": "登录"},
+              "username": "用户名", "password": "密码", "log_in": "登录", "live": "● 实时", "send": "发送"},
 }
 LANGS = list(WORDS)
 REQUEST = "Set up a monthly payroll group for our Shanghai sales team with commission. Call the group Wuxi Sales."
@@ -138,6 +138,9 @@ def test_at_1366_by_768_the_message_box_and_send_are_in_view_and_the_title_is_th
     context, page, _ = log_in_at(browser, keel, "alice", 1366, 768, lang)
     try:
         page.goto(f"{keel.base_url}/conversations/{walked['conversation']}/")
+        expect(page.get_by_test_id("live-indicator")).to_have_text(WORDS[lang]["live"])
+        expect(page.get_by_test_id("send")).to_have_text(WORDS[lang]["send"])
+        screenshot(page, f"conversation-1366x768-{lang}")
         for element in (page.locator("#chat-form textarea"), page.get_by_test_id("send")):
             box = element.bounding_box()
             assert box["y"] >= 0 and box["y"] + box["height"] <= 768, box
