@@ -1,6 +1,6 @@
 from django.contrib import admin
-from django.urls import include, path
 from django.templatetags.static import static
+from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView
 

@@ -36,7 +36,7 @@ class RunFilters:
     page: int = 1
 
     @classmethod
-    def from_query(cls, query) -> "RunFilters":
+    def from_query(cls, query) -> RunFilters:
         """Read the filters; a value that cannot be one raises RunFilterError (shown, nothing filtered)."""
         f = cls(status=query.get("status", "").strip(), blueprint=query.get("blueprint", "").strip()[:60],
                 started_by=query.get("started_by", "").strip()[:150])

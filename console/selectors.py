@@ -94,7 +94,7 @@ def node_statuses_for_runs(run_ids: list[int]) -> dict[tuple[int, str], str]:
     rows = Node.objects.filter(run_id__in=run_ids).values_list("run_id", "key", "status", "retired_in",
                                                                 "plan_version", "id")
     out: dict[tuple[int, str], str] = {}
-    for run_id, key, status, *_ in sorted(rows, key=lambda r: (r[3] is None, r[4], r[5])):
+    for run_id, key, status, *_rest in sorted(rows, key=lambda r: (r[3] is None, r[4], r[5])):
         out[(run_id, key)] = status  # the last row per key wins: the newest, unretired node
     return out
 

@@ -14,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PO = ROOT / "locale" / "zh_Hans" / "LC_MESSAGES" / "django.po"
 sys.path.insert(0, str(ROOT / "locale"))
-from zh_hans_strings import ZH  # noqa: E402
+from zh_hans_strings import ZH
 
 
 def unquote(lines: list[str]) -> str:

@@ -1,6 +1,7 @@
 """What people notice (issue 16): a favicon, distinct status colours, filters that hide what does
 not match, one status vocabulary on every page."""
 import re
+from pathlib import Path
 
 import pytest
 from django.contrib.staticfiles import finders
@@ -34,12 +35,12 @@ def test_every_page_names_a_favicon_that_exists():
 
 def test_every_status_has_its_own_colour_in_the_metrics_plots_and_the_stylesheet():
     assert len(set(STATUS_COLOUR.values())) == len(STATUS_COLOUR)
-    css = open(finders.find("keel/keel.css")).read()
-    colour = {s: re.search(r"\.status-%s[ ,][^{]*\{ background:var\((--keel-[a-z]+)\)" % s, css).group(1)
+    css = Path(finders.find("keel/keel.css")).read_text()
+    colour = {s: re.search(r"\.status-" + s + r"[ ,][^{]*\{ background:var\((--keel-[a-z]+)\)", css).group(1)
               for s in ["pending", "ready", "in_progress", "awaiting_approval", "awaiting_input", "completed",
                         "failed", "blocked", "rolled_back", "stopped", "cancelled"]}
     assert len(set(colour.values())) == len(colour), colour
-    metrics_css = open(finders.find("keel/metrics.css")).read()
+    metrics_css = Path(finders.find("keel/metrics.css")).read_text()
     for variable in STATUS_COLOUR.values():
         assert f".fill{variable} " in metrics_css and f".bg{variable} " in metrics_css
 

@@ -10,7 +10,7 @@ from tenants.selectors import membership_for_user
 from workflows.models import NodeStatus, RunStatus
 from workflows.selectors import node_acceptance, run_get_for
 
-from ..runs_history import RunFilterError, RunFilters, runs_grid, run_waterfall
+from ..runs_history import RunFilterError, RunFilters, run_waterfall, runs_grid
 from ..selectors import nodes_in_plan_order, run_panel, waits_for_runs
 
 

@@ -83,7 +83,7 @@ def test_every_page_fits_the_screen_and_nothing_is_missing(keel, browser, walked
         for username, path in pages(walked):
             if username not in sessions:
                 sessions[username] = log_in_at(browser, keel, username, width, height, lang)
-            _, page, missing = sessions[username]
+            _, page, _missing = sessions[username]
             page.goto(keel.base_url + path)
             page.wait_for_load_state("load")
             expect(page.locator("html")).to_have_attribute("lang", "en" if lang == "en" else "zh-hans")
