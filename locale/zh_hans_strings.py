@@ -315,4 +315,5 @@ ZH = {
     "● live": "● 实时",
     "reconnecting…": "重新连接中…",
     "not available": "不可用",
+    "Conversation %(id)s": "对话 %(id)s",
 }
