@@ -316,4 +316,6 @@ ZH = {
     "reconnecting…": "重新连接中…",
     "not available": "不可用",
     "Conversation %(id)s": "对话 %(id)s",
+    "Approval history": "审批记录",
+    "Back to the inbox": "返回审批台",
 }
