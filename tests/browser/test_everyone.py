@@ -16,11 +16,13 @@ WORDS = {
     "en": {"status": "Status", "apply": "Apply", "started_by": "Started by", "from": "From", "to": "To",
            "runs": "Runs", "menu": "Menu", "log_out": "Log out", "no_match": "No run matches the filters",
            "after": "after", "waited": "waited on Bob Li for approval", "console": "Console",
-           "username": "Username", "password": "Password", "log_in": "Log in", "live": "● live", "send": "Send"},
+           "username": "Username", "password": "Password", "log_in": "Log in", "live": "● live", "send": "Send",
+           "awaiting_input": "Awaiting Input", "errors_only": "errors only", "no_activity": "No activity has frames"},
     "zh-CN": {"status": "状态", "apply": "应用", "started_by": "发起人", "from": "从", "to": "到",
               "runs": "运行记录", "menu": "菜单", "log_out": "退出登录", "no_match": "没有符合筛选条件的运行",
               "after": "晚于", "waited": "等待 Bob Li 审批", "console": "控制台",
-              "username": "用户名", "password": "密码", "log_in": "登录", "live": "● 实时", "send": "发送"},
+              "username": "用户名", "password": "密码", "log_in": "登录", "live": "● 实时", "send": "发送",
+              "awaiting_input": "等待输入", "errors_only": "仅错误", "no_activity": "没有活动包含"},
 }
 LANGS = list(WORDS)
 REQUEST = "Set up a monthly payroll group for our Shanghai sales team with commission. Call the group Wuxi Sales."
@@ -220,3 +222,44 @@ def test_alice_switches_to_chinese_and_it_follows_her_to_another_browser(keel, b
     finally:
         other.close()
         bob.close()
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_step_awaiting_input_reads_the_same_everywhere_and_errors_only_hides_the_rest(keel, browser, walked, lang):
+    w = WORDS[lang]
+    context, page, _ = log_in_at(browser, keel, "alice", 1366, 860, lang)
+    dora_context, dora, _ = log_in_at(browser, keel, "dora", 1366, 860, lang)
+    try:
+        page.goto(keel.base_url + "/console/")
+        page.locator('[data-testid="new-conversation"] button').click()
+        expect(page.get_by_test_id("live-indicator")).to_have_text(w["live"])
+        conversation_id = page.get_by_test_id("conversation").get_attribute("data-conversation-id")
+        page.locator("#chat-form textarea").fill(
+            "hey can u set up pay for the hangzhou engineering folks? monthly pls, call it Hangzhou Eng " + lang)
+        page.get_by_test_id("send").click()
+        waiting = page.locator('.dag-node[data-status="awaiting_input"]')
+        expect(waiting).to_have_count(1, timeout=30000)
+        step = waiting.get_attribute("data-node")
+        expect(waiting.locator(".dag-status")).to_have_text(w["awaiting_input"])
+
+        dora.goto(f"{keel.base_url}/conversations/{conversation_id}/timeline/?view=developer")
+        chip = dora.locator(f'details.activity[data-node="{step}"] > summary .status')
+        expect(chip).to_have_text(w["awaiting_input"])
+        expect(chip).to_have_class(re.compile("status-awaiting_input"))
+        screenshot(dora, f"timeline-awaiting-input-{lang}")
+        before = dora.locator("details.activity").count()
+        dora.get_by_label(w["errors_only"]).check()
+        dora.get_by_test_id("filters").locator("button[type=submit]").click()
+        expect(dora).to_have_url(re.compile("errors=1"))
+        # Only the Activities with an error frame stay, each showing its frames; the rest are gone,
+        # and one line says how many were hidden (no "no frames match" under every header).
+        expect(dora.get_by_test_id("hidden-activities").or_(dora.get_by_test_id("timeline-empty"))).to_be_visible()
+        shown = dora.locator("details.activity")
+        assert shown.count() < before
+        for i in range(shown.count()):
+            expect(shown.nth(i).locator(".frame-row").first).to_be_visible()
+        expect(dora.locator(".waterfall p.muted")).to_have_count(0)
+        screenshot(dora, f"timeline-errors-only-{lang}")
+    finally:
+        context.close()
+        dora_context.close()
