@@ -318,4 +318,10 @@ ZH = {
     "Conversation %(id)s": "对话 %(id)s",
     "Approval history": "审批记录",
     "Back to the inbox": "返回审批台",
+    "%(counter)s frame": "%(counter)s 个帧",
+    "%(i)s/%(o)s tokens": "%(i)s/%(o)s 令牌",
+    "intent": "意图",
+    "route": "路由",
+    "in step %(node)s": "于步骤 %(node)s",
+    "receipt": "回执",
 }
