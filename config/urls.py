@@ -1,5 +1,7 @@
 from django.contrib import admin
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView
 
 api_v1 = [
@@ -18,6 +20,8 @@ api_v1 = [
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    # Browsers ask for /favicon.ico on pages that name no icon (the API's JSON, the admin).
+    path("favicon.ico", RedirectView.as_view(url=static("keel/favicon.svg"), permanent=True)),
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("payroll/", include("payroll.urls")),

@@ -5,6 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils.translation import gettext_lazy as _
+
+from .status import status_label
+
 
 @dataclass
 class DagNode:
@@ -20,8 +24,8 @@ class DagNode:
     @property
     def status_label(self) -> str:
         if self.run_when != "completed" and self.status == "pending":
-            return "only on failure"
-        return self.status.replace("_", " ")
+            return str(_("only on failure"))
+        return status_label(self.status)
 
 
 @dataclass

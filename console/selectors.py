@@ -11,6 +11,7 @@ from typing import Any
 
 from django.db.models import Sum
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from agents.models import Message
 from approvals.models import ApprovalRequest
@@ -77,15 +78,25 @@ class Wait:
 
     @property
     def label(self) -> str:
-        return "Approval wait" if self.kind == "approval" else "Waiting for an answer"
+        return _("Approval wait") if self.kind == "approval" else _("Waiting for an answer")
 
     @property
     def outcome_label(self) -> str:
         if self.ended_at is None:
-            return "still waiting"
+            return _("still waiting")
         if self.outcome == "ready":
-            return "approved" if self.kind == "approval" else "answered"
-        return {"blocked": "refused or expired"}.get(self.outcome, self.outcome.replace("_", " "))
+            return _("approved") if self.kind == "approval" else _("answered")
+        return {"blocked": _("refused or expired")}.get(self.outcome, self.outcome.replace("_", " "))
+
+
+def node_statuses_for_runs(run_ids: list[int]) -> dict[tuple[int, str], str]:
+    """(run id, step key) → the step's status now: its current node (a replan retires the old one)."""
+    rows = Node.objects.filter(run_id__in=run_ids).values_list("run_id", "key", "status", "retired_in",
+                                                                "plan_version", "id")
+    out: dict[tuple[int, str], str] = {}
+    for run_id, key, status, *_rest in sorted(rows, key=lambda r: (r[3] is None, r[4], r[5])):
+        out[(run_id, key)] = status  # the last row per key wins: the newest, unretired node
+    return out
 
 
 def waits_for_runs(run_ids: list[int]) -> list[Wait]:
@@ -152,7 +163,7 @@ def run_panel(membership: Membership, run) -> RunPanel:
     waiting_on, since, question, approval = "", None, None, None
     awaiting_input = next((n for n in nodes if n.status == "awaiting_input"), None)
     if awaiting_input is not None:
-        waiting_on = "your answer" if run.created_by_id == membership.user_id else "the requester's answer"
+        waiting_on = _("your answer") if run.created_by_id == membership.user_id else _("the requester's answer")
         question = awaiting_input.question or {"text": awaiting_input.status_reason}
         since = awaiting_input.transitions.filter(to_status="awaiting_input").order_by("-at").values_list(
             "at", flat=True).first()
@@ -161,7 +172,7 @@ def run_panel(membership: Membership, run) -> RunPanel:
         approvers = (Membership.objects.filter(tenant_id=run.tenant_id, role__in=[Role.APPROVER, Role.ADMIN])
                      .select_related("user").order_by("user__username"))
         names = ", ".join(m.user.username for m in approvers)
-        waiting_on = f"an approver ({names})" if names else "an approver"
+        waiting_on = _("an approver (%(names)s)") % {"names": names} if names else _("an approver")
         since = approval.created_at
     return RunPanel(run=run, dag=dag_layout(nodes), steps_done=sum(1 for n in steps if n.status == "completed"),
                     steps_total=len(steps), waiting_on=waiting_on, waiting_since=since, question=question,

@@ -12,6 +12,7 @@ urlpatterns = [
     path("conversations/<int:conversation_id>/invoice/", conversations.conversation_invoice,
          name="conversation-invoice"),
     # Runs
+    path("runs/", runs.runs_history, name="runs"),
     path("runs/<int:run_id>/", runs.run_page, name="run"),
     path("runs/<int:run_id>/panel/", runs.run_panel_fragment, name="run-panel"),
     path("runs/<int:run_id>/replay/", replay.run_replay_fragment, name="run-replay-fragment"),

@@ -15,11 +15,12 @@ from axes.helpers import get_lockout_response
 from axes.middleware import AxesMiddleware as _AxesMiddleware
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
+from django.utils.translation import gettext_lazy
 
 from config.api import DomainError
 
-LOCKED_OUT_MESSAGE = ("Too many failed log-ins for this account or from this address. "
-                      "Try again in {minutes} minutes, or ask an admin to unlock it.")
+LOCKED_OUT_MESSAGE = gettext_lazy("Too many failed log-ins for this account or from this address. "
+                                   "Try again in {minutes} minutes, or ask an admin to unlock it.")
 
 
 def cooloff_seconds() -> int:
@@ -27,7 +28,7 @@ def cooloff_seconds() -> int:
 
 
 def locked_out_message() -> str:
-    return LOCKED_OUT_MESSAGE.format(minutes=max(1, round(cooloff_seconds() / 60)))
+    return str(LOCKED_OUT_MESSAGE).format(minutes=max(1, round(cooloff_seconds() / 60)))
 
 
 class LoginThrottled(DomainError):

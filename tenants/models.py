@@ -1,5 +1,6 @@
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class Tenant(models.Model):
@@ -14,10 +15,10 @@ class Tenant(models.Model):
 
 
 class Role(models.TextChoices):
-    BUSINESS = "business", "Business user"
-    APPROVER = "approver", "Approver"
-    DEVELOPER = "developer", "Developer"
-    ADMIN = "admin", "Tenant admin"
+    BUSINESS = "business", _("Business user")
+    APPROVER = "approver", _("Approver")
+    DEVELOPER = "developer", _("Developer")
+    ADMIN = "admin", _("Tenant admin")
 
 
 class Membership(models.Model):
@@ -26,6 +27,8 @@ class Membership(models.Model):
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="membership")
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(max_length=20, choices=Role.choices)
+    # The language this person chose for the console (settings.LANGUAGES); blank: the browser's.
+    language = models.CharField(max_length=10, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -8,5 +8,6 @@ urlpatterns = [
     path("login/", views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("password/", views.PasswordChangeView.as_view(), name="password_change"),
+    path("language/", views.language_switch, name="language"),
     path("sign-out-everywhere/", views.sign_out_everywhere_view, name="sign-out-everywhere"),
 ]

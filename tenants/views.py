@@ -1,15 +1,20 @@
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import logout
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
+from django.utils import translation
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
 from .login_throttle import cooloff_seconds, locked_out, locked_out_message
+from .models import Membership
 from .selectors import members_for, membership_for_user
 from .tokens import sign_out_everywhere
 
@@ -56,7 +61,7 @@ class PasswordChangeView(auth_views.PasswordChangeView):
 
     def form_valid(self, form):
         response = super().form_valid(form)
-        messages.success(self.request, "Password changed. Your API tokens were revoked and your other sessions ended.")
+        messages.success(self.request, gettext("Password changed. Your API tokens were revoked and your other sessions ended."))
         return response
 
 
@@ -72,6 +77,28 @@ def sign_out_everywhere_view(request: HttpRequest) -> HttpResponse:
     """End every session (this one included) and revoke every API token."""
     result = sign_out_everywhere(user_id=request.user.pk)
     logout(request)
-    messages.success(request, f"Signed out everywhere: {result.sessions_ended} session(s) ended, "
-                              f"{result.tokens_revoked} API token(s) revoked.")
+    messages.success(request, gettext("Signed out everywhere: %(sessions)s session(s) ended, "
+                                      "%(tokens)s API token(s) revoked.")
+                     % {"sessions": result.sessions_ended, "tokens": result.tokens_revoked})
     return redirect("login")
+
+
+@require_POST
+def language_switch(request: HttpRequest) -> HttpResponse:
+    """Switch the console's language: kept on the person's membership (every device, every
+    session) and in a cookie (the log-in page too). An unknown language changes nothing."""
+    language = request.POST.get("language", "")
+    if language not in {code for code, _ in settings.LANGUAGES}:
+        return HttpResponseBadRequest(gettext("“%(language)s” is not a language Keel speaks.")
+                                      % {"language": language[:20]}, content_type="text/plain; charset=utf-8")
+    if request.user.is_authenticated:
+        Membership.objects.filter(user=request.user).update(language=language)
+    target = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
+                                           require_https=request.is_secure()):
+        target = "/"
+    translation.activate(language)
+    response = redirect(target)
+    response.set_cookie(settings.LANGUAGE_COOKIE_NAME, language, max_age=settings.LANGUAGE_COOKIE_AGE,
+                        samesite=settings.LANGUAGE_COOKIE_SAMESITE, secure=request.is_secure())
+    return response

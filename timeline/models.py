@@ -5,6 +5,7 @@ developers may see (prompts, arguments, receipts) lives apart in FramePayload.
 Columns follow OpenTelemetry's gen_ai.* names where one exists."""
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext
 
 from config.ids import BusinessIdField
 
@@ -21,7 +22,7 @@ class Conversation(models.Model):
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
-        return self.title or f"Conversation {self.id}"
+        return self.title or gettext("Conversation %(id)s") % {"id": self.id}
 
 
 class Activity(models.Model):

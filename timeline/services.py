@@ -18,7 +18,7 @@ from tenants.models import Membership
 
 from .masking import payload_mask
 from .models import Activity, ActivityLink, Conversation, Event, Frame, FramePayload, WiringCheck
-from . import sql
+from . import otel, sql
 from .push import broadcast_many_on_commit, broadcast_on_commit, conversation_group, tenant_group
 
 
@@ -153,6 +153,8 @@ def activity_close(*, activity_id: int, status: str, summary: str | None = None)
     if summary is not None:
         fields["summary"] = summary
     Activity.objects.filter(id=activity_id).update(**fields)
+    if otel.enabled():  # a run that ends goes out as one OpenTelemetry trace (timeline/otel.py)
+        otel.run_export_on_commit(activity_id)
 
 
 def frame_record(*, activity_id: int, kind: str, name: str, summary: str = "", status: str = "ok",

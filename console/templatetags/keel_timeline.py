@@ -2,14 +2,29 @@ from datetime import datetime
 
 from django import template
 from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from console.status import status_label as _status_label
+from console.status import status_labels_json as _status_labels_json
+from console.status import ui_words_json as _ui_words_json
 
 register = template.Library()
 
 
 @register.filter
 def status_label(status: str) -> str:
-    """"awaiting_approval" → "awaiting approval"."""
-    return (status or "").replace("_", " ")
+    """"awaiting_approval" → "Awaiting Approval": the one vocabulary (console/status.py)."""
+    return _status_label(status)
+
+
+@register.simple_tag
+def status_labels_json() -> str:
+    return _status_labels_json()
+
+
+@register.simple_tag
+def ui_words_json() -> str:
+    return _ui_words_json()
 
 
 @register.filter
@@ -19,9 +34,9 @@ def waited(since: datetime | None) -> str:
         return ""
     seconds = (timezone.now() - since).total_seconds()
     if seconds < 60:
-        return "under a minute"
+        return _("under a minute")
     if seconds < 3600:
-        return f"{int(seconds // 60)} min"
+        return _("%(m)d min") % {"m": int(seconds // 60)}
     if seconds < 86400:
-        return f"{int(seconds // 3600)} h {int(seconds % 3600 // 60)} min"
-    return f"{int(seconds // 86400)} d"
+        return _("%(h)d h %(m)d min") % {"h": int(seconds // 3600), "m": int(seconds % 3600 // 60)}
+    return _("%(d)d d") % {"d": int(seconds // 86400)}

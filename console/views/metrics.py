@@ -8,6 +8,7 @@ from typing import Any, Callable
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.translation import gettext_noop
 
 from console.metrics import (
     RUN_STATUS_ORDER,
@@ -20,25 +21,27 @@ from console.metrics import (
 from tenants.selectors import membership_for_user
 from workflows.models import RunStatus
 
+from ..status import status_label
+
 # The status colours of static/keel/keel.css, by CSS variable (UI.md: one meaning everywhere).
 STATUS_COLOUR = {
     RunStatus.COMPLETED: "--keel-green", RunStatus.RUNNING: "--keel-blue",
-    RunStatus.AWAITING_APPROVAL: "--keel-amber", RunStatus.AWAITING_INPUT: "--keel-amber",
-    RunStatus.FAILED: "--keel-red", RunStatus.BLOCKED: "--keel-red", RunStatus.ROLLED_BACK: "--keel-purple",
-    RunStatus.STOPPED: "--keel-dark",
+    RunStatus.AWAITING_APPROVAL: "--keel-amber", RunStatus.AWAITING_INPUT: "--keel-rose",
+    RunStatus.FAILED: "--keel-red", RunStatus.BLOCKED: "--keel-maroon", RunStatus.ROLLED_BACK: "--keel-purple",
+    RunStatus.STOPPED: "--keel-dark", RunStatus.CANCELLED: "--keel-slate",
 }
 # Figures that must be zero (or whole) in a sound engine: a card turns red otherwise.
 MUST_BE_ZERO = {"skipped_executions", "missed_executions", "duplicate_executions", "duplicate_side_effects"}
 # (Receipt coverage is not one: a model's interpretation has no system of record to issue a receipt.)
 MUST_BE_WHOLE = {"checkpoint_consistency", "dependency_coverage"}
 SECTIONS = [
-    ("Outcomes", ["success_rate", "takeover_rate", "approval_resumes", "provenance_blocks"]),
-    ("Execution integrity", ["skipped_executions", "missed_executions", "duplicate_executions",
+    (gettext_noop("Outcomes"), ["success_rate", "takeover_rate", "approval_resumes", "provenance_blocks"]),
+    (gettext_noop("Execution integrity"), ["skipped_executions", "missed_executions", "duplicate_executions",
                              "duplicate_side_effects"]),
-    ("Acceptance, dependencies and checkpoints", ["dependency_coverage", "receipt_coverage",
+    (gettext_noop("Acceptance, dependencies and checkpoints"), ["dependency_coverage", "receipt_coverage",
                                                   "checkpoint_consistency"]),
-    ("Replans, recovery and concurrency", ["replan_scope", "recovery_time", "crash_recoveries",
-                                           "parallel_concurrency"]),
+    (gettext_noop("Replans, recovery and concurrency"), ["replan_scope", "recovery_time", "crash_recoveries",
+                                                         "parallel_concurrency"]),
 ]
 
 
@@ -155,7 +158,7 @@ def _runs_plot(days: list[DayFigures]) -> dict[str, Any]:
             "bars": bars, "empty": top == 0,
             "grid": [{"y": round(TOP + plot_h - plot_h * t / scale_max, 2), "label": t} for t in ticks],
             "x_labels": _x_labels(days, slot),
-            "legend": [{"status": s, "label": s.replace("_", " "), "colour": STATUS_COLOUR[s]}
+            "legend": [{"status": s, "label": status_label(s), "colour": STATUS_COLOUR[s]}
                        for s in RUN_STATUS_ORDER if s in present]}
 
 

@@ -7,9 +7,29 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from tenants.selectors import membership_for_user
+from workflows.models import NodeStatus, RunStatus
 from workflows.selectors import node_acceptance, run_get_for
 
+from ..runs_history import RunFilterError, RunFilters, run_waterfall, runs_grid
 from ..selectors import nodes_in_plan_order, run_panel, waits_for_runs
+
+
+@login_required
+@require_GET
+def runs_history(request: HttpRequest) -> HttpResponse:
+    """The tenant's runs × steps, coloured by status; filters and pages. A filter value that
+    cannot be one is refused with a clear message (400) and filters nothing."""
+    membership = membership_for_user(request.user)
+    error = ""
+    try:
+        filters = RunFilters.from_query(request.GET)
+    except RunFilterError as exc:
+        error, filters = exc.message, RunFilters()
+    grid = runs_grid(membership, filters)
+    return render(request, "timeline/runs.html", {"membership": membership, "grid": grid, "filters": filters,
+                                                   "filter_query": filters.as_query(), "error": error,
+                                                   "statuses": RunStatus.values, "step_statuses": NodeStatus.values},
+                  status=400 if error else 200)
 
 
 @login_required
@@ -21,10 +41,12 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
     nodes = nodes_in_plan_order(run.nodes.all(), panel.plans)
     for node in nodes:
         node.acceptance_rows = node_acceptance(node)
+    waterfall = run_waterfall(run, nodes)
     return render(request, "timeline/run.html", {"membership": membership, "run": run,
                                                   "conversation": run.conversation, "panel": panel,
                                                   "nodes": nodes,
-                                                  "waits": waits_for_runs([run.id])})
+                                                  "waits": waits_for_runs([run.id]),
+                                                  "waterfall": waterfall})
 
 
 @login_required

@@ -25,7 +25,7 @@ from timeline.selectors import (
     waterfall_rows,
 )
 
-from ..selectors import frame_tools_for, provenance_for_runs, waits_for_runs
+from ..selectors import frame_tools_for, node_statuses_for_runs, provenance_for_runs, waits_for_runs
 
 DEVELOPER = "developer"
 BUSINESS_FRAMES = 12
@@ -56,10 +56,17 @@ def conversation_timeline(request: HttpRequest, conversation_id: int) -> HttpRes
     if developer:
         _developer_only(membership)
     activities = list(activities_for(conversation))
-    for activity in activities:
-        # A run's Activity speaks for the run: show the run's status, which the engine keeps.
-        activity.shown_status = activity.run.status if activity.kind == "run" and activity.run else activity.status
     run_ids = sorted({a.run_id for a in activities if a.run_id})
+    step_status = node_statuses_for_runs(run_ids)
+    for activity in activities:
+        # A run's Activity speaks for the run and a step's for the step: the status the engine
+        # keeps, so the timeline says what the console says (one vocabulary, console/status.py).
+        if activity.kind == "run" and activity.run:
+            activity.shown_status = activity.run.status
+        elif activity.kind == "node" and (activity.run_id, activity.node_key) in step_status:
+            activity.shown_status = step_status[(activity.run_id, activity.node_key)]
+        else:
+            activity.shown_status = activity.status
     context = {"membership": membership, "conversation": conversation, "activities": activities,
                "developer": developer, "waits": waits_for_runs(run_ids), "totals": conversation_totals(conversation)}
     if developer:
@@ -70,6 +77,11 @@ def conversation_timeline(request: HttpRequest, conversation_id: int) -> HttpRes
             page = frames_page(activity, filters=filters)
             activity.rows = waterfall_rows(activity, page.frames)
             activity.next_cursor = page.next_cursor
+        if filters.active:
+            # A filter hides what does not match: an Activity with no matching frame goes too.
+            hidden = sum(1 for a in activities if not a.rows)
+            activities = [a for a in activities if a.rows]
+            context.update(activities=activities, hidden_activities=hidden)
         context.update(filters=filters, filter_query=filters.as_query(), tools=frame_tools_for(conversation),
                        kinds=[k for k, _ in Frame.Kind.choices],
                        provenance=provenance_for_runs(run_ids), replayable_runs=run_ids)

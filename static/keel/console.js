@@ -114,7 +114,8 @@
       g.setAttribute("class", g.getAttribute("class").replace(/\bstatus-[a-z_]+/, "status-" + status));
       g.setAttribute("data-status", status);
       var label = g.querySelector(".dag-status");
-      if (label) label.textContent = status.replace(/_/g, " ");
+      var labels = JSON.parse(g.closest(".dag").getAttribute("data-labels") || "{}");
+      if (label) label.textContent = labels[status] || status.replace(/_/g, " ");
     });
   }
 
@@ -181,7 +182,7 @@
             return;
           }
           if (!res.r.ok) { say(res.j.detail || ("The message was refused (HTTP " + res.r.status + ")."), "notice-error"); return; }
-          textarea.value = ""; file.value = ""; fileName.textContent = "Attach employee list or invoice";
+          textarea.value = ""; file.value = ""; fileName.textContent = JSON.parse(document.body.getAttribute("data-words") || "{}").attach || "Attach employee list or invoice";
           say("", "");
           if (res.j.reply) bubble(res.j.reply, "bubble-keel", "Keel");
           chatRefresh(conversationId);
@@ -241,11 +242,12 @@
     var lastSeq = parseInt(root.getAttribute("data-last-seq") || "0", 10);
     var indicator = document.createElement("span");
     indicator.className = "live-indicator"; indicator.setAttribute("data-testid", "live-indicator");
-    indicator.textContent = "connecting…";
+    var words = JSON.parse(document.body.getAttribute("data-words") || "{}");  // base.html, translated
+    indicator.textContent = words.connecting || "connecting…";
     root.insertBefore(indicator, root.firstChild);
     var stream = conversationStream(conversationId, lastSeq, function (event) { onEvent(event, conversationId); },
       function (state) {
-        indicator.textContent = { live: "● live", reconnecting: "reconnecting…", refused: "not available" }[state];
+        indicator.textContent = words[state] || { live: "● live", reconnecting: "reconnecting…", refused: "not available" }[state];
         indicator.className = "live-indicator live-" + state;
       });
     window.keelConsole = stream;

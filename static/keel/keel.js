@@ -51,6 +51,21 @@
   }).observe(document.documentElement, { childList: true, subtree: true, attributes: true,
                                         attributeFilter: ["data-css-width", "data-css-left", "data-css-max-width"] });
 
+  // The collapsed menu on small screens: the toggle opens and closes it; Escape closes it.
+  document.addEventListener("DOMContentLoaded", function () {
+    var toggle = document.querySelector(".menu-toggle");
+    var menu = document.getElementById("main-menu");
+    if (!toggle || !menu) return;
+    function set(open) {
+      menu.classList.toggle("open", open);
+      toggle.setAttribute("aria-expanded", open ? "true" : "false");
+    }
+    toggle.addEventListener("click", function () { set(!menu.classList.contains("open")); });
+    document.addEventListener("keydown", function (e) {
+      if (e.key === "Escape" && menu.classList.contains("open")) { set(false); toggle.focus(); }
+    });
+  });
+
   document.addEventListener("DOMContentLoaded", function () {
     var button = document.getElementById("wiring-check");
     if (!button) return;
