@@ -107,7 +107,7 @@ def test_the_admin_timeline_and_provenance_pages_raise_no_csp_violation(keel, ne
     page.locator("#result_list tbody th a").first.click()
     chain = page.get_by_test_id("provenance-chain")
     expect(chain).to_be_visible()
-    assert page.evaluate("(u) => getComputedStyle(u).marginLeft", chain.locator("ul").element_handle()) == "0px"
+    assert page.evaluate("(u) => getComputedStyle(u).marginLeft", chain.locator("ul").first.element_handle()) == "0px"
     seen("a coordinate's provenance chain")
 
     page.goto(keel.base_url + "/admin/workflows/run/")
