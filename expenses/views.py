@@ -7,6 +7,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
@@ -62,7 +63,8 @@ def claim_action(request: HttpRequest, claim_id: int, action: str) -> HttpRespon
     try:
         request.FILES  # noqa: B018 (parses the form and its files, within the limit)
     except RequestTooLarge:  # the request passed the upload limit while it streamed in
-        messages.error(request, f"The file is larger than the limit of {services.MAX_INVOICE_BYTES // 1048576} MB.")
+        messages.error(request, _("The file is larger than the limit of %(mb)d MB.")
+                       % {"mb": services.MAX_INVOICE_BYTES // 1048576})
         return redirect("expenses-claim", claim_id)
     return _claim_action(request, claim_id, action)
 
@@ -76,10 +78,10 @@ def _claim_action(request: HttpRequest, claim_id: int, action: str) -> HttpRespo
         if action == "invoice":
             upload = request.FILES.get("file")
             if upload is None:
-                raise DomainError("Choose a PDF, PNG or JPEG file first.")
+                raise DomainError(_("Choose a PDF, PNG or JPEG file first."))
             if upload.size > services.MAX_INVOICE_BYTES:
-                raise services.PayloadTooLarge(f"The file is {upload.size / 1048576:.1f} MB; the limit is "
-                                               f"{services.MAX_INVOICE_BYTES // 1048576} MB.")
+                raise services.PayloadTooLarge(_("The file is %(size).1f MB; the limit is %(mb)d MB.") % {
+                    "size": upload.size / 1048576, "mb": services.MAX_INVOICE_BYTES // 1048576})
             services.invoice_upload(actor=actor, claim_id=claim_id, filename=upload.name, content=upload.read(),
                                     idempotency_key=key)
         elif action == "submit":
@@ -90,7 +92,7 @@ def _claim_action(request: HttpRequest, claim_id: int, action: str) -> HttpRespo
         elif action == "pay":
             services.claim_pay(actor=actor, claim_id=claim_id, idempotency_key=key)
         else:
-            raise DomainError("Unknown action.")
+            raise DomainError(_("Unknown action."))
     except DomainError as err:
         messages.error(request, err.message)
     return redirect("expenses-claim", claim_id)

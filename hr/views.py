@@ -4,6 +4,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from config.api import DomainError
@@ -27,7 +28,7 @@ def tans_page(request: HttpRequest) -> HttpResponse:
                                       skills=request.POST.get("skills", ""),
                                       seniority=int(request.POST.get("seniority") or Seniority.MID))
         except (DomainError, ValueError) as err:
-            messages.error(request, getattr(err, "message", "Check the form."))
+            messages.error(request, getattr(err, "message", _("Check the form.")))
             return redirect("hr-tans")
         return redirect("hr-tan", tan.id)
     return render(request, "hr/tans.html", {
@@ -58,7 +59,7 @@ def tan_approve(request: HttpRequest, tan_id: int) -> HttpResponse:
     selectors.tan_get_for(membership, tan_id)
     try:
         services.tan_approve(actor=_actor(membership), tan_id=tan_id)
-        messages.success(request, "Approved. The supervisor starts candidate matching from the approval event.")
+        messages.success(request, _("Approved. The supervisor starts candidate matching from the approval event."))
     except DomainError as err:
         messages.error(request, err.message)
     return redirect("hr-tan", tan_id)
