@@ -11,6 +11,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from config.api import Forbidden, Unprocessable
 from tenants.models import Membership, Role, Tenant
@@ -98,16 +99,18 @@ def approval_refusal(approval: ApprovalRequest, membership: Membership, verdict:
     a "no" changes nothing in the system of record.
     """
     if not membership.can_approve:
-        return "not_an_approver", "Only approvers and tenant admins may decide approvals."
+        return "not_an_approver", _("Only approvers and tenant admins may decide approvals.")
     if verdict != ApprovalStatus.APPROVED:
         return None
     if approval.requested_by_id == membership.user_id:
-        return "four_eyes", ("You started this run, so you may not approve it: the four-eyes rule needs "
-                             "someone else to approve it.")
+        return "four_eyes", _("You started this run, so you may not approve it: the four-eyes rule needs "
+                               "someone else to approve it.")
     roles = approval.allowed_roles or list(DECIDING_ROLES)
     if membership.role not in roles:
-        return "matrix_refused", (f"The approval matrix routes this to {ROLE_LABEL.get(approval.needs_role, 'a tenant admin')}"
-                                  f" ({approval.routing_reason.rstrip('.')}); your role may not approve it.")
+        # The routing reason is stored text (as it was written when routed); the sentence around it is translated.
+        who = _("an approver") if approval.needs_role == Role.APPROVER else _("a tenant admin")
+        return "matrix_refused", _("The approval matrix routes this to %(who)s (%(reason)s); your role may not "
+                                   "approve it.") % {"who": who, "reason": approval.routing_reason.rstrip(".")}
     return None
 
 
@@ -135,7 +138,7 @@ def matrix_rule_update(*, membership: Membership, tool: str, roles: list[str], d
     if monthly_gross_limit is not None and monthly_gross_limit < 0:
         raise Unprocessable("A monthly gross limit cannot be negative.", code="bad_limit")
     with transaction.atomic():
-        rule, _ = ApprovalRule.objects.update_or_create(
+        rule, _created = ApprovalRule.objects.update_or_create(
             tenant_id=membership.tenant_id, tool=tool,
             defaults={"roles": roles, "deadline_seconds": deadline_seconds,
                       "remind_before_seconds": remind_before_seconds, "headcount_limit": headcount_limit,

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from config.api import NotFound
 from tenants.models import Membership
@@ -35,15 +36,15 @@ def duration_text(seconds: float) -> str:
     """4 min, 2 h 5 min, 3 d — how people say a wait."""
     seconds = max(0, int(seconds))
     if seconds < 60:
-        return f"{seconds} s"
+        return _("%(s)d s") % {"s": seconds}
     minutes = seconds // 60
     if minutes < 60:
-        return f"{minutes} min"
+        return _("%(m)d min") % {"m": minutes}
     hours, minutes = divmod(minutes, 60)
     if hours < 24:
-        return f"{hours} h" + (f" {minutes} min" if minutes else "")
+        return _("%(h)d h %(m)d min") % {"h": hours, "m": minutes} if minutes else _("%(h)d h") % {"h": hours}
     days, hours = divmod(hours, 24)
-    return f"{days} d" + (f" {hours} h" if hours else "")
+    return _("%(d)d d %(h)d h") % {"d": days, "h": hours} if hours else _("%(d)d d") % {"d": days}
 
 
 def waited_seconds(approval: ApprovalRequest, now: datetime | None = None) -> float:
@@ -92,7 +93,7 @@ def approval_card(membership: Membership, approval: ApprovalRequest) -> Card:
     return Card(
         approval=approval, arguments=arguments_described(approval),
         waited=duration_text(waited_seconds(approval, now)),
-        due=("overdue" if left <= 0 else f"in {duration_text(left)}"), overdue=left <= 0,
+        due=(_("overdue") if left <= 0 else _("in %(duration)s") % {"duration": duration_text(left)}), overdue=left <= 0,
         refusal=refusal[1] if refusal else "",
         can_decide=approval.status == ApprovalStatus.PENDING and membership.can_approve,
         needs_label=ROLE_LABEL.get(approval.needs_role, approval.needs_role),

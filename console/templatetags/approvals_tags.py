@@ -3,6 +3,7 @@ from decimal import Decimal, InvalidOperation
 
 from django import template
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from approvals.selectors import duration_text
 
@@ -21,7 +22,12 @@ def due(deadline: datetime) -> str:
     if not deadline:
         return ""
     left = (deadline - timezone.now()).total_seconds()
-    return f"in {duration_text(left)}" if left > 0 else "overdue"
+    return _("in %(duration)s") % {"duration": duration_text(left)} if left > 0 else _("overdue")
+
+
+@register.filter
+def is_overdue(deadline: datetime) -> bool:
+    return bool(deadline) and deadline <= timezone.now()
 
 
 @register.filter

@@ -7,6 +7,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
 from approvals.matrix import DECIDING_ROLES, matrix_rule_update, rules_for
@@ -97,7 +98,8 @@ def matrix(request: HttpRequest) -> HttpResponse:
                 raise
             messages.error(request, err.message)
         else:
-            messages.success(request, f"Saved the rule for {tool.replace('_', ' ')}; pending approvals re-routed.")
+            messages.success(request, _("Saved the rule for %(tool)s; pending approvals re-routed.")
+                             % {"tool": tool.replace("_", " ")})
         return redirect("approvals-matrix")
     return render(request, "approvals/matrix.html", {
         "rules": rules_for(membership), "can_edit": membership.role == Role.ADMIN,
