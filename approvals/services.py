@@ -10,6 +10,8 @@ from typing import Any
 
 from django.conf import settings
 from django.core.mail import send_mail
+from django.utils import translation
+from django.utils.translation import gettext as _
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -320,23 +322,34 @@ def approval_reminders_send(*, now: datetime | None = None) -> int:
                 broadcast_on_commit(approvals_group(approval.tenant_id), {
                     "type": "approval.reminded", "approval": str(approval.id), "summary": approval.summary,
                     "seconds_left": left})
-                emails = [m.user.email for m in recipients if m.user.email]
-                if emails:
-                    transaction.on_commit(lambda a=approval, e=emails, s=left: _reminder_email(a, e, s))
+                # One email per language: each approver reads it in the language chosen in the console.
+                by_language: dict[str, list[str]] = {}
+                for m in recipients:
+                    if m.user.email:
+                        by_language.setdefault(m.language or settings.LANGUAGE_CODE, []).append(m.user.email)
+                for language, emails in by_language.items():
+                    transaction.on_commit(
+                        lambda a=approval, e=emails, s=left, lang=language: _reminder_email(a, e, s, lang))
         except IntegrityError:
             continue  # another sweeper sent it first
         sent += 1
     return sent
 
 
-def _reminder_email(approval: ApprovalRequest, emails: list[str], seconds_left: int) -> None:
-    due = duration_text(seconds_left)
-    send_mail(
-        subject=f"Keel: an approval is due in {due}",
-        message=(f"{approval.summary}\n\nRequested by {approval.requested_by.get_full_name() or approval.requested_by}"
-                 f" for run {approval.run_id}. It expires at {approval.deadline:%Y-%m-%d %H:%M} UTC; after that the "
-                 f"run stops and has to be started again.\n\nDecide it in the approvals inbox: /approvals/{approval.id}/"),
-        from_email=settings.DEFAULT_FROM_EMAIL, recipient_list=emails, fail_silently=True)
+def _reminder_email(approval: ApprovalRequest, emails: list[str], seconds_left: int,
+                    language: str | None = None) -> None:
+    """The reminder, in `language` (the recipients' console language). The summary is stored text: as written."""
+    with translation.override(language or settings.LANGUAGE_CODE):
+        due = duration_text(seconds_left)
+        requester = approval.requested_by.get_full_name() or str(approval.requested_by)
+        subject = _("Keel: an approval is due in %(due)s") % {"due": due}
+        body = _("%(summary)s\n\nRequested by %(requester)s for run %(run)s. It expires at %(deadline)s UTC; after "
+                 "that the run stops and has to be started again.\n\nDecide it in the approvals inbox: "
+                 "%(link)s") % {"summary": approval.summary, "requester": requester, "run": approval.run_id,
+                                "deadline": f"{approval.deadline:%Y-%m-%d %H:%M}",
+                                "link": f"/approvals/{approval.id}/"}
+    send_mail(subject=subject, message=body, from_email=settings.DEFAULT_FROM_EMAIL, recipient_list=emails,
+              fail_silently=True)
 
 
 class ApprovalGate:

@@ -62,6 +62,23 @@ def test_it_reminds_the_approvers_once_before_the_deadline(django_capture_on_com
     assert reminders_for(membership("alice")) == []
 
 
+def test_each_approver_gets_the_reminder_in_the_language_they_chose(django_capture_on_commit_callbacks):
+    bob = membership("bob")
+    bob.language = "zh-hans"
+    bob.save(update_fields=["language"])
+    approval = waiting_approval()
+    with django_capture_on_commit_callbacks(execute=True):
+        assert approval_reminders_send(now=approval.deadline - timedelta(minutes=30)) == 1
+    by_to = {tuple(m.to): m for m in mail.outbox}
+    assert set(by_to) == {("ada@demo.example",), ("bob@demo.example",)}
+    english, chinese = by_to[("ada@demo.example",)], by_to[("bob@demo.example",)]
+    assert "due in 30 min" in english.subject and "Decide it in the approvals inbox" in english.body
+    assert "30 分钟" in chinese.subject and "审批" in chinese.subject
+    assert "审批收件箱" in chinese.body and "Decide it" not in chinese.body
+    assert approval.summary in chinese.body  # stored text stays as written
+    assert f"/approvals/{approval.id}/" in chinese.body
+
+
 def test_it_reminds_only_admins_of_an_approval_routed_to_admins():
     matrix_rule_update(membership=membership("ada"), tool="import_template", roles=["approver", "admin"],
                        deadline_seconds=3600, remind_before_seconds=600, headcount_limit=0,
