@@ -114,7 +114,7 @@
     }).then(function (res) {
       busy = false;
       if (res.status === 200) {
-        var verb = { approve: "Approved", reject: "Rejected", replan: "Rejected (replanning)" }[action];
+        var verb = fmt(action, {});
         say(verb + ": " + ($('[data-testid="card-summary"]', c) || {}).textContent, "ok");
         // Move on to the next waiting approval, as a mail client does after archiving.
         var at = order.indexOf(id), next = order[at + 1] || order[at - 1];
@@ -134,24 +134,33 @@
     });
   }
 
-  // "waited 4 min", "due in 2 h" stay true without a reload.
+  // "waited 4 min", "due in 2 h" stay true without a reload, in the page's language: the
+  // formats are the server's translations, on #approvals-inbox as data-fmt-* ("%(m)d min" → "%(m)d 分钟").
+  var FORMATS = { s: "%(s)d s", m: "%(m)d min", h: "%(h)d h", hm: "%(h)d h %(m)d min", d: "%(d)d d",
+                  dh: "%(d)d d %(h)d h", in: "in %(duration)s", overdue: "overdue", due: "due %(due)s",
+                  approve: "Approved", reject: "Rejected", replan: "Rejected (replanning)" };
+  function fmt(name, values) {
+    var key = "fmt" + name.charAt(0).toUpperCase() + name.slice(1);
+    var format = (root && root.dataset[key]) || FORMATS[name];
+    return format.replace(/%\((\w+)\)[ds]/g, function (all, k) { return k in values ? values[k] : all; });
+  }
   function duration(seconds) {
     seconds = Math.max(0, Math.floor(seconds));
-    if (seconds < 60) return seconds + " s";
+    if (seconds < 60) return fmt("s", { s: seconds });
     var m = Math.floor(seconds / 60);
-    if (m < 60) return m + " min";
+    if (m < 60) return fmt("m", { m: m });
     var h = Math.floor(m / 60); m = m % 60;
-    if (h < 24) return h + " h" + (m ? " " + m + " min" : "");
+    if (h < 24) return m ? fmt("hm", { h: h, m: m }) : fmt("h", { h: h });
     var d = Math.floor(h / 24); h = h % 24;
-    return d + " d" + (h ? " " + h + " h" : "");
+    return h ? fmt("dh", { d: d, h: h }) : fmt("d", { d: d });
   }
   function tick() {
     var now = Date.now();
     $all("[data-since]", root).forEach(function (el) { el.textContent = duration((now - Date.parse(el.dataset.since)) / 1000); });
     $all("[data-deadline]", root).forEach(function (el) {
       var left = (Date.parse(el.dataset.deadline) - now) / 1000;
-      var text = left > 0 ? "in " + duration(left) : "overdue";
-      el.textContent = el.classList.contains("queue-due") ? "due " + text : text;
+      var text = left > 0 ? fmt("in", { duration: duration(left) }) : fmt("overdue", {});
+      el.textContent = el.classList.contains("queue-due") ? fmt("due", { due: text }) : text;
       el.classList.toggle("overdue", left <= 0);
     });
   }
