@@ -10,10 +10,9 @@ from typing import Any
 
 from django.conf import settings
 from django.core.mail import send_mail
-from django.utils import translation
-from django.utils.translation import gettext as _
 from django.db import IntegrityError, transaction
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext as _
 
 from config.api import Conflict, Forbidden
 from tenants.models import Membership
