@@ -19,15 +19,11 @@ from config.api import (
     results_of,
 )
 from config.parsers import JSONParser
-from tenants.models import Membership
+from tenants.actors import Actor
 from tenants.selectors import membership_for_user
 
 from . import selectors, services
 from .models import Category
-
-
-def _actor(membership: Membership) -> services.Actor:
-    return services.Actor(tenant_id=membership.tenant_id, user_id=membership.user_id, role=membership.role)
 
 
 def _key(request: Request) -> str:
@@ -103,7 +99,7 @@ class ClaimListApi(APIView):
     def post(self, request: Request) -> Response:
         membership = membership_for_user(request.user)
         data = _input(self.InputSerializer, request)
-        return _receipt(services.claim_create(actor=_actor(membership), idempotency_key=_key(request), **data))
+        return _receipt(services.claim_create(actor=Actor.of_member(membership), idempotency_key=_key(request), **data))
 
 
 class ClaimDetailApi(APIView):
@@ -122,7 +118,7 @@ class ClaimInvoiceApi(APIView):
         membership = membership_for_user(request.user)
         selectors.claim_get_for(membership, claim_id)  # another tenant's claim: 404 before anything
         name, content = _file(request)
-        return _receipt(services.invoice_upload(actor=_actor(membership), claim_id=claim_id, filename=name,
+        return _receipt(services.invoice_upload(actor=Actor.of_member(membership), claim_id=claim_id, filename=name,
                                                 content=content, idempotency_key=_key(request)))
 
 
@@ -134,7 +130,7 @@ class InvoiceStageApi(APIView):
             description="not a PDF, PNG or JPEG file")})
     def post(self, request: Request) -> Response:
         name, content = _file(request)
-        invoice = services.invoice_stage(actor=_actor(membership_for_user(request.user)), filename=name,
+        invoice = services.invoice_stage(actor=Actor.of_member(membership_for_user(request.user)), filename=name,
                                          content=content)
         return Response({"invoice_id": str(invoice.id), "filename": invoice.filename, "size": invoice.size,
                          "checksum": invoice.checksum}, status=201)
@@ -153,7 +149,7 @@ class ClaimActionApi(APIView):
         membership = membership_for_user(request.user)
         selectors.claim_get_for(membership, claim_id)
         data = _input(self.InputSerializer, request)
-        actor, key = _actor(membership), _key(request)
+        actor, key = Actor.of_member(membership), _key(request)
         if self.action == "submit":
             receipt = services.claim_submit(actor=actor, claim_id=claim_id, idempotency_key=key)
         elif self.action == "pay":

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -21,6 +20,7 @@ from django.utils import timezone
 from approvals.authority import approval_covers
 from config.api import Conflict, DomainError, Forbidden, NotFound, Unprocessable
 from idempotency.services import KeyRequired, Receipt, idempotent, key_checked  # noqa: F401 (KeyRequired: re-exported)
+from tenants.actors import Actor
 from tenants.models import Role
 
 from .models import (
@@ -50,14 +50,6 @@ CLAIM_TRANSITIONS: dict[tuple[str, str], str] = {
     (S.SUBMITTED, S.REJECTED): "approver",
     (S.APPROVED, S.PAID): "admin",
 }
-
-
-@dataclass(frozen=True)
-class Actor:
-    tenant_id: int
-    user_id: int | None
-    role: str | None                # a person's membership role; None when the agent writes
-    approval_id: int | None = None  # the agent: the decided approval it writes under
 
 
 class PayloadTooLarge(DomainError):

@@ -20,10 +20,6 @@ from .services import (
 ID = {"type": "string", "pattern": "^[0-9]{1,19}$"}
 
 
-def _actor(ctx: ToolContext) -> Actor:
-    return Actor(tenant_id=ctx.tenant_id, user_id=ctx.user_id, role=None, approval_id=ctx.approval_id)
-
-
 def _claim(ctx: ToolContext, claim_id: Any) -> ExpenseClaim | None:
     return ExpenseClaim.objects.filter(tenant_id=ctx.tenant_id, id=int(claim_id)).first()
 
@@ -31,7 +27,7 @@ def _claim(ctx: ToolContext, claim_id: Any) -> ExpenseClaim | None:
 # --- create_claim ----------------------------------------------------------------------------
 
 def create_claim(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
-    receipt = claim_create(actor=_actor(ctx), idempotency_key=ctx.idempotency_key, **arguments)
+    receipt = claim_create(actor=Actor.of_agent(ctx), idempotency_key=ctx.idempotency_key, **arguments)
     body = receipt.body
     facts = {k: body[k] for k in ("category", "city", "start_date", "nights", "amount", "currency")}
     return {"application_id": body["application_id"], "claim_facts": facts, "per_night": body["per_night"],
@@ -64,7 +60,7 @@ tool_register(Tool(
 # --- upload_invoice ----------------------------------------------------------------------------
 
 def upload_invoice(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
-    receipt = invoice_upload(actor=_actor(ctx), claim_id=arguments["application_id"],
+    receipt = invoice_upload(actor=Actor.of_agent(ctx), claim_id=arguments["application_id"],
                              invoice_id=arguments["invoice_id"], idempotency_key=ctx.idempotency_key)
     return {**receipt.body, "receipt_ref": f"expenses/invoices/{receipt.body['invoice_id']}"}
 
@@ -92,8 +88,8 @@ tool_register(Tool(
 # --- submit_claim (approval only when the policy check says so) ---------------------------------
 
 def submit_claim(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
-    receipt = claim_submit(actor=_actor(ctx), claim_id=arguments["application_id"], policy=arguments["policy_check"],
-                           idempotency_key=ctx.idempotency_key)
+    receipt = claim_submit(actor=Actor.of_agent(ctx), claim_id=arguments["application_id"],
+                           policy=arguments["policy_check"], idempotency_key=ctx.idempotency_key)
     return {"application_id": receipt.body["application_id"], "status": receipt.body["status"],
             "policy_verdict": receipt.body["policy_verdict"],
             "receipt_ref": f"expenses/claims/{receipt.body['application_id']}"}
@@ -124,7 +120,7 @@ tool_register(Tool(
 
 
 def withdraw_claim(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
-    receipt = claim_withdraw(actor=_actor(ctx), claim_id=arguments["application_id"],
+    receipt = claim_withdraw(actor=Actor.of_agent(ctx), claim_id=arguments["application_id"],
                              idempotency_key=ctx.idempotency_key)
     return {"status": receipt.body["status"], "receipt_ref": f"expenses/claims/{receipt.body['application_id']}"}
 

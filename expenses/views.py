@@ -13,15 +13,12 @@ from django.views.decorators.http import require_POST
 
 from config.api import DomainError
 from config.parsers import RequestTooLarge
+from tenants.actors import Actor
 from tenants.selectors import membership_for_user
 
 from . import selectors, services
 from .models import Category
 from .uploads import invoice_upload_limit
-
-
-def _actor(membership) -> services.Actor:
-    return services.Actor(tenant_id=membership.tenant_id, user_id=membership.user_id, role=membership.role)
 
 
 @login_required
@@ -31,7 +28,8 @@ def claims_page(request: HttpRequest) -> HttpResponse:
         form = request.POST
         try:
             receipt = services.claim_create(
-                actor=_actor(membership), idempotency_key=form.get("form_key", ""), category=form.get("category"),
+                actor=Actor.of_member(membership), idempotency_key=form.get("form_key", ""),
+                category=form.get("category"),
                 city=form.get("city"), start_date=form.get("start_date"), nights=form.get("nights") or 0,
                 amount=form.get("amount"), currency=form.get("currency") or "CNY",
                 description=form.get("description", ""))
@@ -73,7 +71,7 @@ def claim_action(request: HttpRequest, claim_id: int, action: str) -> HttpRespon
 def _claim_action(request: HttpRequest, claim_id: int, action: str) -> HttpResponse:
     membership = membership_for_user(request.user)
     selectors.claim_get_for(membership, claim_id)
-    actor, key = _actor(membership), request.POST.get("form_key", "")
+    actor, key = Actor.of_member(membership), request.POST.get("form_key", "")
     try:
         if action == "invoice":
             upload = request.FILES.get("file")

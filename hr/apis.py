@@ -8,15 +8,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.api import DomainError, StrictCharField, results_of
-from tenants.models import Membership
+from tenants.actors import Actor
 from tenants.selectors import membership_for_user
 
 from . import selectors, services
 from .models import Candidate, Seniority
-
-
-def _actor(membership: Membership) -> services.Actor:
-    return services.Actor(tenant_id=membership.tenant_id, user_id=membership.user_id, role=membership.role)
 
 
 class TanOutputSerializer(serializers.Serializer):
@@ -74,7 +70,7 @@ class TanListApi(APIView):
         if not data.is_valid():
             raise DomainError("Invalid TAN. " + " ".join(f"{k}: {' '.join(map(str, v))}"
                                                          for k, v in data.errors.items()), code="invalid")
-        tan = services.tan_create(actor=_actor(membership), **data.validated_data)
+        tan = services.tan_create(actor=Actor.of_member(membership), **data.validated_data)
         tan = selectors.tan_get_for(membership, tan.id)
         return Response(TanOutputSerializer(tan, context={"membership": membership}).data, status=201)
 
@@ -93,7 +89,7 @@ class TanApproveApi(APIView):
     def post(self, request: Request, tan_id: int) -> Response:
         membership = membership_for_user(request.user)
         selectors.tan_get_for(membership, tan_id)
-        services.tan_approve(actor=_actor(membership), tan_id=tan_id)
+        services.tan_approve(actor=Actor.of_member(membership), tan_id=tan_id)
         return Response(TanOutputSerializer(selectors.tan_get_for(membership, tan_id),
                                             context={"membership": membership}).data)
 
@@ -104,7 +100,7 @@ class TanCloseApi(APIView):
     def post(self, request: Request, tan_id: int) -> Response:
         membership = membership_for_user(request.user)
         selectors.tan_get_for(membership, tan_id)
-        services.tan_close(actor=_actor(membership), tan_id=tan_id)
+        services.tan_close(actor=Actor.of_member(membership), tan_id=tan_id)
         return Response(TanOutputSerializer(selectors.tan_get_for(membership, tan_id),
                                             context={"membership": membership}).data)
 

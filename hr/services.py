@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -20,6 +19,7 @@ from approvals.authority import approval_covers
 from config.api import Conflict, DomainError, Forbidden, NotFound
 from config.celery import app
 from idempotency.services import Receipt, idempotent, key_checked
+from tenants.actors import Actor
 from tenants.models import Role
 
 from .models import (
@@ -42,14 +42,6 @@ TAN_TRANSITIONS = {(T.DRAFT, T.APPROVED), (T.APPROVED, T.CLOSED), (T.DRAFT, T.CL
 def match_approval_threshold() -> int:
     """Persisting more matches than this at once asks an approver first."""
     return int(os.environ.get("KEEL_MATCH_APPROVAL_THRESHOLD", "3"))
-
-
-@dataclass(frozen=True)
-class Actor:
-    tenant_id: int
-    user_id: int | None
-    role: str | None
-    approval_id: int | None = None
 
 
 def _idempotent(*, tenant_id: int, operation: str, key: str, request: dict[str, Any],

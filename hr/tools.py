@@ -16,10 +16,6 @@ from .services import Actor, matches_record, matches_withdraw
 ID = {"type": "string", "pattern": "^[0-9]{1,19}$"}
 
 
-def _actor(ctx: ToolContext) -> Actor:
-    return Actor(tenant_id=ctx.tenant_id, user_id=ctx.user_id, role=None, approval_id=ctx.approval_id)
-
-
 def retrieve_candidates(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
     tan = Tan.objects.filter(tenant_id=ctx.tenant_id, id=int(arguments["tan_id"])).first()
     if tan is None or tan.status != TanStatus.APPROVED:
@@ -81,7 +77,7 @@ def persist_matches(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, An
         if index == 0:
             fault_point("persist_matches.partial")  # recovery tests: die with some matches written
 
-    receipts = matches_record(actor=_actor(ctx), tan_id=arguments["tan_id"], matches=matches, run_id=ctx.run_id,
+    receipts = matches_record(actor=Actor.of_agent(ctx), tan_id=arguments["tan_id"], matches=matches, run_id=ctx.run_id,
                               after_each=after_each)
     return {"persisted": len(receipts), "match_ids": [r["match_id"] for r in receipts],
             "receipt_ref": f"hr/tans/{arguments['tan_id']}/matches"}
@@ -112,7 +108,7 @@ tool_register(Tool(
 
 
 def withdraw_matches(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
-    removed = matches_withdraw(actor=_actor(ctx), tan_id=arguments["tan_id"], run_id=ctx.run_id)
+    removed = matches_withdraw(actor=Actor.of_agent(ctx), tan_id=arguments["tan_id"], run_id=ctx.run_id)
     return {"removed": removed, "receipt_ref": f"hr/tans/{arguments['tan_id']}/matches"}
 
 

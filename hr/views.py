@@ -8,14 +8,11 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from config.api import DomainError
+from tenants.actors import Actor
 from tenants.selectors import membership_for_user
 
 from . import selectors, services
 from .models import Candidate, Seniority
-
-
-def _actor(membership) -> services.Actor:
-    return services.Actor(tenant_id=membership.tenant_id, user_id=membership.user_id, role=membership.role)
 
 
 @login_required
@@ -23,7 +20,7 @@ def tans_page(request: HttpRequest) -> HttpResponse:
     membership = membership_for_user(request.user)
     if request.method == "POST":
         try:
-            tan = services.tan_create(actor=_actor(membership), title=request.POST.get("title", ""),
+            tan = services.tan_create(actor=Actor.of_member(membership), title=request.POST.get("title", ""),
                                       location=request.POST.get("location", ""),
                                       skills=request.POST.get("skills", ""),
                                       seniority=int(request.POST.get("seniority") or Seniority.MID))
@@ -58,7 +55,7 @@ def tan_approve(request: HttpRequest, tan_id: int) -> HttpResponse:
     membership = membership_for_user(request.user)
     selectors.tan_get_for(membership, tan_id)
     try:
-        services.tan_approve(actor=_actor(membership), tan_id=tan_id)
+        services.tan_approve(actor=Actor.of_member(membership), tan_id=tan_id)
         messages.success(request, _("Approved. The supervisor starts candidate matching from the approval event."))
     except DomainError as err:
         messages.error(request, err.message)

@@ -25,7 +25,7 @@ from config.api import (
     results_of,
 )
 from config.ids import id_parse
-from tenants.models import Membership
+from tenants.actors import Actor
 from tenants.selectors import membership_for_user
 
 from . import selectors, services
@@ -37,10 +37,6 @@ MAX_WRITE_BODY_BYTES = 16 * 1024
 class PayloadTooLarge(DomainError):
     status_code = 413
     code = "payload_too_large"
-
-
-def _actor(membership: Membership) -> services.Actor:
-    return services.Actor(tenant_id=membership.tenant_id, user_id=membership.user_id, role=membership.role)
 
 
 def _input(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
@@ -215,7 +211,7 @@ class GroupListApi(APIView):
         membership = membership_for_user(request.user)
         data = _input(self.InputSerializer, request)
         return _receipt_response(services.template_import(
-            actor=_actor(membership), template_id=data["template_id"], group_name=data["name"],
+            actor=Actor.of_member(membership), template_id=data["template_id"], group_name=data["name"],
             idempotency_key=_key(request)))
 
 
@@ -259,7 +255,7 @@ class SnapshotListApi(APIView):
     def post(self, request: Request) -> Response:
         membership = membership_for_user(request.user)
         data = _input(self.InputSerializer, request)
-        return _receipt_response(services.snapshot_create(actor=_actor(membership), label=data["label"],
+        return _receipt_response(services.snapshot_create(actor=Actor.of_member(membership), label=data["label"],
                                                           idempotency_key=_key(request)))
 
 
@@ -279,7 +275,7 @@ class SnapshotRestoreApi(APIView):
         length = request.META.get("CONTENT_LENGTH") or "0"
         if length.isascii() and length.isdigit() and int(length) > MAX_WRITE_BODY_BYTES:
             raise PayloadTooLarge(f"A restore takes no body; this one is {int(length)} bytes.")
-        return _receipt_response(services.snapshot_restore(actor=_actor(membership), snapshot_id=snapshot_id,
+        return _receipt_response(services.snapshot_restore(actor=Actor.of_member(membership), snapshot_id=snapshot_id,
                                                            idempotency_key=_key(request)))
 
 

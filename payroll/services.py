@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -32,6 +31,7 @@ from idempotency.services import (  # noqa: F401
     key_checked,
     request_hash,
 )
+from tenants.actors import Actor
 from tenants.models import Membership, Role
 from timeline.models import Activity
 from timeline.services import (
@@ -77,15 +77,6 @@ log = logging.getLogger(__name__)
 MAX_KEY_LENGTH = 200
 MAX_NAME_LENGTH = 200
 APPROVER_ROLES = frozenset({Role.APPROVER, Role.ADMIN})
-
-
-@dataclass(frozen=True)
-class Actor:
-    tenant_id: int
-    user_id: int | None          # the person (or the user on whose behalf the agent runs)
-    role: str | None             # the membership role of a person; None when the agent writes
-    approval_id: int | None = None  # the agent: the decided approval that authorises this write
-    run_id: int | None = None       # the agent: the run on whose behalf it writes (holder of its claims)
 
 
 # --- Authority -------------------------------------------------------------------------------

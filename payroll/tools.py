@@ -65,7 +65,6 @@ from .services import (
 ID = {"type": "string", "pattern": "^[0-9]{1,19}$"}
 
 
-
 def _transient_busy(fn):
     """A 409 "still in progress" for our own idempotency key is not a failure: an earlier
     attempt (a killed worker) holds it until its lease runs out. The engine retries."""
@@ -79,12 +78,6 @@ def _transient_busy(fn):
     call.__name__ = call.__qualname__ = fn.__name__
     call.__module__ = fn.__module__
     return call
-
-
-def _actor(ctx: ToolContext):
-
-    return Actor(tenant_id=ctx.tenant_id, user_id=ctx.user_id, role=None, approval_id=ctx.approval_id,
-                 run_id=ctx.run_id)
 
 
 # --- interpret_request --------------------------------------------------------------------
@@ -432,7 +425,7 @@ def snapshot_payroll_groups(ctx: ToolContext, arguments: dict[str, Any]) -> dict
                          [{"label": f"{name} (2)", "answer": f"{name} (2)"}]) from None
     except EmployeeHeld as held:
         raise ToolError(f"{held.message} Retry this run when that one has finished, or cancel one of them.") from None
-    receipt = snapshot_create(actor=_actor(ctx), label=f"before run {ctx.run_id}: “{name}”",
+    receipt = snapshot_create(actor=Actor.of_agent(ctx), label=f"before run {ctx.run_id}: “{name}”",
                               idempotency_key=ctx.idempotency_key,
                               scope={"group_name": name, "employee_ids": employee_ids})
     return {"snapshot_id": receipt.body["snapshot_id"], "checksum": receipt.body["checksum"], "group_name": name,
@@ -474,7 +467,7 @@ tool_register(Tool(
 @_transient_busy
 def import_template(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
 
-    receipt = template_import(actor=_actor(ctx), template_id=int(arguments["template_id"]),
+    receipt = template_import(actor=Actor.of_agent(ctx), template_id=int(arguments["template_id"]),
                               group_name=arguments["group_name"], idempotency_key=ctx.idempotency_key)
     body = receipt.body
     return {"group_id": body["group_id"], "items_created": body["items_created"],
@@ -557,7 +550,7 @@ def undo_run_effects(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, A
     """Undo this run's effects by its receipts, and nothing else; stop (blocked) if
     someone changed those records meanwhile."""
     try:
-        receipt = run_effects_undo(actor=_actor(ctx), snapshot_id=int(arguments["snapshot_id"]),
+        receipt = run_effects_undo(actor=Actor.of_agent(ctx), snapshot_id=int(arguments["snapshot_id"]),
                                    import_keys=_receipt_keys(ctx, "import_template"),
                                    assign_keys=_receipt_keys(ctx, "assign_employees"),
                                    idempotency_key=ctx.idempotency_key)
@@ -608,11 +601,11 @@ def assign_employees(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, A
     created: list[str] = []
     if arguments.get("new_employees"):
         # The approval of the import covered them (its card listed each as a new employee).
-        made = employees_create(actor=_actor(ctx), group_id=int(arguments["group_id"]),
+        made = employees_create(actor=Actor.of_agent(ctx), group_id=int(arguments["group_id"]),
                                 employees=arguments["new_employees"], idempotency_key=f"{ctx.idempotency_key}:new")
         ids += [int(e) for e in made.body["employee_ids"]]
         created = made.body["created"]
-    receipt = employees_assign(actor=_actor(ctx), group_id=int(arguments["group_id"]), employee_ids=ids,
+    receipt = employees_assign(actor=Actor.of_agent(ctx), group_id=int(arguments["group_id"]), employee_ids=ids,
                                idempotency_key=ctx.idempotency_key)
     return {"group_id": receipt.body["group_id"], "assigned": receipt.body["assigned"],
             "employee_ids": receipt.body["employee_ids"], "created": created,
@@ -677,7 +670,7 @@ tool_register(Tool(
 @_transient_busy
 def restore_tenant_snapshot(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
     try:
-        receipt = snapshot_restore(actor=_actor(ctx), snapshot_id=int(arguments["snapshot_id"]),
+        receipt = snapshot_restore(actor=Actor.of_agent(ctx), snapshot_id=int(arguments["snapshot_id"]),
                                    tenant_checksum=arguments["tenant_checksum"], idempotency_key=ctx.idempotency_key)
     except Conflict as err:
         if err.code == "configuration_changed":

@@ -10,6 +10,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from config.api import DomainError
+from tenants.actors import Actor
 from tenants.models import Role
 from tenants.selectors import membership_for_user
 
@@ -59,10 +60,6 @@ def snapshot_detail(request: HttpRequest, snapshot_id: int) -> HttpResponse:
                                                      "write_key": uuid.uuid4().hex})
 
 
-def _actor(membership) -> services.Actor:
-    return services.Actor(tenant_id=membership.tenant_id, user_id=membership.user_id, role=membership.role)
-
-
 def _form_key(request: HttpRequest) -> str:
     # Rendered into the form: a double submit (or a reload) repeats the key, never the write.
     return f"form:{request.POST.get('key', '')[:64]}"
@@ -73,7 +70,7 @@ def _form_key(request: HttpRequest) -> str:
 def snapshot_take(request: HttpRequest) -> HttpResponse:
     membership = membership_for_user(request.user)
     try:
-        receipt = services.snapshot_create(actor=_actor(membership), label=request.POST.get("label", ""),
+        receipt = services.snapshot_create(actor=Actor.of_member(membership), label=request.POST.get("label", ""),
                                            idempotency_key=_form_key(request))
     except DomainError as err:
         messages.error(request, err.message)
@@ -87,7 +84,7 @@ def snapshot_take(request: HttpRequest) -> HttpResponse:
 def snapshot_restore_request(request: HttpRequest, snapshot_id: int) -> HttpResponse:
     membership = membership_for_user(request.user)
     try:
-        receipt = services.snapshot_restore(actor=_actor(membership), snapshot_id=snapshot_id,
+        receipt = services.snapshot_restore(actor=Actor.of_member(membership), snapshot_id=snapshot_id,
                                             idempotency_key=_form_key(request))
     except DomainError as err:
         messages.error(request, err.message)
