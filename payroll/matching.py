@@ -166,6 +166,20 @@ def template_decide(requirements: dict[str, Any], templates) -> Decision:
                     reason=f"{len(top)} templates fit equally well")
 
 
+def template_next_best(requirements: dict[str, Any], templates):
+    """The template to try when the best one could not be used (its import failed its
+    verification and was undone): what the match would choose among `templates` (the
+    tried ones left out) — the clear winner, else the nearest option that still fits the
+    place and pay cycle — or None when nothing is left."""
+    decision = template_decide(requirements, templates)
+    if decision.kind == "clear":
+        return decision.chosen
+    for template in decision.options:
+        if not {"region", "pay_frequency"} & set(template_fit(template, requirements).conflicts):
+            return template
+    return None
+
+
 def _place(requirements: dict[str, Any], zh: bool) -> str:
     city = requirements.get("city") or {}
     return (city.get("zh") if zh else city.get("en")) or requirements.get("region") or ""

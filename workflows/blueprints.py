@@ -40,6 +40,8 @@ BLUEPRINT_SCHEMA: dict[str, Any] = {
         ]},
         "replan_on_reject": {"type": "array", "items": {"type": "string"}},
         "replan_on_stale": {"type": "array", "items": {"type": "string"}},
+        "replan_after_undo": {"type": "array", "items": {"type": "string"},
+                              "description": "the steps a failed step's domain may replace once its undo committed"},
     },
 }
 

@@ -3,6 +3,7 @@ run's status, dispatch after commit, replan locally, answer a question.
 The Scheduler of seed 001 is `nodes_promote` + `nodes_dispatch_on_commit`."""
 from __future__ import annotations
 
+import logging
 import os
 from typing import Any
 
@@ -29,9 +30,10 @@ from . import sql
 from .gate import gate
 from .models import RUN_TERMINAL, Control, Node, NodeStatus, Plan, Run, RunStatus, ToolCall
 from .selectors import run_control_allowed, run_get_for
-from .tools import TOOLS, compensation_tools, is_compensation
+from .tools import TOOLS, Replacement, compensation_tools, is_compensation
 from .transitions import node_transition, node_transitions_recorded, run_transition
 
+log = logging.getLogger(__name__)
 N, R = NodeStatus, RunStatus
 ACTIVE = (N.READY, N.IN_PROGRESS)
 
@@ -149,10 +151,16 @@ def run_settle(run: Run, *, reason: str = "") -> None:
     elif N.AWAITING_INPUT in states:
         target, control = R.AWAITING_INPUT, Control.USER
     elif compensations.filter(status=N.COMPLETED).exists():
+        failed = active_nodes(run.id).filter(status=N.FAILED).exclude(tool__in=list(compensation_tools())).first()
+        replacement = _undo_replan(run, failed) if failed is not None else None
+        if replacement is not None and replacement.params_update is not None:
+            _replan_after_undo(run, failed, replacement)  # settles the run itself
+            return
         target, control = R.ROLLED_BACK, Control.ORCHESTRATOR
-        failed = active_nodes(run.id).filter(status=N.FAILED).first()
         reason = reason or (f"step {failed.key} failed ({failed.status_reason}); this run's changes were undone"
                             if failed else "this run's changes were undone")
+        if replacement is not None:
+            reason = f"{reason}; {replacement.why}"
     elif N.FAILED in states:
         target, control = R.FAILED, Control.ORCHESTRATOR
     elif N.BLOCKED in states:
@@ -171,6 +179,44 @@ def run_settle(run: Run, *, reason: str = "") -> None:
     if target in RUN_TERMINAL and run.activity_id:
         activity_close(activity_id=run.activity_id, status=target,
                        summary=f"{RUN_SUMMARIES[target]}" + (f" ({reason})" if reason and target != R.COMPLETED else ""))
+
+
+# How many times one step may be tried again after its undo, before the run stays rolled back.
+UNDO_REPLAN_CAP = 2
+
+
+def _undo_replan(run: Run, failed: Node) -> Replacement | None:
+    """Ask the failed step's domain what to try now that the run's undo has committed
+    (e.g. the next-best template after an import that could not be verified), or None."""
+    tool = TOOLS.get(failed.tool)
+    if tool is None or tool.undo_replan is None or run.cancel_requested:
+        return None
+    if failed.key not in blueprint_get(run.blueprint).get("replan_after_undo", []):
+        return None
+    if Node.objects.filter(run_id=run.id, key=failed.key).count() > UNDO_REPLAN_CAP:
+        return None
+    output = (ToolCall.objects.filter(id=int(failed.result_ref), run_id=run.id).values_list("result", flat=True)
+              .first() if failed.result_ref.isdigit() else None)
+    not_met = [r["criterion"] for r in failed.acceptance_results or [] if not r.get("met")]
+    try:
+        return tool.undo_replan(run.tenant_id, run.id, dict(run.params), output, not_met)
+    except Exception:
+        log.exception("undo replan of %s", failed.key)
+        return None
+
+
+def _replan_after_undo(run: Run, failed: Node, replacement: Replacement) -> int:
+    """Replace the failed step, what the undo took back and what never ran (the blueprint's
+    `replan_after_undo`), in the transaction that completes the undo: the run never ends
+    in between, so what it reserved (a group's name) stays its own."""
+    undo = active_nodes(run.id).filter(tool__in=list(compensation_tools()), status=N.COMPLETED).first()
+    active = set(active_nodes(run.id).values_list("key", flat=True))
+    replace = [k for k in blueprint_get(run.blueprint)["replan_after_undo"] if k in active]
+    return plan_replan(run=run, replace=replace, reason=replacement.why[:500],
+                       params_update=replacement.params_update,
+                       trigger={"kind": "failure_after_undo", "node": failed.key,
+                                "reason": failed.status_reason[:500],
+                                "undo": {"node": undo.key, "receipt_ref": undo.result_ref} if undo else None})
 
 
 @transaction.atomic

@@ -96,6 +96,16 @@ class Preview:
 
 
 @dataclass(frozen=True)
+class Replacement:
+    """What a domain decides after a failed step's undo has committed: the params of the
+    plan that tries again (None: nothing else to try, the run stays rolled back) and why,
+    in words the run page shows."""
+
+    params_update: dict[str, Any] | None
+    why: str
+
+
+@dataclass(frozen=True)
 class Experience:
     """What an approved, completed call teaches memory: a fact (L2) and the preference
     distilled from it (L3), both in words, keyed by a signature of the request."""
@@ -153,6 +163,11 @@ class Tool:
     # failed. Called when the step fails for good (a permanent error, a criterion not met).
     failure_replan: Callable[[dict[str, Any], dict[str, Any], dict[str, Any] | None, str],
                              dict[str, Any] | None] | None = None
+    # (tenant_id, run_id, run params, output or None, criteria not met) -> what to try after
+    # the undo of this step's run has committed, or None. Asked when the run would end
+    # rolled back; the blueprint's `replan_after_undo` names the steps it replaces.
+    undo_replan: Callable[[int, int, dict[str, Any], dict[str, Any] | None, list[str]],
+                          Replacement | None] | None = None
     # --- for memory and the ledger ---
     milestones: dict[str, str] = field(default_factory=dict)  # node status reached -> words
     # (tenant_id, run_id, approved arguments, approver's name) -> what to remember, or None
