@@ -15,8 +15,8 @@ from llm.structured import structured_call
 from memory.services import memory_link, working_memory_record
 from timeline.models import Event
 from timeline.services import frame_record
-from workflows.models import Run, ToolCall
 from workflows.faults import fault_flag
+from workflows.models import Run, ToolCall
 from workflows.pipeline import coordinate_resolve, node_activity_id, tool_model_call
 from workflows.provenance import run_origin
 from workflows.tools import (
@@ -32,7 +32,13 @@ from workflows.tools import (
 )
 
 from . import previews
-from .matching import decision_question, option_choose, template_decide, template_fit, template_next_best
+from .matching import (
+    decision_question,
+    option_choose,
+    template_decide,
+    template_fit,
+    template_next_best,
+)
 from .models import (
     ClaimKind,
     Employee,
