@@ -7,7 +7,7 @@ record answered and before the node's completion is written — the window in
 which a killed worker must lose nothing and duplicate nothing. A point may name
 a tag, `<tool>.after#<tag>=fail`: it fires only where the caller passes that tag
 (the pipeline passes the run's string parameters), so one deployment can fail
-one run's step and no other's. `=timeout` raises TimeoutError, a transient failure.
+one run's step and no other's; `#<tag>+<tag>` needs both. `=timeout` raises TimeoutError, a transient failure.
 `<point>=on` raises nothing: a tool asks `fault_flag` and alters what it reads (a
 verification that finds an item short), so an acceptance criterion fails."""
 import os
@@ -20,7 +20,7 @@ def _actions(name: str, tags: tuple[str, ...]):
     for rule in spec.split(",") if spec else ():
         point, _, action = rule.strip().partition("=")
         point, _, tag = point.partition("#")
-        if point == name and (not tag or tag in tags):
+        if point == name and (not tag or all(t in tags for t in tag.split("+"))):
             kind, _, arg = action.partition(":")
             yield kind, arg
 

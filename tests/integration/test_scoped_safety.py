@@ -16,7 +16,10 @@ FINISHED = {"completed", "failed", "blocked", "rolled_back", "stopped", "cancell
 @pytest.fixture(scope="module")
 def keel(tmp_path_factory):
     # Verify fails for the one run that asks for it (a tagged fault), nobody else's.
-    env = {**FAST, "KEEL_FAULTS": "verify_import.after#Verify Fails=fail,import_template.after=sleep:0.2"}
+    # Two runs' first imports are verified one item short (issue 17's replan), nobody else's.
+    env = {**FAST, "KEEL_FAULTS": "verify_import.after#Verify Fails=fail,import_template.after=sleep:0.2,"
+                                  "verify_import.item_unseen#Replan A+cn-sales-commission=on,"
+                                  "verify_import.item_unseen#Replan B+cn-sales-commission=on"}
     keel = keel_start("production", tmp_path_factory.mktemp("scoped"), env)
     keel.worker_start(concurrency=2)
     keel.worker_start(concurrency=2)
@@ -116,6 +119,60 @@ def test_a_verify_failure_undoes_the_import(keel, apis):
     nodes = {n["key"]: n["status"] for n in run["nodes"]}
     assert nodes["verify"] == "failed" and nodes["restore"] == "completed"
     assert groups_named(keel, "Verify Fails") == 0
+
+
+def template_of_group(keel, name: str) -> str:
+    with psycopg.connect(keel.env["DATABASE_URL"]) as conn:
+        return conn.execute("SELECT t.code FROM payroll_payrollgroup g JOIN payroll_payrolltemplate t "
+                            "ON t.id = g.template_id WHERE g.name = %s", (name,)).fetchone()[0]
+
+
+def wait_for_plan(api: Api, run_id: str, version: int, timeout: float = 60) -> dict:
+    """The run once it waits again under plan `version` (or has ended)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        run = api.get(f"/api/v1/runs/{run_id}/")
+        if run["status"] in FINISHED or (run["plan_version"] == version and run["status"] == "awaiting_approval"):
+            return run
+        time.sleep(0.2)
+    raise AssertionError(f"run {run_id} never reached plan v{version}: {run['status']} {run['status_reason']}")
+
+
+def test_two_runs_at_once_each_undo_a_failed_verification_then_complete_with_the_next_best_template(keel, apis):
+    alice, bob = apis
+    names = ["Replan A", "Replan B"]
+    runs: dict[str, str] = {}
+    threads = [threading.Thread(target=lambda n=n: runs.__setitem__(n, start_run(alice, n))) for n in names]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for name in names:
+        alice.wait_for_run(runs[name], {"awaiting_approval"})
+    approvers = [threading.Thread(target=approve, args=(bob, runs[n])) for n in names]
+    for t in approvers:
+        t.start()
+    for t in approvers:
+        t.join()
+    for name in names:
+        run = wait_for_plan(alice, runs[name], 2)
+        assert run["status"] == "awaiting_approval" and run["plan_version"] == 2, run["status_reason"]
+        diff = run["plans"][1]["diff"]
+        assert diff["why"] == ("verification failed: every template item is in the group; "
+                               "trying template Shanghai monthly salaried staff")
+        assert [k["key"] for k in diff["kept"]] == ["interpret", "snapshot"]
+        assert {"key": "restore", "status": "completed"} in diff["removed"]
+        assert groups_named(keel, name) == 0  # the first import was undone before the replan
+    # Between the undo and the second import the names stay reserved: a third run is asked for another.
+    third = start_run(alice, "Replan A")
+    assert alice.wait_for_run(third, {"awaiting_input", "awaiting_approval"})["status"] == "awaiting_input"
+    alice.post(f"/api/v1/runs/{third}/cancel/", {"reason": "test over"})
+    for name in names:
+        approve(bob, runs[name])
+    for name in names:
+        run = alice.wait_for_run(runs[name], FINISHED)
+        assert run["status"] == "completed", run["status_reason"]
+        assert groups_named(keel, name) == 1 and template_of_group(keel, name) == "cn-sh-monthly-salaried"
 
 
 def test_a_failed_import_removes_its_own_group_and_keeps_the_one_another_run_made_meanwhile(keel, apis):
