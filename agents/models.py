@@ -74,3 +74,33 @@ class Exploration(models.Model):
     iterations = models.IntegerField(default=0)
     question = models.TextField(blank=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+
+# --- Replay (issue 17) -------------------------------------------------------------------------
+
+class ReplayResult(models.Model):
+    """What a replay of a recorded run found: kept after its sandbox tenant is deleted."""
+
+    class Status(models.TextChoices):
+        RUNNING = "running"
+        COMPARED = "compared"
+        ABANDONED = "abandoned"  # the replay never finished (a crash); its sandbox was cleaned up
+
+    id = BusinessIdField()
+    tenant = models.ForeignKey("tenants.Tenant", on_delete=models.CASCADE, related_name="+")
+    run = models.ForeignKey("workflows.Run", on_delete=models.CASCADE, related_name="+")
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.RUNNING)
+    identical = models.BooleanField(null=True)
+    differences = models.JSONField(default=list)
+    recorded = models.JSONField(default=dict)
+    replayed = models.JSONField(default=dict)
+    sandbox_slug = models.CharField(max_length=60)
+    sandbox_tenant = models.ForeignKey("tenants.Tenant", null=True, on_delete=models.SET_NULL, related_name="+",
+                                       help_text="while the sandbox exists")
+    sandbox_run_id = models.BigIntegerField(null=True)
+    sandbox_deleted_at = models.DateTimeField(null=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]

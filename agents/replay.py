@@ -24,13 +24,16 @@ themselves (intent, replies, ReAct) — a run is replayed from the parameters th
 it (the first plan's, each replan's change undone)."""
 from __future__ import annotations
 
+import os
 import secrets
 from collections import defaultdict
+from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Q
+from django.utils import timezone
 
 from approvals.models import ApprovalRequest, ApprovalStatus
 from approvals.services import approval_decide
@@ -51,6 +54,7 @@ from workflows.models import (
     Plan,
     Run,
     RunStatus,
+    StateCoordinate,
     ToolCall,
     Transition,
 )
@@ -59,6 +63,8 @@ from workflows.services import node_input_answer, run_start
 from workflows.sql import Claimed
 from workflows.tools import TOOLS
 from workflows.transitions import run_transition
+
+from .models import ReplayResult
 
 N = NodeStatus
 REPLAY_ROLES = {Role.DEVELOPER, Role.ADMIN}
@@ -141,7 +147,7 @@ def _differences(recorded: dict[str, Any], replayed: dict[str, Any]) -> list[dic
 class _Sandbox:
     def __init__(self, run: Run):
         self.tag = secrets.token_hex(4)
-        self.tenant = Tenant.objects.create(slug=f"replay-{self.tag}", name=f"Replay of run {run.id}")
+        self.tenant = Tenant.objects.create(slug=f"replay-{self.tag}", name=f"Replay of run {run.id}", sandbox=True)
         self.people: dict[int, Membership] = {}
         self.creator = self.person(run.created_by)
         self.conversation = conversation_create(tenant_id=self.tenant.id, user_id=self.creator.user_id,
@@ -250,8 +256,10 @@ def _drive(replay: Run, sandbox: _Sandbox, original: Run) -> None:
         return
 
 
-def replay_run(*, membership: Membership, run_id: int) -> dict[str, Any]:
-    """Replay a recorded run of the caller's tenant in a sandbox; compare it with the record."""
+def replay_run(*, membership: Membership, run_id: int, keep_sandbox: bool = False) -> dict[str, Any]:
+    """Replay a recorded run of the caller's tenant in a sandbox; compare it with the record.
+    The comparison is kept (`ReplayResult`); the sandbox is deleted once compared, unless
+    `keep_sandbox` (a developer inspecting it: the periodic cleanup deletes it later)."""
     if not replay_allowed(membership):
         raise Forbidden("Only developers and tenant admins may replay a run.", code="not_allowed")
     original = run_get_for(membership, run_id)
@@ -264,22 +272,66 @@ def replay_run(*, membership: Membership, run_id: int) -> dict[str, Any]:
     with transaction.atomic():
         sandbox = _Sandbox(original)
         params = _copy_records(original, sandbox)
-    with backend_scoped(backend), dispatch_held():
-        replay = run_start(membership=sandbox.creator, blueprint=original.blueprint, params=params,
-                           conversation_id=sandbox.conversation.id)
-        _drive(replay, sandbox, original)
-    replay.refresh_from_db()
-    replayed = run_trace(replay)
-    if replay.status not in RUN_TERMINAL:
-        # Where the record stopped (a pending decision): the sandbox run ends here, so no
-        # sweeper ever takes it up with another backend.
-        with transaction.atomic():
-            run_transition(replay, RunStatus.STOPPED, reason="the replay ended where the recorded run stopped")
+        result = ReplayResult.objects.create(tenant_id=original.tenant_id, run=original,
+                                             requested_by_id=membership.user_id, sandbox_slug=sandbox.tenant.slug,
+                                             sandbox_tenant=sandbox.tenant, recorded=recorded)
+    try:
+        with backend_scoped(backend), dispatch_held():
+            replay = run_start(membership=sandbox.creator, blueprint=original.blueprint, params=params,
+                               conversation_id=sandbox.conversation.id)
+            _drive(replay, sandbox, original)
+        replay.refresh_from_db()
+        replayed = run_trace(replay)
+        if replay.status not in RUN_TERMINAL:
+            # Where the record stopped (a pending decision): the sandbox run ends here, so no
+            # sweeper ever takes it up with another backend.
+            with transaction.atomic():
+                run_transition(replay, RunStatus.STOPPED, reason="the replay ended where the recorded run stopped")
+    except BaseException:
+        ReplayResult.objects.filter(id=result.id).update(status=ReplayResult.Status.ABANDONED)
+        sandbox_delete(sandbox.tenant.id)
+        raise
     differences = trace_differences(recorded, replayed)
     if backend.position < len(backend.responses):
         differences.append({"what": "model_calls", "step": None, "recorded": len(backend.responses),
                             "replayed": backend.position, "recorded_text": str(len(backend.responses)),
                             "replayed_text": str(backend.position)})
-    return {"replay_id": str(replay.id), "run": str(original.id), "sandbox_tenant": sandbox.tenant.slug,
+    ReplayResult.objects.filter(id=result.id).update(
+        status=ReplayResult.Status.COMPARED, identical=not differences, differences=differences, replayed=replayed,
+        sandbox_run_id=replay.id)
+    if not keep_sandbox:
+        sandbox_delete(sandbox.tenant.id)
+    return {"replay_id": str(result.id), "run": str(original.id), "sandbox_tenant": sandbox.tenant.slug,
+            "sandbox_run": str(replay.id), "sandbox_kept": keep_sandbox,
             "identical": not differences, "differences": differences, "recorded": recorded,
             "replayed": replayed}
+
+
+def sandbox_delete(tenant_id: int) -> bool:
+    """Delete a replay's sandbox tenant with everything in it and its stand-in people. The
+    replay's result stays. Only ever a sandbox: a real tenant is refused by the filter."""
+    with transaction.atomic():
+        tenant = Tenant.objects.select_for_update().filter(id=tenant_id, sandbox=True).first()
+        if tenant is None:
+            return False
+        people = list(User.objects.filter(membership__tenant=tenant).values_list("id", flat=True))
+        ReplayResult.objects.filter(sandbox_tenant=tenant).update(sandbox_deleted_at=timezone.now())
+        # A coordinate protects the call that produced it: coordinates first, then the rest.
+        StateCoordinate.objects.filter(tenant=tenant).delete()
+        tenant.delete()  # cascades to its runs, conversations, records and memberships
+        User.objects.filter(id__in=people, membership__isnull=True).delete()
+    return True
+
+
+def sandboxes_clean(older_than_seconds: float | None = None) -> int:
+    """The periodic cleanup: sandboxes left behind (a replay that crashed, or was kept to be
+    looked at) are deleted once older than KEEL_REPLAY_SANDBOX_TTL_SECONDS (600)."""
+    ttl = older_than_seconds if older_than_seconds is not None else float(
+        os.environ.get("KEEL_REPLAY_SANDBOX_TTL_SECONDS", "600"))
+    cutoff = timezone.now() - timedelta(seconds=ttl)
+    deleted = 0
+    for tenant_id in list(Tenant.objects.filter(sandbox=True, created_at__lt=cutoff).values_list("id", flat=True)):
+        ReplayResult.objects.filter(sandbox_tenant_id=tenant_id, status=ReplayResult.Status.RUNNING).update(
+            status=ReplayResult.Status.ABANDONED)
+        deleted += sandbox_delete(tenant_id)
+    return deleted

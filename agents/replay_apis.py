@@ -16,12 +16,14 @@ from .replay import replay_run
 class RunReplayApi(APIView):
     @extend_schema(request=None, responses={200: inline_serializer("RunReplayOutput", {
         "replay_id": serializers.CharField(), "run": serializers.CharField(),
-        "sandbox_tenant": serializers.CharField(), "identical": serializers.BooleanField(),
+        "sandbox_tenant": serializers.CharField(), "sandbox_run": serializers.CharField(),
+        "sandbox_kept": serializers.BooleanField(), "identical": serializers.BooleanField(),
         "differences": serializers.ListField(child=serializers.DictField()),
         "recorded": serializers.DictField(), "replayed": serializers.DictField()})})
     def post(self, request: Request, run_id: str) -> Response:
         """Re-run the run's steps against its recorded model answers and decisions, in a sandbox
-        copy of the records it touched; say whether it went the same way, and where not."""
+        copy of the records it touched; say whether it went the same way, and where not. The
+        comparison is kept (`replay_id`); the sandbox is deleted once compared."""
         membership = membership_for_user(request.user)
         return Response(replay_run(membership=membership, run_id=id_parse(run_id, what="run")))
 

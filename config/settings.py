@@ -194,6 +194,8 @@ CELERY_BEAT_SCHEDULE = {
     "hr-outbox": {"task": "hr.tasks.outbox_sweep", "schedule": float(os.environ.get("KEEL_OUTBOX_SECONDS", "2"))},
     "approval-reminders": {"task": "approvals.tasks.approval_reminders",
                            "schedule": float(os.environ.get("KEEL_REMINDER_SECONDS", "30"))},
+    "replay-sandboxes": {"task": "agents.tasks.replay_sandboxes_clean",
+                         "schedule": float(os.environ.get("KEEL_REPLAY_CLEAN_SECONDS", "300"))},
 }
 KEEL_LEASE_SECONDS = float(os.environ.get("KEEL_LEASE_SECONDS", "30"))
 KEEL_EMBEDDED_WORKER_THREADS = int(os.environ.get("KEEL_WORKER_THREADS", "4"))

@@ -496,4 +496,6 @@ ZH = {
     '%%(d)d d %%(h)d h': '%%(d)d 天 %%(h)d 小时',
     'in %%(duration)s': '%%(duration)s后',
     'due %%(due)s': '到期：%%(due)s',
+    # issue 17
+    'deleted once compared': '比较完成后已删除',
 }

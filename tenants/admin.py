@@ -120,8 +120,14 @@ class ReadOnlyInline(_MemberAccess, admin.TabularInline):
 class TenantAdmin(admin.ModelAdmin):
     list_display = ["name", "slug", "created_at"]
 
+    def get_queryset(self, request):
+        return super().get_queryset(request).filter(sandbox=False)  # a replay's sandbox is never listed
+
 
 @admin.register(Membership)
 class MembershipAdmin(admin.ModelAdmin):
     list_display = ["user", "tenant", "role"]
-    list_filter = ["tenant", "role"]
+    list_filter = [("tenant", admin.RelatedOnlyFieldListFilter), "role"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).filter(tenant__sandbox=False)

@@ -8,6 +8,9 @@ class Tenant(models.Model):
 
     slug = models.SlugField(unique=True)
     name = models.CharField(max_length=200)
+    # A replay's sandbox (agents/replay.py): a copy of the records one run touched, never listed,
+    # deleted once the replay is compared (or by the periodic cleanup).
+    sandbox = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

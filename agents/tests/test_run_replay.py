@@ -6,12 +6,15 @@ from io import StringIO
 from unittest import mock
 
 import pytest
+from django.apps import apps
+from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import Client
 from rest_framework.test import APIClient
 
 from agents.orchestrator import message_post
-from agents.replay import replay_run
+from agents.models import ReplayResult
+from agents.replay import replay_run, sandbox_delete, sandboxes_clean
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
 from llm import backend_scoped
@@ -52,18 +55,53 @@ def test_a_completed_run_replays_identically_in_a_sandbox_and_changes_no_tenant(
     run = completed_run()
     assert run.status == "completed"
     before = (state_of("demo"), state_of("other"), Run.objects.filter(tenant=run.tenant).count())
+    rows = {m._meta.label: m.objects.count() for m in apps.get_models()}
     demo.reset_mock()
     result = replay_run(membership=membership("dora"), run_id=run.id)
+    # Every row the replay made went with its sandbox, but the comparison.
+    after = {m._meta.label: m.objects.count() for m in apps.get_models()}
+    assert {k: after[k] - rows[k] for k in rows if after[k] != rows[k]} == {"agents.ReplayResult": 1}
     assert result["identical"], result["differences"]
     assert result["differences"] == []
     assert result["replayed"]["status"] == "completed"
     assert result["replayed"]["route"] == result["recorded"]["route"]
     assert (state_of("demo"), state_of("other"), Run.objects.filter(tenant=run.tenant).count()) == before
-    replay = Run.objects.get(id=int(result["replay_id"]))
+    assert not demo.called  # nothing of the replay reached the workers
+    # Compared, the sandbox is gone with everything in it; the comparison is kept.
+    assert not Tenant.objects.filter(slug=result["sandbox_tenant"]).exists()
+    assert not Run.objects.filter(id=int(result["sandbox_run"])).exists()
+    assert not User.objects.filter(username__startswith=result["sandbox_tenant"]).exists()
+    kept = ReplayResult.objects.get(id=int(result["replay_id"]))
+    assert (kept.run_id, kept.tenant_id, kept.status, kept.identical) == (run.id, run.tenant_id, "compared", True)
+    assert kept.replayed == result["replayed"] and kept.sandbox_deleted_at is not None
+
+
+def test_a_kept_sandbox_is_never_listed_and_the_periodic_cleanup_deletes_it():
+    run = completed_run()
+    result = replay_run(membership=membership("dora"), run_id=run.id, keep_sandbox=True)
     sandbox = Tenant.objects.get(slug=result["sandbox_tenant"])
+    replay = Run.objects.get(id=int(result["sandbox_run"]))
     assert replay.tenant_id == sandbox.id != run.tenant_id
     assert sandbox.payroll_groups.filter(name="Shanghai Sales").count() == 1
-    assert not demo.called  # nothing of the replay reached the workers
+    admin = Client()
+    admin.force_login(User.objects.create_superuser("root", "root@example.com", "x" * 12))
+    listed = admin.get("/admin/tenants/tenant/").content.decode()
+    assert "Demo Manufacturing Co." in listed and result["sandbox_tenant"] not in listed
+    assert "Replay of run" not in admin.get("/admin/tenants/membership/").content.decode()
+    assert sandboxes_clean() == 0  # younger than the cleanup's age: a developer may be looking at it
+    assert sandboxes_clean(older_than_seconds=0) == 1
+    assert not Tenant.objects.filter(id=sandbox.id).exists() and not Run.objects.filter(id=replay.id).exists()
+    assert ReplayResult.objects.get(id=int(result["replay_id"])).identical is True
+    assert Tenant.objects.filter(slug="demo").exists()  # the cleanup touches sandboxes only
+    assert sandbox_delete(run.tenant_id) is False
+
+
+def test_a_replay_that_crashes_leaves_no_sandbox_and_says_it_was_abandoned():
+    run = completed_run()
+    with mock.patch("agents.replay._drive", side_effect=RuntimeError("a bug")), pytest.raises(RuntimeError):
+        replay_run(membership=membership("dora"), run_id=run.id)
+    assert not Tenant.objects.filter(sandbox=True).exists()
+    assert ReplayResult.objects.get(run=run).status == "abandoned"
 
 
 def test_a_run_from_a_message_with_an_attachment_replays_identically():
@@ -150,12 +188,12 @@ def test_a_run_whose_match_used_experience_replays_identically():
                           params={"request": "please create a Shanghai sales payroll group, paid every month, "
                                              "with commission", "group_name": "Sales B"}))
     assert run.status == "awaiting_approval"
-    result = replay_run(membership=membership("dora"), run_id=run.id)
+    result = replay_run(membership=membership("dora"), run_id=run.id, keep_sandbox=True)
     assert result["identical"], result["differences"]
     sandbox = Tenant.objects.get(slug=result["sandbox_tenant"])
     from timeline.models import Frame
-    assert Frame.objects.filter(activity__run_id=int(result["replay_id"]), kind="memory").exists()
-    assert Run.objects.get(id=int(result["replay_id"])).tenant_id == sandbox.id
+    assert Frame.objects.filter(activity__run_id=int(result["sandbox_run"]), kind="memory").exists()
+    assert Run.objects.get(id=int(result["sandbox_run"])).tenant_id == sandbox.id
 
 
 def test_a_different_choice_on_the_same_route_is_reported():

@@ -264,7 +264,11 @@ def test_a_developer_replays_a_completed_run_in_a_sandbox_beside_the_workers(kee
         by_tenant = dict(conn.execute(
             "SELECT t.slug, count(*) FROM payroll_payrollgroup g JOIN tenants_tenant t ON t.id = g.tenant_id "
             "WHERE g.name = %s GROUP BY t.slug", ("Replayed Here",)).fetchall())
-    assert by_tenant == {"demo": 1, result["sandbox_tenant"]: 1}  # the sandbox's own, nothing more in demo
+        sandboxes = conn.execute("SELECT count(*) FROM tenants_tenant WHERE slug = %s",
+                                 (result["sandbox_tenant"],)).fetchone()[0]
+    assert by_tenant == {"demo": 1}  # nothing more in demo, and the sandbox's own went with it
+    assert sandboxes == 0  # deleted once compared; the comparison is kept
+    assert result["replay_id"] and result["sandbox_kept"] is False
 
 
 def test_a_tampered_template_id_is_a_provenance_block(keel, apis):

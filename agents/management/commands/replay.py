@@ -1,6 +1,6 @@
 """Replay a recorded run in a sandbox and compare it with the record (see agents/replay.py).
 
-    python manage.py replay RUN_ID [--as USERNAME]
+    python manage.py replay RUN_ID [--as USERNAME] [--keep-sandbox]
 
 Prints {replay_id, identical, differences, …} as JSON; exits 1 when the replay differs."""
 import json
@@ -19,8 +19,10 @@ class Command(BaseCommand):
         parser.add_argument("run_id", type=int)
         parser.add_argument("--as", dest="username", default="",
                             help="a developer or admin of the run's tenant (default: its first developer)")
+        parser.add_argument("--keep-sandbox", action="store_true",
+                            help="keep the sandbox tenant to look at (the periodic cleanup deletes it later)")
 
-    def handle(self, *args, run_id: int, username: str, **options):
+    def handle(self, *args, run_id: int, username: str, keep_sandbox: bool = False, **options):
         run = Run.objects.filter(id=run_id).first()
         if run is None:
             raise CommandError(f"No run {run_id}.")
@@ -29,7 +31,7 @@ class Command(BaseCommand):
         if membership is None:
             raise CommandError("No developer or admin of the run's tenant" + (f" named {username}." if username
                                                                                else "."))
-        result = replay_run(membership=membership, run_id=run_id)
+        result = replay_run(membership=membership, run_id=run_id, keep_sandbox=keep_sandbox)
         self.stdout.write(json.dumps(result, ensure_ascii=False, indent=2))
         if not result["identical"]:
             raise SystemExit(1)
