@@ -41,7 +41,10 @@ from config.api import Conflict, Forbidden
 from llm import backend_scoped
 from llm.replay import ReplayBackend
 from memory.models import MemoryItem
-from payroll.models import Employee, PayrollGroup
+from payroll.models import Employee, PayrollGroup, Snapshot
+from payroll.services import employee_copy, snapshot_copy
+from policy.models import PolicyVersion
+from policy.services import policy_corpus_copy
 from tenants.models import Membership, Role, Tenant
 from timeline.models import Event, Frame
 from timeline.services import conversation_create, event_append
@@ -67,6 +70,8 @@ from workflows.transitions import run_transition
 from .models import ReplayResult
 
 N = NodeStatus
+# A run with a step that reads the tenant's policies is replayed with a copy of them.
+TOOLS_READING_POLICY = {"check_claim_policy"}
 REPLAY_ROLES = {Role.DEVELOPER, Role.ADMIN}
 MAX_STEPS = 200
 
@@ -183,15 +188,15 @@ def _copy_records(run: Run, sandbox: _Sandbox) -> dict[str, Any]:
     """The records the run touched, copied into the sandbox; the params, with their ids mapped."""
     params = initial_params(run)
     if params.get("employee_ids"):
-        mapped = []
-        for employee in Employee.objects.filter(tenant_id=run.tenant_id,
-                                                id__in=[int(e) for e in params["employee_ids"]]):
-            twin = Employee.objects.create(tenant=sandbox.tenant, employee_no=employee.employee_no,
-                                           name=employee.name, department=employee.department,
-                                           location=employee.location, base_salary=employee.base_salary,
-                                           currency=employee.currency)
-            mapped.append(str(twin.id))
-        params["employee_ids"] = mapped
+        params["employee_ids"] = [str(employee_copy(e, tenant_id=sandbox.tenant.id).id) for e in Employee.objects.filter(
+            tenant_id=run.tenant_id, id__in=[int(e) for e in params["employee_ids"]])]
+    if params.get("snapshot_id") and Snapshot.objects.filter(id=int(params["snapshot_id"]), tenant_id=run.tenant_id,
+                                                            scope__isnull=True).exists():
+        # A whole-tenant restore: the configuration its snapshot froze, under the sandbox's own ids.
+        params["snapshot_id"] = str(snapshot_copy(snapshot_id=int(params["snapshot_id"]), from_tenant_id=run.tenant_id,
+                                                  to_tenant_id=sandbox.tenant.id).id)
+    if TOOLS_READING_POLICY & set(Node.objects.filter(run=run).values_list("tool", flat=True)):
+        policy_corpus_copy(from_tenant_id=run.tenant_id, to_tenant_id=sandbox.tenant.id)
     for name in {params.get("group_name"), *(run.params.get(k) for k in ("answer",))} - {None, ""}:
         # A group that already had the name when the run started (the reason it may have asked).
         for group in PayrollGroup.objects.filter(tenant_id=run.tenant_id, name=name, created_at__lt=run.created_at):
@@ -316,8 +321,10 @@ def sandbox_delete(tenant_id: int) -> bool:
             return False
         people = list(User.objects.filter(membership__tenant=tenant).values_list("id", flat=True))
         ReplayResult.objects.filter(sandbox_tenant=tenant).update(sandbox_deleted_at=timezone.now())
-        # A coordinate protects the call that produced it: coordinates first, then the rest.
+        # Rows that protect others inside the sandbox go first: a coordinate protects the call
+        # that produced it, a policy version the one it replaces.
         StateCoordinate.objects.filter(tenant=tenant).delete()
+        PolicyVersion.objects.filter(document__tenant=tenant).update(replaces=None)
         tenant.delete()  # cascades to its runs, conversations, records and memberships
         User.objects.filter(id__in=people, membership__isnull=True).delete()
     return True

@@ -20,6 +20,7 @@ from django.db import IntegrityError, transaction
 from approvals.authority import approval_covers
 from approvals.matrix import approval_route
 from config.api import Conflict, DomainError, Forbidden, NotFound, Unprocessable
+from config.ids import new_id
 from idempotency.models import IdempotencyState
 
 # Receipt, KeyRequired and idempotency_lease are part of this module's interface, as before.
@@ -400,25 +401,54 @@ def snapshot_restore(*, actor: Actor, snapshot_id: int, idempotency_key: str,
         PayrollGroup.objects.filter(tenant_id=tenant_id).exclude(id__in=kept).delete()
         Employee.objects.filter(tenant_id=tenant_id, group__isnull=False).update(group=None)
         GroupItem.objects.filter(group__tenant_id=tenant_id).delete()
-        for g in configuration["groups"]:
-            fields = {"name": g["name"], "template_id": None if g["template_id"] is None else int(g["template_id"]),
-                      "template_version": g["template_version"], "variables": g["variables"]}
-            updated = PayrollGroup.objects.filter(id=int(g["id"]), tenant_id=tenant_id).update(**fields)
-            if not updated:
-                PayrollGroup.objects.create(id=int(g["id"]), tenant_id=tenant_id, **fields)
-            GroupItem.objects.bulk_create([
-                GroupItem(group_id=int(g["id"]), position=i["position"], code=i["code"], name=i["name"],
-                          kind=i["kind"], rate=i["rate"], base=i["base"], formula=i["formula"])
-                for i in g["items"]])
-        by_group: dict[int, list[int]] = {}
-        for a in configuration["assignments"]:
-            by_group.setdefault(int(a["group_id"]), []).append(int(a["employee_id"]))
-        for group_id, employee_ids in by_group.items():
-            Employee.objects.filter(tenant_id=tenant_id, id__in=employee_ids).update(group_id=group_id)
+        _configuration_write(tenant_id, configuration)
         return 200, {"snapshot_id": str(snapshot.id), "checksum": configuration_checksum(tenant_id=tenant_id)}
 
     return _idempotent(actor=actor, operation="snapshot_restore", key=key,
                        request={"snapshot_id": snapshot_id, "tenant_checksum": tenant_checksum}, work=work, atomic=True)
+
+
+def _configuration_write(tenant_id: int, configuration: dict[str, Any]) -> None:
+    """Write a snapshot's groups, their items and the assignments (over a tenant cleared of them)."""
+    for g in configuration["groups"]:
+        fields = {"name": g["name"], "template_id": None if g["template_id"] is None else int(g["template_id"]),
+                  "template_version": g["template_version"], "variables": g["variables"]}
+        updated = PayrollGroup.objects.filter(id=int(g["id"]), tenant_id=tenant_id).update(**fields)
+        if not updated:
+            PayrollGroup.objects.create(id=int(g["id"]), tenant_id=tenant_id, **fields)
+        GroupItem.objects.bulk_create([
+            GroupItem(group_id=int(g["id"]), position=i["position"], code=i["code"], name=i["name"],
+                      kind=i["kind"], rate=i["rate"], base=i["base"], formula=i["formula"])
+            for i in g["items"]])
+    by_group: dict[int, list[int]] = {}
+    for a in configuration["assignments"]:
+        by_group.setdefault(int(a["group_id"]), []).append(int(a["employee_id"]))
+    for group_id, employee_ids in by_group.items():
+        Employee.objects.filter(tenant_id=tenant_id, id__in=employee_ids).update(group_id=group_id)
+
+
+def employee_copy(employee: Employee, *, tenant_id: int) -> Employee:
+    """A copy of an employee in another tenant (a replay's sandbox), in no group."""
+    return Employee.objects.create(tenant_id=tenant_id, employee_no=employee.employee_no, name=employee.name,
+                                   department=employee.department, location=employee.location,
+                                   base_salary=employee.base_salary, currency=employee.currency)
+
+
+@transaction.atomic
+def snapshot_copy(*, snapshot_id: int, from_tenant_id: int, to_tenant_id: int) -> Snapshot:
+    """For a replay's sandbox (an empty tenant): the configuration a whole-tenant snapshot
+    froze, written into `to_tenant` under ids of its own, and a snapshot of it there."""
+    snapshot = snapshot_get(from_tenant_id, snapshot_id)
+    groups = {g["id"]: str(new_id()) for g in snapshot.configuration["groups"]}
+    employees = {str(e.id): str(employee_copy(e, tenant_id=to_tenant_id).id) for e in Employee.objects.filter(
+        tenant_id=from_tenant_id, id__in=[int(a["employee_id"]) for a in snapshot.configuration["assignments"]])}
+    _configuration_write(to_tenant_id, {
+        "groups": [{**g, "id": groups[g["id"]]} for g in snapshot.configuration["groups"]],
+        "assignments": [{"employee_id": employees[a["employee_id"]], "group_id": groups[a["group_id"]]}
+                        for a in snapshot.configuration["assignments"] if a["employee_id"] in employees]})
+    configuration = configuration_of(tenant_id=to_tenant_id)
+    return Snapshot.objects.create(tenant_id=to_tenant_id, label=snapshot.label, configuration=configuration,
+                                   checksum=checksum_of(configuration))
 
 
 def _tenant_restore_request(*, actor: Actor, snapshot: Snapshot, key: str) -> Receipt:

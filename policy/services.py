@@ -144,6 +144,26 @@ def policy_travel_seed(*, tenant: Tenant) -> PolicyDocument:
     return document
 
 
+@transaction.atomic
+def policy_corpus_copy(*, from_tenant_id: int, to_tenant_id: int) -> int:
+    """Copy a tenant's policies (documents, versions, lines) into another tenant (a replay's
+    sandbox), as they are; returns how many versions were copied. The answer cache is not."""
+    copied: dict[int, PolicyVersion] = {}
+    for document in PolicyDocument.objects.filter(tenant_id=from_tenant_id).prefetch_related("versions__lines"):
+        twin = PolicyDocument.objects.create(tenant_id=to_tenant_id, topic=document.topic, title=document.title,
+                                             authority=document.authority)
+        # Oldest first, so that what a version replaces is copied before it.
+        for version in sorted(document.versions.all(), key=lambda v: (v.effective_from, v.id)):
+            copied[version.id] = PolicyVersion.objects.create(
+                document=twin, label=version.label, effective_from=version.effective_from,
+                effective_to=version.effective_to, replaces=copied.get(version.replaces_id))
+            PolicyLine.objects.bulk_create([
+                PolicyLine(version=copied[version.id], lang=line.lang, number=line.number, text=line.text,
+                           role=line.role, amount=line.amount, unit=line.unit, subject_terms=line.subject_terms)
+                for line in version.lines.all()])
+    return len(copied)
+
+
 # --- The expense claim check (issue 15): the exact graph on a claim's date, city and category ---
 
 CATEGORY_WORDS = {"lodging": ("lodging", "住宿")}
