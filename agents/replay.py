@@ -8,26 +8,39 @@ against its own recorded model answers, and say whether it went the same way.
   messages in the conversation. Its people mirror the run's starter and deciders, with
   their roles. Nothing of the original tenant is read after the copy, nothing is written
   to it, and no other tenant is touched.
-- The model answers are the run's recorded ones (its steps' model-call frames), handed
-  back in order by a backend scoped to this replay only (`llm.backend_scoped`): no
-  restart, no KEEL_LLM change, no position shared with any other replay or process.
+- The conversation turns that shaped the run are posted again in the sandbox's conversation:
+  the user's messages up to the one whose turn started the run (its employee list rebuilt
+  from what the run took from it: the file is not kept), and the later ones that answered
+  its questions in the chat. The run that turn starts there is the one replayed. A run no
+  turn started (an API call, an event) starts from its recorded params (the first plan's,
+  each replan's change undone).
+- The model answers are the recorded ones (the turns' and the steps' model-call frames),
+  handed back by a backend scoped to this replay only (`llm.backend_scoped`), each call
+  taking the next answer recorded for its purpose: no restart, no KEEL_LLM change, no
+  position shared with any other replay or process.
 - The run is driven here, in process (`workflows.dispatch.dispatch_held`: nothing of it
   reaches the workers), with the recorded decisions: each approval's verdict (and
   whether it asked for a replan), each answer the user gave a question.
-- What is compared: each step's status transitions per plan version, its tool calls
-  (tool, status), the run's own transitions (its route: running → awaiting approval →
-  …) and the plan versions with their triggers. Ids and times are not compared.
+- What is compared: each turn's intent, route, reply and decisions (understanding, ReAct
+  steps, memory used); each step's status transitions per plan version, its tool calls
+  (tool, status, business summary), the run's own transitions (its route: running →
+  awaiting approval → …) and the plan versions with their triggers. Ids and times are not.
 
 The sandbox also holds a copy of the tenant's L2/L3 memory as it stood when the run started
-(without links to the original approvals). Not replayed: the conversation's turns
-themselves (intent, replies, ReAct) — a run is replayed from the parameters the turn gave
-it (the first plan's, each replan's change undone)."""
+(without links to the original approvals), of a whole-tenant snapshot a restore reads and of
+the tenant's policies when a step reads them. Once compared, the sandbox is deleted and the
+comparison kept (`ReplayResult`); sandboxes left behind are deleted by a periodic cleanup."""
 from __future__ import annotations
 
+import csv
+import io
 import os
+import re
 import secrets
 from collections import defaultdict
+from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -46,7 +59,7 @@ from payroll.services import employee_copy, snapshot_copy
 from policy.models import PolicyVersion
 from policy.services import policy_corpus_copy
 from tenants.models import Membership, Role, Tenant
-from timeline.models import Event, Frame
+from timeline.models import Activity, Event, Frame
 from timeline.services import conversation_create, event_append
 from workflows.dispatch import dispatch_held
 from workflows.executor import claimed_execute, node_execute
@@ -67,7 +80,8 @@ from workflows.sql import Claimed
 from workflows.tools import TOOLS
 from workflows.transitions import run_transition
 
-from .models import ReplayResult
+from .models import Message, ReplayResult
+from .orchestrator import message_post
 
 N = NodeStatus
 # A run with a step that reads the tenant's policies is replayed with a copy of them.
@@ -80,18 +94,118 @@ def replay_allowed(membership: Membership) -> bool:
     return membership.role in REPLAY_ROLES
 
 
-def recorded_responses(run: Run) -> list[Any]:
-    """The model answers the run's steps received, in the order they were made (failed calls left out)."""
-    frames = (Frame.objects.filter(activity__run_id=run.id, activity__node_key__gt="", kind="model_call")
+def recorded_responses(run: Run, turn_activity_ids: list[int] = ()) -> tuple[list[Any], list[str], list[str]]:
+    """The model answers the run's steps and the conversation turns that shaped it received, in
+    the order they were made (failed calls left out), with the purpose and provider of each."""
+    frames = (Frame.objects.filter(Q(activity__run_id=run.id, activity__node_key__gt="")
+                                   | Q(activity_id__in=list(turn_activity_ids)), kind="model_call")
               .select_related("payload").order_by("started_at", "ended_at", "id"))
-    responses = []
+    responses, purposes, providers = [], [], []
     for frame in frames:
         data = frame.payload.data if hasattr(frame, "payload") else {}
         if data.get("error"):
             continue
         responses.append({"text": data.get("text", ""), "tool_calls": data["tool_calls"]}
                          if data.get("tool_calls") else data.get("text", ""))
-    return responses
+        purposes.append(data.get("purpose") or None)
+        providers.append(data.get("provider") or "")
+    return responses, purposes, providers
+
+
+# --- The conversation turns that shaped a run ---------------------------------------------------
+
+@dataclass
+class Turns:
+    """The user's messages that shaped a run: those up to and including the one whose turn
+    started it (`origin`), and the later ones that answered its questions in the chat."""
+
+    before: list[Message] = field(default_factory=list)
+    origin: Message | None = None
+    answers: list[Message] = field(default_factory=list)
+
+    @property
+    def all(self) -> list[Message]:
+        return [*self.before, *([self.origin] if self.origin else []), *self.answers]
+
+
+def turns_of(run: Run) -> Turns:
+    """No turns for a run that no turn started (an API call, an event)."""
+    replies = Message.objects.filter(conversation_id=run.conversation_id, role=Message.Role.ASSISTANT, run=run)
+    started = replies.filter(news_of="").order_by("created_at").first()
+    users = Message.objects.filter(conversation_id=run.conversation_id, role=Message.Role.USER)
+    origin = users.filter(activity_id=started.activity_id).first() if started else None
+    if origin is None:
+        return Turns()
+    answered = set(Activity.objects.filter(route="resume_run", id__in=replies.filter(
+        created_at__gt=origin.created_at).values_list("activity_id", flat=True)).values_list("id", flat=True))
+    return Turns(before=list(users.filter(created_at__lt=origin.created_at).order_by("created_at")), origin=origin,
+                 answers=[m for m in users.filter(created_at__gt=origin.created_at).order_by("created_at")
+                          if m.activity_id in answered])
+
+
+_LONG_ID = re.compile(r"\d{12,}")
+
+
+def _no_ids(text: str) -> str:
+    return _LONG_ID.sub("#", text or "")
+
+
+def turn_trace(messages: list[Message]) -> list[dict[str, Any]]:
+    """What a turn is compared on: its intent, route, reply and decisions (understanding, ReAct
+    steps, memory used) — every frame but the model calls themselves — with no ids."""
+    traced = []
+    for message in messages:
+        activity = Activity.objects.filter(id=message.activity_id).first()
+        reply = Message.objects.filter(activity_id=message.activity_id, role=Message.Role.ASSISTANT).first()
+        frames = Frame.objects.filter(activity_id=message.activity_id).exclude(kind="model_call").order_by(
+            "started_at", "id")
+        traced.append({"text": message.text, "intent": activity.intent if activity else "",
+                       "route": activity.route if activity else "", "reply": _no_ids(reply.text if reply else ""),
+                       "decisions": [f"{f.kind} {f.name}: {_no_ids(f.summary)}" for f in frames]})
+    return traced
+
+
+def _turn_differences(recorded: list[dict[str, Any]], replayed: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    differences = []
+    for i in range(max(len(recorded), len(replayed))):
+        a = recorded[i] if i < len(recorded) else {}
+        b = replayed[i] if i < len(replayed) else {}
+        for what in ("intent", "route", "reply", "decisions"):
+            if a.get(what) != b.get(what):
+                differences.append({"what": f"turn {what}", "step": f"turn {i + 1}: {(a or b).get('text', '')[:60]}",
+                                    "recorded": a.get(what, ""), "replayed": b.get(what, "")})
+    return differences
+
+
+def _attachment_of(origin: Message, run: Run, params: dict[str, Any]) -> tuple[str, bytes] | None:
+    """The employee list the first message carried, rebuilt from what the run took from it (the
+    employees it listed, copied into the sandbox, and the new ones it proposed): the file
+    itself is not kept."""
+    if not origin.attachment_name:
+        return None
+    listed = Employee.objects.filter(tenant_id=run.tenant_id,
+                                     id__in=[int(e) for e in initial_params(run).get("employee_ids") or []])
+    rows = [{"employee_no": e.employee_no, "name": e.name} for e in listed.order_by("employee_no")]
+    rows += [dict(r) for r in params.get("new_employees") or []]
+    columns = list(dict.fromkeys(k for r in rows for k in r)) or ["employee_no", "name"]
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=columns)
+    writer.writeheader()
+    writer.writerows(rows)
+    return f"{Path(origin.attachment_name).stem}.csv", out.getvalue().encode()
+
+
+def _turns_drive(turns: Turns, sandbox: _Sandbox, original: Run, params: dict[str, Any]) -> Run | None:
+    """Post the turns up to the one that started the run, in the sandbox's conversation; the
+    run that turn starts there (or None: the turn went another way)."""
+    started = None
+    for message in [*turns.before, turns.origin]:
+        author = sandbox.person(message.author) if message.author_id else sandbox.creator
+        result = message_post(membership=author, conversation_id=sandbox.conversation.id, text=message.text,
+                              attachment=_attachment_of(message, original, params) if message is turns.origin
+                              else None)
+        started = result["run_id"]
+    return Run.objects.filter(id=int(started), tenant_id=sandbox.tenant.id).first() if started else None
 
 
 def run_trace(run: Run) -> dict[str, Any]:
@@ -135,7 +249,7 @@ def trace_differences(recorded: dict[str, Any], replayed: dict[str, Any]) -> lis
 
 
 def _differences(recorded: dict[str, Any], replayed: dict[str, Any]) -> list[dict[str, Any]]:
-    differences = []
+    differences = _turn_differences(recorded.get("turns", []), replayed.get("turns", []))
     for what in ("status", "route", "plans"):
         if recorded[what] != replayed[what]:
             differences.append({"what": what, "step": None, "recorded": recorded[what],
@@ -184,7 +298,7 @@ def initial_params(run: Run) -> dict[str, Any]:
     return params
 
 
-def _copy_records(run: Run, sandbox: _Sandbox) -> dict[str, Any]:
+def _copy_records(run: Run, sandbox: _Sandbox, *, messages: bool = True) -> dict[str, Any]:
     """The records the run touched, copied into the sandbox; the params, with their ids mapped."""
     params = initial_params(run)
     if params.get("employee_ids"):
@@ -212,6 +326,8 @@ def _copy_records(run: Run, sandbox: _Sandbox) -> dict[str, Any]:
         twins[item.id] = MemoryItem.objects.create(
             tenant=sandbox.tenant, layer=item.layer, kind=item.kind, text=item.text, signature=item.signature,
             data=item.data, evidence=twins.get(item.evidence_id))
+    if not messages:  # the turns themselves are posted again
+        return params
     started = Event.objects.filter(run_id=run.id, type="run.started").values_list("seq", flat=True).first()
     earlier = Event.objects.filter(conversation_id=run.conversation_id, type="message.received")
     if started is not None:
@@ -221,7 +337,7 @@ def _copy_records(run: Run, sandbox: _Sandbox) -> dict[str, Any]:
     return params
 
 
-def _drive(replay: Run, sandbox: _Sandbox, original: Run) -> None:
+def _drive(replay: Run, sandbox: _Sandbox, original: Run, answers_in_chat: list[Message] = ()) -> None:
     """Run the sandbox run to where the recorded one ended, deciding as people decided."""
     decisions = list(ApprovalRequest.objects.filter(run=original).exclude(status=ApprovalStatus.PENDING)
                      .select_related("node", "decided_by").order_by("decided_at", "id"))
@@ -252,6 +368,12 @@ def _drive(replay: Run, sandbox: _Sandbox, original: Run) -> None:
                             verdict="approved" if decision.status == ApprovalStatus.APPROVED else "rejected",
                             replan=bool(getattr(decision, "replan", False)))
             continue
+        if replay.status == RunStatus.AWAITING_INPUT and answers_in_chat:
+            # The user answered in the chat: that turn is posted again.
+            message = answers_in_chat.pop(0)
+            message_post(membership=sandbox.person(message.author) if message.author_id else sandbox.creator,
+                         conversation_id=sandbox.conversation.id, text=message.text)
+            continue
         if replay.status == RunStatus.AWAITING_INPUT:
             waiting = Node.objects.filter(run=replay, status=N.AWAITING_INPUT, retired_in__isnull=True).first()
             if waiting is None or not answers.get(waiting.key):
@@ -273,34 +395,42 @@ def replay_run(*, membership: Membership, run_id: int, keep_sandbox: bool = Fals
         raise Conflict("The run is still moving; replay it when it has stopped or is waiting.",
                        code="run_in_progress", extra={"status": original.status})
     recorded = run_trace(original)
-    backend = ReplayBackend(recorded_responses(original))
+    turns = turns_of(original)
+    recorded["turns"] = turn_trace(turns.all)
+    backend = ReplayBackend(*recorded_responses(original, [m.activity_id for m in turns.all]))
     with transaction.atomic():
         sandbox = _Sandbox(original)
-        params = _copy_records(original, sandbox)
+        params = _copy_records(original, sandbox, messages=turns.origin is None)
         result = ReplayResult.objects.create(tenant_id=original.tenant_id, run=original,
                                              requested_by_id=membership.user_id, sandbox_slug=sandbox.tenant.slug,
                                              sandbox_tenant=sandbox.tenant, recorded=recorded)
     try:
         with backend_scoped(backend), dispatch_held():
-            replay = run_start(membership=sandbox.creator, blueprint=original.blueprint, params=params,
-                               conversation_id=sandbox.conversation.id)
-            _drive(replay, sandbox, original)
+            # The turns that started the run, posted again; a run no turn started (or one whose
+            # turn went another way here) starts from its recorded params.
+            replay = _turns_drive(turns, sandbox, original, params) if turns.origin else None
+            if replay is None:
+                replay = run_start(membership=sandbox.creator, blueprint=original.blueprint, params=params,
+                                   conversation_id=sandbox.conversation.id)
+            _drive(replay, sandbox, original, list(turns.answers))
         replay.refresh_from_db()
         replayed = run_trace(replay)
-        if replay.status not in RUN_TERMINAL:
-            # Where the record stopped (a pending decision): the sandbox run ends here, so no
-            # sweeper ever takes it up with another backend.
+        replayed["turns"] = turn_trace(list(Message.objects.filter(
+            conversation=sandbox.conversation, role=Message.Role.USER).order_by("created_at"))) if turns.origin else []
+        # Where the record stopped (a pending decision): the sandbox's runs end here, so no
+        # sweeper ever takes them up with another backend.
+        for unfinished in Run.objects.filter(tenant_id=sandbox.tenant.id).exclude(status__in=RUN_TERMINAL):
             with transaction.atomic():
-                run_transition(replay, RunStatus.STOPPED, reason="the replay ended where the recorded run stopped")
+                run_transition(unfinished, RunStatus.STOPPED, reason="the replay ended where the recorded run stopped")
     except BaseException:
         ReplayResult.objects.filter(id=result.id).update(status=ReplayResult.Status.ABANDONED)
         sandbox_delete(sandbox.tenant.id)
         raise
     differences = trace_differences(recorded, replayed)
-    if backend.position < len(backend.responses):
+    if backend.answered < len(backend.responses) or backend.position > backend.answered:
         differences.append({"what": "model_calls", "step": None, "recorded": len(backend.responses),
-                            "replayed": backend.position, "recorded_text": str(len(backend.responses)),
-                            "replayed_text": str(backend.position)})
+                            "replayed": backend.position, "recorded_text": f"{len(backend.responses)} calls",
+                            "replayed_text": f"{backend.position} calls, {backend.answered} answered by the record"})
     ReplayResult.objects.filter(id=result.id).update(
         status=ReplayResult.Status.COMPARED, identical=not differences, differences=differences, replayed=replayed,
         sandbox_run_id=replay.id)

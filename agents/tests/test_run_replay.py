@@ -209,3 +209,64 @@ def test_a_different_choice_on_the_same_route_is_reported():
     match = next(d for d in result["differences"] if d["what"] == "tool_calls" and d["step"] == "match")
     assert "Shanghai monthly salaried staff" in match["replayed_text"]
     assert "Shanghai monthly salaried staff" not in match["recorded_text"]
+
+
+# --- The conversation turns that shaped the run are re-driven too ------------------------------
+
+def chat(*texts):
+    alice = membership("alice")
+    conv = conversation_create(tenant_id=alice.tenant_id, user_id=alice.user_id, title="t")
+    results = [message_post(membership=alice, conversation_id=conv.id, text=t) for t in texts]
+    return conv, results
+
+
+def test_the_turns_that_started_a_run_are_posted_again_in_the_sandbox_and_compared():
+    from llm import backend_get
+
+    conv, results = chat("hi there", REQUEST)
+    run = approve(drive(Run.objects.get(id=int(results[1]["run_id"]))))
+    result = replay_run(membership=membership("dora"), run_id=run.id, keep_sandbox=True)
+    assert result["identical"], result["differences"]
+    turns = result["replayed"]["turns"]
+    assert [(t["text"], t["intent"], t["route"]) for t in turns] == [("hi there", "chat", "chat"),
+                                                                    (REQUEST, "resolve", "plan")]
+    assert turns == result["recorded"]["turns"]
+    assert "I've started setting up “Shanghai Sales”" in turns[1]["reply"]
+    assert any(d.startswith("intent intent resolve") for d in turns[1]["decisions"])
+    # The replayed run is the one the replayed turn started, in the sandbox's conversation.
+    replay = Run.objects.get(id=int(result["sandbox_run"]))
+    from agents.models import Message
+    started = Message.objects.get(conversation_id=replay.conversation_id, role="assistant", run=replay)
+    assert started.activity.title == REQUEST
+    assert backend_get().name == "builtin"  # nobody else's backend changed
+
+
+def test_an_answer_given_in_the_chat_is_posted_again():
+    completed_run()  # "Shanghai Sales" exists: the next run asks for another name
+    conv, results = chat(REQUEST)
+    run = drive(Run.objects.get(id=int(results[0]["run_id"])))
+    assert run.status == "awaiting_input", run.status_reason
+    answered = message_post(membership=membership("alice"), conversation_id=conv.id, text="the first one")
+    assert Run.objects.get(id=run.id).status != "awaiting_input", answered["reply"]
+    run = approve(drive(run))
+    assert run.status == "completed" and run.params["group_name"] == "Shanghai Sales"
+    result = replay_run(membership=membership("dora"), run_id=run.id)
+    assert result["identical"], result["differences"]
+    assert [(t["text"], t["route"]) for t in result["replayed"]["turns"]] == [(REQUEST, "plan"),
+                                                                             ("the first one", "resume_run")]
+    assert "Shanghai Sales (2)" in result["replayed"]["turns"][1]["reply"]
+
+
+def test_a_code_change_that_routes_a_turn_elsewhere_is_reported_as_a_turn_difference():
+    conv, results = chat(REQUEST)
+    run = drive(Run.objects.get(id=int(results[0]["run_id"])))
+    with mock.patch("agents.orchestrator.signal_parse", return_value="chat"):
+        result = replay_run(membership=membership("dora"), run_id=run.id)
+    assert not result["identical"]
+    turn = {d["what"]: d for d in result["differences"] if d["what"].startswith("turn ")}
+    assert (turn["turn intent"]["recorded"], turn["turn intent"]["replayed"]) == ("resolve", "chat")
+    assert turn["turn route"]["recorded"] == "plan" and turn["turn route"]["replayed"] != "plan"
+    assert turn["turn route"]["step"].startswith("turn 1: set up a monthly payroll group")
+    # The run itself was replayed from its params and went the same way: only the turn differs.
+    assert {d["what"] for d in result["differences"]} <= {"turn intent", "turn route", "turn reply",
+                                                           "turn decisions", "model_calls"}
