@@ -12,8 +12,8 @@ from django.core.management import call_command
 from django.test import Client
 from rest_framework.test import APIClient
 
-from agents.orchestrator import message_post
 from agents.models import ReplayResult
+from agents.orchestrator import message_post
 from agents.replay import replay_run, sandbox_delete, sandboxes_clean
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
@@ -223,7 +223,7 @@ def chat(*texts):
 def test_the_turns_that_started_a_run_are_posted_again_in_the_sandbox_and_compared():
     from llm import backend_get
 
-    conv, results = chat("hi there", REQUEST)
+    _, results = chat("hi there", REQUEST)
     run = approve(drive(Run.objects.get(id=int(results[1]["run_id"]))))
     result = replay_run(membership=membership("dora"), run_id=run.id, keep_sandbox=True)
     assert result["identical"], result["differences"]
@@ -258,7 +258,7 @@ def test_an_answer_given_in_the_chat_is_posted_again():
 
 
 def test_a_code_change_that_routes_a_turn_elsewhere_is_reported_as_a_turn_difference():
-    conv, results = chat(REQUEST)
+    _, results = chat(REQUEST)
     run = drive(Run.objects.get(id=int(results[0]["run_id"])))
     with mock.patch("agents.orchestrator.signal_parse", return_value="chat"):
         result = replay_run(membership=membership("dora"), run_id=run.id)
