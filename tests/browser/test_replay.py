@@ -25,6 +25,7 @@ def test_dora_replays_a_completed_run_and_reads_identical(keel, new_page):
     verdict = page.get_by_test_id(f"replay-result-{run_id}")
     expect(verdict).to_contain_text("Identical", timeout=30000)
     expect(verdict).to_contain_text("in sandbox replay-")
+    expect(verdict).to_contain_text("deleted once compared")
     screenshot(page, "timeline-replay")
     # Nothing changed in the tenant.
     assert Api(keel.base_url, "dora").get("/api/v1/payroll/groups/")["results"] == groups_before
