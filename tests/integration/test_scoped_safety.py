@@ -166,7 +166,7 @@ def test_two_runs_at_once_each_undo_a_failed_verification_then_complete_with_the
     # Between the undo and the second import the names stay reserved: a third run is asked for another.
     third = start_run(alice, "Replan A")
     assert alice.wait_for_run(third, {"awaiting_input", "awaiting_approval"})["status"] == "awaiting_input"
-    alice.post(f"/api/v1/runs/{third}/cancel/", {"reason": "test over"})
+    # (left waiting for its answer: it holds nothing, and a cancel would show in the cancelled list below)
     for name in names:
         approve(bob, runs[name])
     for name in names:
