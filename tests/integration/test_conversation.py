@@ -100,6 +100,15 @@ def test_a_run_waiting_for_input_resumes_on_continue_in_a_later_turn(keel, apis)
     run = alice.wait_for_run(run["id"], {"awaiting_approval"})
     assert {n["key"]: n["status"] for n in run["nodes"]}["match"] == "completed"
 
+    # Issue 17: the replay posts both turns again (the request, then "continue" answering the
+    # run's question) in a sandbox, beside the workers, and goes the same way.
+    status, replayed = Api(keel.base_url, "dora").post(f"/api/v1/runs/{run['id']}/replay/")
+    assert status == 200, replayed
+    assert replayed["identical"] is True, replayed["differences"]
+    assert [(t["text"], t["route"]) for t in replayed["replayed"]["turns"]] == [
+        ("set up payroll for our US employees", replayed["recorded"]["turns"][0]["route"]),
+        ("continue", "resume_run")]
+
 
 def test_bad_input_is_refused_and_another_tenant_sees_nothing(keel, apis):
     alice, _ = apis
@@ -178,6 +187,14 @@ def test_openai_a_payroll_request_goes_from_intent_to_a_started_run(keel_openai,
     # structured output was asked of the model, once each: the worker decided on the same reading
     assert [r["body"]["response_format"]["json_schema"]["name"] for r in model.requests
             if r["body"].get("response_format")] == ["intent", "requirements"]
+    # Issue 17: the replay answers the turn's structured calls from the record, never the model.
+    asked = len(model.requests)
+    status, replayed = Api(keel_openai.base_url, "dora").post(f"/api/v1/runs/{run['id']}/replay/")
+    assert status == 200, replayed
+    assert replayed["identical"] is True, replayed["differences"]
+    assert replayed["replayed"]["turns"][0]["intent"] == "resolve" and "Model Sales" in \
+        replayed["replayed"]["turns"][0]["reply"]
+    assert len(model.requests) == asked
 
 
 def test_openai_malformed_json_is_repaired_once_then_the_fallback_is_recorded(keel_openai, model):
