@@ -8,6 +8,7 @@ code change that alters a route reports the difference: test_run_replay.py.)"""
 import json
 
 import pytest
+from django.apps import apps
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
@@ -104,6 +105,7 @@ def test_a_replay_of_every_recorded_run_is_identical(monkeypatch):
     assert {r.blueprint for r in recorded} >= {"payroll_group_setup", "payroll_direct_import",
                                                "payroll_tenant_restore", "expense_claim"}
     dora = membership("dora")
+    rows = {m._meta.label: m.objects.count() for m in apps.get_models()}
     different = {}
     for run in recorded:
         developer = dora if run.tenant_id == dora.tenant_id else Membership.objects.filter(
@@ -114,3 +116,20 @@ def test_a_replay_of_every_recorded_run_is_identical(monkeypatch):
     assert different == {}, json.dumps(different, indent=1, ensure_ascii=False)
     assert ReplayResult.objects.filter(identical=True).count() == len(recorded)
     assert not Tenant.objects.filter(sandbox=True).exists()  # every sandbox went once compared
+    # Nothing else is left of the replays anywhere (no tenant, record, memory, user or event).
+    after = {m._meta.label: m.objects.count() for m in apps.get_models()}
+    assert {k: after[k] - rows[k] for k in rows if after[k] != rows[k]} == {"agents.ReplayResult": len(recorded)}
+
+
+def test_a_failure_replan_recorded_before_a_fix_replays_showing_the_route_it_no_longer_takes(monkeypatch):
+    monkeypatch.setenv("KEEL_FAULTS", "verify_import.item_unseen#Verify Replan+cn-sales-commission=on")
+    run = decide(decide(setup_run("Verify Replan")))
+    assert run.status == "completed" and run.plan_version == 2
+    monkeypatch.delenv("KEEL_FAULTS")  # the code changed: the first verification passes now
+    result = replay_run(membership=membership("dora"), run_id=run.id)
+    assert not result["identical"]
+    plans = next(d for d in result["differences"] if d["what"] == "plans")
+    assert plans["recorded"] == ["v1: initial", "v2: failure_after_undo of verify"]
+    assert plans["replayed"] == ["v1: initial"]
+    verify = next(d for d in result["differences"] if d["what"] == "transitions" and d["step"] == "verify")
+    assert "v1: in_progress → failed" in verify["recorded"] and "v1: in_progress → completed" in verify["replayed"]
