@@ -104,3 +104,6 @@ class ReplayResult(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"Replay of run {self.run_id}"

@@ -270,3 +270,19 @@ def test_a_code_change_that_routes_a_turn_elsewhere_is_reported_as_a_turn_differ
     # The run itself was replayed from its params and went the same way: only the turn differs.
     assert {d["what"] for d in result["differences"]} <= {"turn intent", "turn route", "turn reply",
                                                            "turn decisions", "model_calls"}
+
+
+def test_the_kept_comparison_is_in_the_admin_for_the_run_s_tenant_only():
+    run = completed_run()
+    result = replay_run(membership=membership("dora"), run_id=run.id)
+    page = Client()
+    page.force_login(membership("dora").user)
+    listed = page.get("/admin/agents/replayresult/").content.decode()
+    assert result["replay_id"] in listed
+    detail = page.get(f"/admin/agents/replayresult/{result['replay_id']}/change/")
+    assert detail.status_code == 200 and f"Replay of run {run.id}" in detail.content.decode()
+    Membership.objects.filter(user__username="oscar").update(role="developer")
+    other = Client()
+    other.force_login(membership("oscar").user)
+    assert result["replay_id"] not in other.get("/admin/agents/replayresult/").content.decode()
+    assert other.get(f"/admin/agents/replayresult/{result['replay_id']}/change/").status_code == 404
