@@ -9,14 +9,14 @@ from .models import ReplayResult
 
 @admin.register(ReplayResult)
 class ReplayResultAdmin(TenantScopedAdmin):
-    list_display = ["id", "run_link", "status", "identical", "requested_by", "created_at", "sandbox_deleted_at"]
-    list_filter = ["status", "identical"]
-    search_fields = ["=run__id"]
+    list_display = ("id", "run_link", "status", "identical", "requested_by", "created_at", "sandbox_deleted_at")
+    list_filter = ("status", "identical")
+    search_fields = ("=run__id",)
     search_help_text = "Search by run id."
-    readonly_fields = ["id", "run_link", "status", "identical", "differences", "recorded", "replayed", "requested_by",
-                       "sandbox_slug", "sandbox_run_id", "created_at", "sandbox_deleted_at"]
+    readonly_fields = ("id", "run_link", "status", "identical", "differences", "recorded", "replayed", "requested_by",
+                       "sandbox_slug", "sandbox_run_id", "created_at", "sandbox_deleted_at")
     fields = readonly_fields
-    ordering = ["-created_at"]
+    ordering = ("-created_at",)
 
     @admin.display(description="run")
     def run_link(self, result: ReplayResult):
