@@ -27,8 +27,9 @@ against its own recorded model answers, and say whether it went the same way.
   awaiting approval → …) and the plan versions with their triggers. Ids and times are not.
 
 The sandbox also holds a copy of the tenant's L2/L3 memory as it stood when the run started
-(without links to the original approvals), of a whole-tenant snapshot a restore reads and of
-the tenant's policies when a step reads them. Once compared, the sandbox is deleted and the
+(without links to the original approvals), of a whole-tenant snapshot a restore reads, of the
+tenant's policies when a step reads them, and of the hiring request (with the CV bank) a
+candidate matching reads. Once compared, the sandbox is deleted and the
 comparison kept (`ReplayResult`); sandboxes left behind are deleted by a periodic cleanup."""
 from __future__ import annotations
 
@@ -56,6 +57,7 @@ from llm.replay import ReplayBackend
 from memory.models import MemoryItem
 from payroll.models import Employee, PayrollGroup, Snapshot
 from payroll.services import employee_copy, snapshot_copy
+from hr.services import tan_copy
 from policy.models import PolicyVersion
 from policy.services import policy_corpus_copy
 from tenants.models import Membership, Role, Tenant
@@ -309,6 +311,11 @@ def _copy_records(run: Run, sandbox: _Sandbox, *, messages: bool = True) -> dict
         # A whole-tenant restore: the configuration its snapshot froze, under the sandbox's own ids.
         params["snapshot_id"] = str(snapshot_copy(snapshot_id=int(params["snapshot_id"]), from_tenant_id=run.tenant_id,
                                                   to_tenant_id=sandbox.tenant.id).id)
+    if params.get("tan_id"):
+        # A candidate matching: the hiring request as the run found it, and the CV bank.
+        params["tan_id"] = str(tan_copy(tan_id=int(params["tan_id"]), from_tenant_id=run.tenant_id,
+                                        to_tenant_id=sandbox.tenant.id, created_by_id=sandbox.creator.user_id).id)
+        params.pop("event_id", None)  # the original tenant's event: nothing of the sandbox
     if TOOLS_READING_POLICY & set(Node.objects.filter(run=run).values_list("tool", flat=True)):
         policy_corpus_copy(from_tenant_id=run.tenant_id, to_tenant_id=sandbox.tenant.id)
     for name in {params.get("group_name"), *(run.params.get(k) for k in ("answer",))} - {None, ""}:

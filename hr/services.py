@@ -132,6 +132,20 @@ def tan_approve(*, actor: Actor, tan_id: Any) -> Tan:
 
 
 @transaction.atomic
+def tan_copy(*, tan_id: int, from_tenant_id: int, to_tenant_id: int, created_by_id: int) -> Tan:
+    """For a replay's sandbox (an empty tenant): the TAN as its matching run found it (approved)
+    and the tenant's CV bank, copied into `to_tenant`."""
+    tan = Tan.objects.get(id=tan_id, tenant_id=from_tenant_id)
+    Candidate.objects.bulk_create([
+        Candidate(tenant_id=to_tenant_id, name=c.name, name_zh=c.name_zh, headline=c.headline,
+                  headline_zh=c.headline_zh, location=c.location, skills=c.skills, seniority=c.seniority)
+        for c in Candidate.objects.filter(tenant_id=from_tenant_id)])
+    return Tan.objects.create(tenant_id=to_tenant_id, title=tan.title, title_zh=tan.title_zh, location=tan.location,
+                              skills=tan.skills, seniority=tan.seniority, max_matches=tan.max_matches,
+                              status=T.APPROVED, created_by_id=created_by_id, approved_at=tan.approved_at)
+
+
+@transaction.atomic
 def tan_close(*, actor: Actor, tan_id: Any) -> Tan:
     if actor.role not in APPROVER_ROLES:
         raise Forbidden("Only an approver or a tenant admin may close a TAN.", code="role_required")

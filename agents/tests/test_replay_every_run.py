@@ -17,6 +17,9 @@ from agents.orchestrator import message_post
 from agents.replay import replay_run
 from approvals.models import ApprovalRequest, ApprovalRule
 from approvals.services import approval_decide
+from hr.models import OutboxEvent, Tan
+from hr.services import Actor, tan_approve
+from hr.supervisor import tan_event_consume
 from llm import backend_scoped
 from llm.replay import ReplayBackend
 from payroll import services as payroll_services
@@ -91,6 +94,11 @@ def every_kind_of_run(monkeypatch) -> dict[str, Run]:
     started = message_post(membership=alice, conversation_id=conv.id, text=(
         "Please file an expense claim: lodging in Beijing, 2 nights from 2026-11-16, 1,800 yuan in total"))
     runs["expense claim"] = decide(drive(Run.objects.get(conversation=conv)))
+    # A candidate matching started by an event (a TAN approved), not by a message.
+    ada = membership("ada")
+    tan = Tan.objects.get(title="Data Analyst")
+    tan_approve(actor=Actor(tenant_id=ada.tenant_id, user_id=ada.user_id, role=ada.role), tan_id=tan.id)
+    runs["candidate matching"] = drive(Run.objects.get(id=tan_event_consume(OutboxEvent.objects.get(tan=tan).id)))
     return runs
 
 
@@ -99,11 +107,12 @@ def test_a_replay_of_every_recorded_run_is_identical(monkeypatch):
     assert {kind: run.status for kind, run in runs.items()} == {
         "from a message": "completed", "failed verification": "completed",
         "failed acceptance, rejected": "awaiting_approval", "asked for a name": "completed",
-        "direct import": "completed", "tenant restore": "completed", "expense claim": "completed"}
+        "direct import": "completed", "tenant restore": "completed", "expense claim": "completed",
+        "candidate matching": "completed"}
     assert runs["failed verification"].plan_version == 2
     recorded = list(Run.objects.filter(tenant__sandbox=False).order_by("created_at"))
-    assert {r.blueprint for r in recorded} >= {"payroll_group_setup", "payroll_direct_import",
-                                               "payroll_tenant_restore", "expense_claim"}
+    assert {r.blueprint for r in recorded} == {"payroll_group_setup", "payroll_direct_import",
+                                               "payroll_tenant_restore", "expense_claim", "candidate_matching"}
     dora = membership("dora")
     rows = {m._meta.label: m.objects.count() for m in apps.get_models()}
     different = {}
