@@ -52,12 +52,12 @@ from django.utils import timezone
 from approvals.models import ApprovalRequest, ApprovalStatus
 from approvals.services import approval_decide
 from config.api import Conflict, Forbidden
+from hr.services import tan_copy
 from llm import backend_scoped
 from llm.replay import ReplayBackend
 from memory.models import MemoryItem
 from payroll.models import Employee, PayrollGroup, Snapshot
 from payroll.services import employee_copy, snapshot_copy
-from hr.services import tan_copy
 from policy.models import PolicyVersion
 from policy.services import policy_corpus_copy
 from tenants.models import Membership, Role, Tenant
