@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import Count
+from django.utils.translation import gettext as _
 
 from workflows.tools import Preview
 
@@ -28,9 +29,11 @@ def persist_preview(tenant_id: int, arguments: dict[str, Any], params: dict[str,
 def persist_argument(tenant_id: int, name: str, value: Any) -> tuple[str, str]:
     if name == "tan_id":
         tan = Tan.objects.filter(tenant_id=tenant_id, id=int(value)).first() if str(value).isdigit() else None
-        return "TAN", (f"{tan.title} in {tan.location} (skills: {', '.join(tan.skills)})" if tan else "unknown TAN")
+        return _("TAN"), (_("%(title)s in %(location)s (skills: %(skills)s)")
+                          % {"title": tan.title, "location": tan.location, "skills": ", ".join(tan.skills)}
+                          if tan else _("unknown TAN"))
     if name == "match_result" and isinstance(value, dict):
-        return "Matches", "; ".join(f"{m['name']} {m['score']}: {m['explanation']}" for m in value.get("matches", []))
+        return _("Matches"), "; ".join(f"{m['name']} {m['score']}: {m['explanation']}" for m in value.get("matches", []))
     return name.replace("_", " ").capitalize(), str(value)
 
 

@@ -3,23 +3,24 @@ template catalog; per-tenant groups, their items and employees; snapshots of a
 tenant's configuration; and the idempotency records every write goes through."""
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from config.ids import BusinessIdField
 from idempotency.models import IdempotencyRecordBase, IdempotencyState  # noqa: F401 (IdempotencyState: re-exported)
 
 
 class ItemKind(models.TextChoices):
-    EARNING = "earning", "Earning"
-    DEDUCTION = "deduction", "Deduction"
-    EMPLOYER_CONTRIBUTION = "employer_contribution", "Employer contribution"
-    TAX = "tax", "Tax"
+    EARNING = "earning", _("Earning")
+    DEDUCTION = "deduction", _("Deduction")
+    EMPLOYER_CONTRIBUTION = "employer_contribution", _("Employer contribution")
+    TAX = "tax", _("Tax")
 
 
 class PayFrequency(models.TextChoices):
-    MONTHLY = "monthly", "Monthly"
-    SEMI_MONTHLY = "semi_monthly", "Semi-monthly"
-    BIWEEKLY = "biweekly", "Bi-weekly"
-    WEEKLY = "weekly", "Weekly"
+    MONTHLY = "monthly", _("Monthly")
+    SEMI_MONTHLY = "semi_monthly", _("Semi-monthly")
+    BIWEEKLY = "biweekly", _("Bi-weekly")
+    WEEKLY = "weekly", _("Weekly")
 
 
 class PayrollTemplate(models.Model):

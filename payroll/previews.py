@@ -11,6 +11,7 @@ from typing import Any
 
 from django.db.models import Count, Sum
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from memory.models import MemoryItem
 from memory.services import memory_recall
@@ -157,17 +158,24 @@ def scope_release(tenant_id: int, run_id: int) -> None:
     RecordClaim.objects.filter(tenant_id=tenant_id, run_id=run_id).delete()
 
 
+def _snapshot_words(snapshot: Snapshot | None) -> str:
+    if snapshot is None:
+        return _("missing snapshot")
+    return _("“%(label)s”, taken %(at)s") % {"label": snapshot.label,
+                                             "at": f"{timezone.localtime(snapshot.created_at):%Y-%m-%d %H:%M}"}
+
+
 def import_argument(tenant_id: int, name: str, value: Any) -> tuple[str, str]:
     if name == "template_id":
         template = PayrollTemplate.objects.filter(id=value).first()
-        return "Template", (f"{template.name} ({template.code}, version {template.version})"
-                            if template else "unknown template")
+        return _("Template"), (_("%(name)s (%(code)s, version %(version)s)")
+                               % {"name": template.name, "code": template.code, "version": template.version}
+                               if template else _("unknown template"))
     if name == "snapshot_id":
         snapshot = Snapshot.objects.filter(id=value, tenant_id=tenant_id).first()
-        return "Safety snapshot", (f"“{snapshot.label}”, taken {timezone.localtime(snapshot.created_at):%Y-%m-%d %H:%M}"
-                                   if snapshot else "missing snapshot")
+        return _("Safety snapshot"), _snapshot_words(snapshot)
     if name == "group_name":
-        return "New payroll group", f"“{value}”"
+        return _("New payroll group"), f"“{value}”"
     return name.replace("_", " ").capitalize(), str(value)
 
 
@@ -286,9 +294,8 @@ def restore_preconditions(tenant_id: int, run_id: int, arguments: dict[str, Any]
 
 def restore_argument(tenant_id: int, name: str, value: Any) -> tuple[str, str]:
     if name == "tenant_checksum":
-        return "Tenant as the approver sees it", f"checksum {str(value)[:12]}…"
+        return _("Tenant as the approver sees it"), _("checksum %(checksum)s…") % {"checksum": str(value)[:12]}
     if name == "snapshot_id":
         snapshot = Snapshot.objects.filter(id=value, tenant_id=tenant_id).first()
-        return "Restore to snapshot", (f"“{snapshot.label}”, taken {timezone.localtime(snapshot.created_at):%Y-%m-%d %H:%M}"
-                                       if snapshot else "missing snapshot")
+        return _("Restore to snapshot"), _snapshot_words(snapshot)
     return name.replace("_", " ").capitalize(), str(value)

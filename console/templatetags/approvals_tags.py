@@ -4,6 +4,7 @@ from decimal import Decimal, InvalidOperation
 from django import template
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from approvals.selectors import duration_text
 
@@ -53,13 +54,13 @@ def percent(rate) -> str:
     return f"{value:f}%"
 
 
-KIND_LABEL = {"earning": "earning", "deduction": "deduction", "employer_contribution": "employer contribution",
-              "tax": "tax"}
+KIND_LABEL = {"earning": gettext_lazy("earning"), "deduction": gettext_lazy("deduction"),
+              "employer_contribution": gettext_lazy("employer contribution"), "tax": gettext_lazy("tax")}
 
 
 @register.filter
 def kind_label(kind: str) -> str:
-    return KIND_LABEL.get(kind, kind)
+    return str(KIND_LABEL.get(kind, kind))
 
 
 @register.filter

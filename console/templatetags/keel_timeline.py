@@ -4,6 +4,7 @@ from django import template
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from console.blueprint_words import blueprint_title, goal_shown
 from console.status import status_label as _status_label
 from console.status import status_labels_json as _status_labels_json
 from console.status import ui_words_json as _ui_words_json
@@ -40,3 +41,14 @@ def waited(since: datetime | None) -> str:
     if seconds < 86400:
         return _("%(h)d h %(m)d min") % {"h": int(seconds // 3600), "m": int(seconds % 3600 // 60)}
     return _("%(d)d d") % {"d": int(seconds // 86400)}
+
+
+@register.filter
+def goal_label(goal: str) -> str:
+    """A step's goal in the page's language (console/blueprint_words.py)."""
+    return goal_shown(goal)
+
+
+@register.filter
+def blueprint_label(name: str) -> str:
+    return blueprint_title(name)
