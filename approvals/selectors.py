@@ -70,6 +70,17 @@ def arguments_described(approval: ApprovalRequest) -> list[dict[str, str]]:
     return rows
 
 
+def summary_described(approval: ApprovalRequest) -> str:
+    """The card's summary in the reader's language, as the tool words it; else as stored."""
+    tool = TOOLS.get(approval.tool)
+    if tool is None or tool.summary_describe is None:
+        return approval.summary
+    try:
+        return tool.summary_describe(approval.tenant_id, approval.arguments, approval.diff) or approval.summary
+    except (KeyError, ValueError, TypeError):  # arguments of an older shape: as stored
+        return approval.summary
+
+
 @dataclass
 class Card:
     approval: ApprovalRequest
@@ -79,6 +90,7 @@ class Card:
     overdue: bool
     refusal: str            # why this viewer may not approve it, or ""
     can_decide: bool        # pending and the viewer may at least reject
+    summary: str            # what it does, in the reader's language
     needs_label: str        # the role it needs, in the reader's language
     routing_reason: str     # why, in the reader's language
     reminder: Any
@@ -92,7 +104,7 @@ def approval_card(membership: Membership, approval: ApprovalRequest) -> Card:
     left = (approval.deadline - now).total_seconds()
     first = approval.decisions.filter(accepted=True).select_related("user").first()
     return Card(
-        approval=approval, arguments=arguments_described(approval),
+        approval=approval, arguments=arguments_described(approval), summary=summary_described(approval),
         waited=duration_text(waited_seconds(approval, now)),
         due=(_("overdue") if left <= 0 else _("in %(duration)s")
             % {"duration": duration_text(left)}), overdue=left <= 0,

@@ -12,16 +12,37 @@ def _chinese() -> bool:
     return (translation.get_language() or "").lower().startswith("zh")
 
 
+def _nodes():
+    for spec in BLUEPRINTS.values():
+        yield from spec["nodes"] if isinstance(spec["nodes"], list) else ()
+
+
 def goal_shown(goal: str) -> str:
     """A step's goal in the page's language (a goal no blueprint knows, e.g. a replanned
     step's, reads as written)."""
     if not goal or not _chinese():
         return goal
-    for spec in BLUEPRINTS.values():
-        for node in spec["nodes"] if isinstance(spec["nodes"], list) else ():
-            if node["goal"] == goal and node.get("goal_zh"):
-                return node["goal_zh"]
-    return goal
+    return next((node["goal_zh"] for node in _nodes() if node["goal"] == goal and node.get("goal_zh")), goal)
+
+
+def criterion_shown(criterion: str) -> str:
+    """A step's acceptance criterion in the page's language (the blueprint's "acceptance_zh")."""
+    if not criterion or not _chinese():
+        return criterion
+    for node in _nodes():
+        for english, chinese in zip(node.get("acceptance", []), node.get("acceptance_zh", []), strict=False):
+            if english == criterion:
+                return chinese
+    return criterion
+
+
+def run_title_shown(title: str, blueprint: str) -> str:
+    """A run's stored title ("Payroll group setup: Shanghai Sales") with the blueprint's part
+    in the reader's language; the name a person gave stays as typed."""
+    spec = BLUEPRINTS.get(blueprint)
+    if not title or spec is None or not _chinese() or not spec.get("title_zh"):
+        return title
+    return spec["title_zh"] + title.removeprefix(spec["title"]) if title.startswith(spec["title"]) else title
 
 
 def blueprint_title(name: str) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from workflows.tools import Preview
 
@@ -29,19 +30,32 @@ def _citation_words(check: dict[str, Any]) -> str:
                     for c in check.get("citation") or [])
 
 
-def submit_preview(tenant_id: int, arguments: dict[str, Any], params: dict[str, Any]) -> Preview:
+def submit_summary(tenant_id: int, arguments: dict[str, Any], diff: dict[str, Any] | None = None) -> str:
     claim = _claim(tenant_id, arguments)
     check = arguments.get("policy_check") or {}
-    what = (f"{claim.get_category_display().lower()} claim in {claim.city}: {claim.amount:,.2f} {claim.currency}"
-            + (f" for {claim.nights} night{'s' if claim.nights != 1 else ''}" if claim.nights else "")
-            if claim else "expense claim")
-    if check.get("verdict") == PolicyVerdict.OVER:
-        why = (f"{check['per_night']} a night is over the limit of {check['limit']} {check['unit']} "
-               f"({check['source']}, effective {check['effective_from']})")
+    if claim is None:
+        what = _("expense claim")
     else:
-        why = f"the policy check found no limit that covers it ({check.get('summary', 'not checked')})"
+        words = {"category": claim.get_category_display().lower(), "city": claim.city,
+                 "amount": f"{claim.amount:,.2f}", "currency": claim.currency, "nights": claim.nights}
+        what = (ngettext("%(category)s claim in %(city)s: %(amount)s %(currency)s for %(nights)d night",
+                         "%(category)s claim in %(city)s: %(amount)s %(currency)s for %(nights)d nights",
+                         claim.nights) if claim.nights
+                else _("%(category)s claim in %(city)s: %(amount)s %(currency)s")) % words
+    if check.get("verdict") == PolicyVerdict.OVER:
+        why = _("%(per_night)s a night is over the limit of %(limit)s %(unit)s (%(source)s, effective "
+                "%(effective_from)s)") % {k: check.get(k, "") for k in ("per_night", "limit", "unit", "source",
+                                                                       "effective_from")}
+    else:
+        why = _("the policy check found no limit that covers it (%(summary)s)") % {
+            "summary": check.get("summary") or _("not checked")}
+    return _("Submit the %(what)s — %(why)s.") % {"what": what, "why": why}
+
+
+def submit_preview(tenant_id: int, arguments: dict[str, Any], params: dict[str, Any]) -> Preview:
+    check = arguments.get("policy_check") or {}
     # measures: the size the approval matrix may compare (its thresholds are per tool).
-    return Preview(summary=f"Submit the {what} — {why}.", diff=None,
+    return Preview(summary=submit_summary(tenant_id, arguments), diff=None,
                    measures={"amount": check.get("amount"), "currency": check.get("currency"),
                              "per_night": check.get("per_night"), "limit": check.get("limit")})
 

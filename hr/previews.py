@@ -17,12 +17,17 @@ def persist_needs_approval(tenant_id: int, arguments: dict[str, Any]) -> bool:
     return len((arguments.get("match_result") or {}).get("matches") or []) > match_approval_threshold()
 
 
-def persist_preview(tenant_id: int, arguments: dict[str, Any], params: dict[str, Any]) -> Preview:
+def persist_summary(tenant_id: int, arguments: dict[str, Any], diff: dict[str, Any] | None = None) -> str:
     result = arguments.get("match_result") or {}
     matches = result.get("matches") or []
     names = ", ".join(f"{m['name']} ({m['score']})" for m in matches)
-    return Preview(summary=(f"Record {len(matches)} matches for the TAN “{result.get('title', '')}” — more than "
-                            f"{match_approval_threshold()} at once: {names}."),
+    return _("Record %(n)s matches for the TAN “%(title)s” — more than %(threshold)s at once: %(names)s.") % {
+        "n": len(matches), "title": result.get("title", ""), "threshold": match_approval_threshold(), "names": names}
+
+
+def persist_preview(tenant_id: int, arguments: dict[str, Any], params: dict[str, Any]) -> Preview:
+    matches = (arguments.get("match_result") or {}).get("matches") or []
+    return Preview(summary=persist_summary(tenant_id, arguments),
                    measures={"matches": len(matches), "threshold": match_approval_threshold()})
 
 

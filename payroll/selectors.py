@@ -187,7 +187,7 @@ def import_diff(*, tenant_id: int, template_id: int, group_name: str) -> dict[st
         if problem:
             problems.append({"item": item.code, "message": f"Item '{item.name}' ({item.code}): {problem}."})
         known.add(item.code)
-        items.append({"change": "create", **item_as_dict(item)})
+        items.append({"change": "create", **item_as_dict(item), "name_zh": item.name_zh})
     return {
         "template": {"id": str(template.id), "code": template.code, "version": template.version,
                      "name": template.name, "name_zh": template.name_zh},

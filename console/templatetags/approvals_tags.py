@@ -2,11 +2,11 @@ from datetime import datetime
 from decimal import Decimal, InvalidOperation
 
 from django import template
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from approvals.selectors import duration_text
+from approvals.selectors import duration_text, summary_described
 
 register = template.Library()
 
@@ -24,6 +24,20 @@ def due(deadline: datetime) -> str:
         return ""
     left = (deadline - timezone.now()).total_seconds()
     return _("in %(duration)s") % {"duration": duration_text(left)} if left > 0 else _("overdue")
+
+
+@register.filter
+def local_name(record) -> str:
+    """A record's (or a diff row's) name in the reader's language: name_zh for a Chinese reader, if any."""
+    get = record.get if isinstance(record, dict) else lambda key, default="": getattr(record, key, default)
+    chinese = (translation.get_language() or "").lower().startswith("zh")
+    return (get("name_zh", "") or get("name", "")) if chinese else get("name", "")
+
+
+@register.filter
+def approval_summary(approval) -> str:
+    """What an approval does, in the reader's language (approvals.selectors.summary_described)."""
+    return summary_described(approval)
 
 
 @register.filter
