@@ -52,13 +52,15 @@ class EmployeeList:
 
 
 def _too_many_rows(line: int) -> AttachmentError:
-    return AttachmentError(f"the sheet goes on past {MAX_SHEET_ROWS} rows (blank ones included); "
-                           f"at most {MAX_ROWS} employees per file.", line=line, code="attachment_too_many_rows")
+    return AttachmentError(gettext("the sheet goes on past %(rows)s rows (blank ones included); at most %(max)s "
+                                   "employees per file.") % {"rows": MAX_SHEET_ROWS, "max": MAX_ROWS},
+                           line=line, code="attachment_too_many_rows")
 
 
 def _too_many_columns(line: int) -> AttachmentError:
-    return AttachmentError(f"more than {MAX_COLUMNS} columns; an employee list needs an employee_no or a name "
-                           f"column and a few more.", line=line, code="attachment_too_many_columns")
+    return AttachmentError(gettext("more than %(max)s columns; an employee list needs an employee_no or a name "
+                                   "column and a few more.") % {"max": MAX_COLUMNS},
+                           line=line, code="attachment_too_many_columns")
 
 
 def _rows_csv(raw: bytes) -> Iterator[list[str]]:

@@ -110,7 +110,8 @@ def approval_gate(*, node: Node, run: Run, arguments: dict[str, Any]) -> int | N
 
 def _decision_conflict(approval: ApprovalRequest) -> Conflict:
     approval.refresh_from_db()
-    return Conflict(f"This approval was already {approval.status}.", code="already_decided", extra={
+    return Conflict(_("This approval was already %(status)s.") % {"status": approval.get_status_display().lower()},
+                    code="already_decided", extra={
         "status": approval.status,
         "decided_by": approval.decided_by.username if approval.decided_by else None,
         "decided_at": approval.decided_at.isoformat() if approval.decided_at else None,

@@ -84,7 +84,7 @@ def request_hash(operation: str, request: dict[str, Any]) -> str:
 
 
 def _in_progress() -> Conflict:
-    return Conflict("A request with this Idempotency-Key is still in progress; retry it in a moment.",
+    return Conflict(gettext("A request with this Idempotency-Key is still in progress; retry it in a moment."),
                     code="idempotency_in_progress")
 
 

@@ -750,4 +750,8 @@ ZH.update({
     "Restore the whole tenant to the snapshot “%(label)s”.": "将整个租户恢复到快照“%(label)s”。",
     "Restore the whole tenant to the snapshot “%(label)s”: deletes %(groups)s, whoever created them.": "将整个租户恢复到快照“%(label)s”：删除 %(groups)s，无论是谁创建的。",
     ", ": "、",
+    "This approval was already %(status)s.": "此审批已是“%(status)s”状态。",
+    "A request with this Idempotency-Key is still in progress; retry it in a moment.": "使用此 Idempotency-Key 的请求仍在处理中；请稍后重试。",
+    "the sheet goes on past %(rows)s rows (blank ones included); at most %(max)s employees per file.": "表格超过 %(rows)s 行（含空行）；每个文件最多 %(max)s 名员工。",
+    "more than %(max)s columns; an employee list needs an employee_no or a name column and a few more.": "超过 %(max)s 列；员工名单只需要 employee_no 或姓名列以及少数其他列。",
 })

@@ -115,6 +115,19 @@ class GroupItem(models.Model):
     def __str__(self) -> str:
         return self.code
 
+    @property
+    def name_zh(self) -> str:
+        """The Chinese name of the template item this one was copied from, while it keeps that
+        item's name (one query per group, kept on the group)."""
+        group = self.group
+        names = getattr(group, "_template_item_names", None)
+        if names is None:
+            names = group._template_item_names = {
+                code: (name, name_zh) for code, name, name_zh in TemplateItem.objects.filter(
+                    template_id=group.template_id).values_list("code", "name", "name_zh")} if group.template_id else {}
+        name, name_zh = names.get(self.code, ("", ""))
+        return name_zh if name == self.name else ""
+
 
 class Employee(models.Model):
     id = BusinessIdField()
