@@ -5,7 +5,12 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from console.blueprint_words import blueprint_title, criterion_shown, goal_shown, run_title_shown
+from console.blueprint_words import (
+    blueprint_title,
+    criterion_shown,
+    goal_shown,
+    run_title_shown,
+)
 from console.status import status_label as _status_label
 from console.status import status_labels_json as _status_labels_json
 from console.status import ui_words_json as _ui_words_json

@@ -9,9 +9,9 @@ from tests.support import Api, keel_start, keel_stop
 REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
 
 
-def start_run(api: Api, group_name: str) -> dict:
+def start_run(api: Api, group_name: str, request: str = REQUEST) -> dict:
     status, run = api.post("/api/v1/runs/", {"blueprint": "payroll_group_setup",
-                                             "params": {"request": REQUEST, "group_name": group_name}})
+                                             "params": {"request": request, "group_name": group_name}})
     assert status == 201, run
     return api.wait_for_run(run["id"], {"awaiting_approval"})
 

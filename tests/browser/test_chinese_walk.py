@@ -10,6 +10,7 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import screenshot
 from tests.browser.test_approvals import approval_of
+from tests.browser.test_approvals import start_run as start_run_as
 from tests.browser.test_chinese_pages import chinese  # noqa: F401 - the fixture
 from tests.support import Api
 
@@ -46,10 +47,16 @@ REQUEST_ZH = "为我们上海的销售团队建立一个带提成的月度薪资
 
 def start_run(api: Api, group_name: str) -> dict:
     """A run a Chinese-speaking user asked for (so Keel's messages about it are in Chinese too)."""
-    status, run = api.post("/api/v1/runs/", {"blueprint": "payroll_group_setup",
-                                             "params": {"request": REQUEST_ZH, "group_name": group_name}})
-    assert status == 201, run
-    return api.wait_for_run(run["id"], {"awaiting_approval"})
+    return start_run_as(api, group_name, REQUEST_ZH)
+
+
+def claim_file(page, nights: str) -> None:
+    form = page.get_by_test_id("claim-form")
+    form.get_by_label("城市").fill("Beijing")
+    form.get_by_label("开始日期").fill("2026-11-16")
+    form.get_by_label("晚数").fill(nights)
+    form.get_by_label("总金额").fill("1400")
+    form.get_by_role("button", name="创建草稿").click()
 
 
 def english_left(page) -> list[str]:
@@ -122,21 +129,11 @@ def test_a_chinese_reader_walks_the_console_and_reads_no_english_sentence(keel, 
 
     # Bob files a lodging claim for no night: the service refuses it, and the page says why in Chinese.
     desk.goto(keel.base_url + "/expenses/")
-    form = desk.get_by_test_id("claim-form")
-    form.get_by_label("城市").fill("Beijing")
-    form.get_by_label("开始日期").fill("2026-11-16")
-    form.get_by_label("晚数").fill("0")
-    form.get_by_label("总金额").fill("1400")
-    form.get_by_role("button", name="创建草稿").click()
+    claim_file(desk, "0")
     expect(desk.locator("main")).to_contain_text("住宿申请需要 1 到")
     no_english_sentence(desk, "the expense claims with a refusal")
     screenshot(desk, "zh-walk-claim-refused")
-    form = desk.get_by_test_id("claim-form")
-    form.get_by_label("城市").fill("Beijing")
-    form.get_by_label("开始日期").fill("2026-11-16")
-    form.get_by_label("晚数").fill("2")
-    form.get_by_label("总金额").fill("1400")
-    form.get_by_role("button", name="创建草稿").click()
+    claim_file(desk, "2")
     expect(desk).to_have_url(re.compile(r"/expenses/claims/\d+/$"))
     desk.get_by_test_id("submit-claim").click()
     expect(desk.get_by_test_id("claim-history")).to_contain_text("已提交")
