@@ -1,6 +1,7 @@
 """The conversation's messages: POST a turn (JSON or multipart with an attachment), GET
 the history. Thin: the orchestrator does the work and every check."""
 from django.urls import path
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.parsers import MultiPartParser
@@ -67,12 +68,14 @@ class MessageApi(APIView):
         data = self.InputSerializer(data=request.data)
         if not data.is_valid():
             problems = "; ".join(f"{k}: {' '.join(str(m) for m in v)}" for k, v in data.errors.items())
-            raise DomainError(f"Invalid message. {problems}", extra={"errors": data.errors})
+            raise DomainError(_("Invalid message. %(problems)s")
+                              % {"problems": problems}, extra={"errors": data.errors})
         attachment = None
         upload = data.validated_data.get("attachment")
         if upload is not None:
             if upload.size > MAX_BYTES:  # refused before reading it
-                raise AttachmentError(f"The file is larger than {MAX_BYTES // 1024} KB.", code="attachment_too_large")
+                raise AttachmentError(_("The file is larger than %(value)s KB.") % {"value": MAX_BYTES // 1024},
+                                      code="attachment_too_large")
             attachment = (upload.name, upload.read(MAX_BYTES + 1))
         result = message_post(membership=membership, conversation_id=conversation_id,
                               text=data.validated_data["text"], attachment=attachment)

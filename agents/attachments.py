@@ -12,6 +12,7 @@ import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from django.utils.translation import gettext
 from openpyxl import load_workbook
 
 from config.api import DomainError
@@ -51,24 +52,26 @@ class EmployeeList:
 
 
 def _too_many_rows(line: int) -> AttachmentError:
-    return AttachmentError(f"the sheet goes on past {MAX_SHEET_ROWS} rows (blank ones included); "
-                           f"at most {MAX_ROWS} employees per file.", line=line, code="attachment_too_many_rows")
+    return AttachmentError(gettext("the sheet goes on past %(rows)s rows (blank ones included); at most %(max)s "
+                                   "employees per file.") % {"rows": MAX_SHEET_ROWS, "max": MAX_ROWS},
+                           line=line, code="attachment_too_many_rows")
 
 
 def _too_many_columns(line: int) -> AttachmentError:
-    return AttachmentError(f"more than {MAX_COLUMNS} columns; an employee list needs an employee_no or a name "
-                           f"column and a few more.", line=line, code="attachment_too_many_columns")
+    return AttachmentError(gettext("more than %(max)s columns; an employee list needs an employee_no or a name "
+                                   "column and a few more.") % {"max": MAX_COLUMNS},
+                           line=line, code="attachment_too_many_columns")
 
 
 def _rows_csv(raw: bytes) -> Iterator[list[str]]:
     """The CSV's rows, one at a time; stops with a refusal at the row or column limit."""
     if b"\x00" in raw:
-        raise AttachmentError("This is not a text CSV file (it contains binary data).", code="attachment_type")
+        raise AttachmentError(gettext("This is not a text CSV file (it contains binary data)."), code="attachment_type")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         line = raw[:err.start].count(b"\n") + 1
-        raise AttachmentError("the file is not UTF-8 text.", line=line, code="attachment_encoding")
+        raise AttachmentError(gettext("the file is not UTF-8 text."), line=line, code="attachment_encoding")
     try:
         # The header line only, and only its start: the sniffer's patterns are
         # slow on a megabyte-long line.
@@ -84,7 +87,7 @@ def _rows_csv(raw: bytes) -> Iterator[list[str]]:
                 raise _too_many_columns(reader.line_num)
             yield row
     except csv.Error as err:
-        raise AttachmentError(f"the CSV cannot be read ({err}).", line=reader.line_num or 1,
+        raise AttachmentError(gettext("the CSV cannot be read (%(err)s).") % {"err": err}, line=reader.line_num or 1,
                               code="attachment_malformed")
 
 
@@ -96,37 +99,40 @@ def _xlsx_archive_check(raw: bytes) -> None:
     try:
         members = zipfile.ZipFile(io.BytesIO(raw)).infolist()
     except (zipfile.BadZipFile, ValueError, OSError):
-        raise AttachmentError("The workbook cannot be read (its zip directory is damaged).",
+        raise AttachmentError(gettext("The workbook cannot be read (its zip directory is damaged)."),
                               code="attachment_malformed")
     if len(members) > MAX_ZIP_MEMBERS:
-        raise AttachmentError(f"The workbook holds {len(members)} parts; a spreadsheet has a few dozen.",
+        raise AttachmentError(gettext("The workbook holds %(len)s parts; a spreadsheet has a few dozen.")
+                              % {"len": len(members)},
                               code="attachment_too_large")
     total = sum(m.file_size for m in members)
     if total > MAX_UNCOMPRESSED_BYTES:
-        raise AttachmentError(f"The workbook unpacks to {total // (1024 * 1024)} MB; at most "
-                              f"{MAX_UNCOMPRESSED_BYTES // (1024 * 1024)} MB are read.", code="attachment_too_large")
+        raise AttachmentError(gettext("The workbook unpacks to %(value)s MB; at most %(limit)s MB are read.")
+                              % {"value": total // (1024 * 1024), "limit": MAX_UNCOMPRESSED_BYTES // (1024 * 1024)},
+                              code="attachment_too_large")
     for member in members:
         if member.file_size > RATIO_CHECKED_ABOVE and \
                 member.file_size > MAX_COMPRESSION_RATIO * max(member.compress_size, 1):
-            raise AttachmentError(f"The workbook part {member.filename[:60]} is compressed "
-                                  f"{member.file_size // max(member.compress_size, 1)}:1, which only a "
-                                  f"zip bomb does; save the sheet again or send a CSV.", code="attachment_too_large")
+            raise AttachmentError(gettext("The workbook part %(value)s is compressed %(limit)s:1, which only a zip bomb does; save the sheet again or send a CSV.")
+                                  % {"value": member.filename[:60], "limit": member.file_size // max(member.compress_size, 1)},
+                                  code="attachment_too_large")
 
 
 def _rows_xlsx(raw: bytes) -> Iterator[list[str]]:
     """The first sheet's rows, streamed (openpyxl read-only), at most MAX_COLUMNS
     + 1 cells wide, stopping with a refusal at the row or column limit."""
     if not raw.startswith(b"PK\x03\x04") or not zipfile.is_zipfile(io.BytesIO(raw)):
-        raise AttachmentError("This is not an XLSX workbook (its content is not a spreadsheet).",
+        raise AttachmentError(gettext("This is not an XLSX workbook (its content is not a spreadsheet)."),
                               code="attachment_type")
     _xlsx_archive_check(raw)
     try:
         workbook = load_workbook(io.BytesIO(raw), read_only=True, data_only=True)
     except Exception as err:  # openpyxl raises many kinds for a broken workbook
-        raise AttachmentError(f"The workbook cannot be read ({type(err).__name__}).", code="attachment_malformed")
+        raise AttachmentError(gettext("The workbook cannot be read (%(name__)s).") % {"name__": type(err).__name__},
+                              code="attachment_malformed")
     try:
         if not workbook.worksheets:
-            raise AttachmentError("The workbook has no sheet.", code="attachment_empty")
+            raise AttachmentError(gettext("The workbook has no sheet."), code="attachment_empty")
         sheet = workbook.worksheets[0]
         if (sheet.max_column or 0) > MAX_COLUMNS:  # the dimension tag, when the file has one
             raise _too_many_columns(1)
@@ -138,7 +144,8 @@ def _rows_xlsx(raw: bytes) -> Iterator[list[str]]:
             try:
                 row = next(rows, None)
             except Exception as err:  # damaged XML, a member failing its CRC, …
-                raise AttachmentError(f"The workbook cannot be read ({type(err).__name__}).", line=number + 1,
+                raise AttachmentError(gettext("The workbook cannot be read (%(name__)s).")
+                                      % {"name__": type(err).__name__}, line=number + 1,
                                       code="attachment_malformed")
             if row is None:
                 return
@@ -158,20 +165,22 @@ def _header_and_body(rows: Iterator[list[str]]) -> tuple[int, list[str], list[tu
     numbered = ((i, r) for i, r in enumerate(rows, start=1) if any((c or "").strip() for c in r))
     first = next(numbered, None)
     if first is None:
-        raise AttachmentError("The file is empty.", code="attachment_empty")
+        raise AttachmentError(gettext("The file is empty."), code="attachment_empty")
     header_line, header = first
     columns = _header_columns(header)
     if not any(c in columns for c in KEY_COLUMNS):
-        raise AttachmentError("the header needs an employee_no or a name column.", line=header_line,
+        raise AttachmentError(gettext("the header needs an employee_no or a name column."), line=header_line,
                               code="attachment_header")
     body = []
     for line, row in numbered:
         if len(body) == MAX_ROWS:
-            raise AttachmentError(f"at most {MAX_ROWS} employees per file.", line=line,
+            raise AttachmentError(gettext("at most %(MAX_ROWS)s employees per file.")
+                                  % {"MAX_ROWS": MAX_ROWS}, line=line,
                                   code="attachment_too_many_rows")
         body.append((line, row))
     if not body:
-        raise AttachmentError("the file has a header but no employees.", line=header_line, code="attachment_empty")
+        raise AttachmentError(gettext("the file has a header but no employees."), line=header_line,
+                              code="attachment_empty")
     return header_line, columns, body
 
 
@@ -242,16 +251,17 @@ def _employee_list_parse(*, tenant_id: int, filename: str, raw: bytes) -> Employ
     name = (filename or "").strip()
     lowered = name.lower()
     if not lowered.endswith(EXTENSIONS):
-        raise AttachmentError("Attach a CSV or XLSX employee list (.csv or .xlsx).", code="attachment_type")
+        raise AttachmentError(gettext("Attach a CSV or XLSX employee list (.csv or .xlsx)."), code="attachment_type")
     if len(raw) > MAX_BYTES:
-        raise AttachmentError(f"The file is larger than {MAX_BYTES // 1024} KB.", code="attachment_too_large")
+        raise AttachmentError(gettext("The file is larger than %(value)s KB.") % {"value": MAX_BYTES // 1024},
+                              code="attachment_too_large")
     if not raw.strip():
-        raise AttachmentError("The file is empty.", code="attachment_empty")
+        raise AttachmentError(gettext("The file is empty."), code="attachment_empty")
     if lowered.endswith(".xlsx"):
         rows = _rows_xlsx(raw)
     else:
         if raw.startswith(b"PK\x03\x04"):
-            raise AttachmentError("This .csv file is really a workbook or an archive.", code="attachment_type")
+            raise AttachmentError(gettext("This .csv file is really a workbook or an archive."), code="attachment_type")
         rows = _rows_csv(raw)
     try:
         header_line, columns, body = _header_and_body(rows)
@@ -268,7 +278,8 @@ def _employee_list_parse(*, tenant_id: int, filename: str, raw: bytes) -> Employ
     seen: set[str] = set()  # a list's `in` would make 5,000 rows cost 12 million comparisons
     for line, row in body:
         if len(row) > len(columns):
-            raise AttachmentError(f"{len(row)} values but the header has {len(columns)} columns.", line=line,
+            raise AttachmentError(gettext("%(len)s values but the header has %(len2)s columns.")
+                                  % {"len": len(row), "len2": len(columns)}, line=line,
                                   code="attachment_malformed")
         values = dict(zip(columns, [(c or "").strip() for c in row]))
         number, person = values.get("employee_no", ""), values.get("name", "")
@@ -277,27 +288,30 @@ def _employee_list_parse(*, tenant_id: int, filename: str, raw: bytes) -> Employ
             if pk is None and person:
                 # Not in the system of record yet: a new employee, proposed to the approver.
                 if number.lower() in seen:
-                    raise AttachmentError("this employee is listed twice.", line=line, code="attachment_duplicate")
+                    raise AttachmentError(gettext("this employee is listed twice."), line=line,
+                                          code="attachment_duplicate")
                 seen.add(number.lower())
                 new.append({"employee_no": number[:40], "name": person[:200],
                             "department": values.get("department", "")[:100],
                             "location": values.get("location", "")[:100]})
                 continue
             if pk is None:
-                raise AttachmentError(f"no employee with number “{number[:40]}”.", line=line,
+                raise AttachmentError(gettext("no employee with number “%(value)s”.")
+                                      % {"value": number[:40]}, line=line,
                                       code="attachment_unknown_employee")
         elif person:
             found = by_name.get(person.lower(), [])
             if len(found) != 1:
-                what = "no employee" if not found else "several employees"
-                raise AttachmentError(f"{what} named “{person[:40]}”; give the employee_no.", line=line,
+                message = (gettext("no employee named “%(name)s”; give the employee_no.") if not found
+                           else gettext("several employees named “%(name)s”; give the employee_no."))
+                raise AttachmentError(message % {"name": person[:40]}, line=line,
                                       code="attachment_unknown_employee")
             pk = found[0]
         else:
-            raise AttachmentError("the row has neither an employee_no nor a name.", line=line,
+            raise AttachmentError(gettext("the row has neither an employee_no nor a name."), line=line,
                                   code="attachment_malformed")
         if str(pk) in seen:
-            raise AttachmentError("this employee is listed twice.", line=line, code="attachment_duplicate")
+            raise AttachmentError(gettext("this employee is listed twice."), line=line, code="attachment_duplicate")
         seen.add(str(pk))
         ids.append(str(pk))
     return EmployeeList(filename=name[:200], employee_ids=ids, rows=len(ids) + len(new), new_employees=new)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from config.api import DomainError
 from expenses.models import Invoice
@@ -54,9 +55,8 @@ def invoice_message_post(*, membership: Membership, conversation_id: int, text: 
         raise too_large(len(content))
     name, _content_type = invoice_checked(filename=filename, content=content)
     if not (is_expense_request(text) or awaits_claim_facts(conversation.id)):
-        raise DomainError("An invoice can be attached to an expense claim only: say what it is for, e.g. "
-                          "“Please file an expense claim: lodging in Beijing, 2 nights from 2026-11-16, "
-                          "1,800 yuan in total”. Nothing was sent.", code="invoice_without_claim")
+        raise DomainError(_("An invoice can be attached to an expense claim only: say what it is for, e.g. “Please file an expense claim: lodging in Beijing, 2 nights from 2026-11-16, 1,800 yuan in total”. Nothing was sent."),
+                          code="invoice_without_claim")
     invoice = invoice_stage(actor=Actor(tenant_id=membership.tenant_id, user_id=membership.user_id,
                                         role=membership.role), filename=name, content=content)
     token = attached_invoice.set(invoice.id)

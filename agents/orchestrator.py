@@ -36,6 +36,7 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from config.api import Conflict, DomainError
 from llm import ModelError, backend_structured, model_call
@@ -155,9 +156,10 @@ class Turn:
 def message_validate(text: str | None) -> str:
     text = (text or "").strip()
     if not text:
-        raise DomainError("Type a message first: the text is empty.", code="text_empty")
+        raise DomainError(_("Type a message first: the text is empty."), code="text_empty")
     if len(text) > MAX_TEXT:
-        raise DomainError(f"The message is {len(text)} characters long; the limit is {MAX_TEXT}.",
+        raise DomainError(_("The message is %(len)s characters long; the limit is %(MAX_TEXT)s.")
+                          % {"len": len(text), "MAX_TEXT": MAX_TEXT},
                           code="text_too_long")
     return text
 

@@ -1,4 +1,5 @@
 from django.urls import path
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import (
     OpenApiParameter,
     OpenApiResponse,
@@ -61,7 +62,8 @@ class ApprovalListApi(APIView):
     def get(self, request: Request) -> Response:
         status = request.query_params.get("status")
         if status and status not in ApprovalStatus.values:
-            raise DomainError(f"Unknown status {status!r}; use one of {', '.join(ApprovalStatus.values)}.")
+            raise DomainError(_("Unknown status %(status)s; use one of %(choices)s.")
+                              % {"status": repr(status), "choices": ', '.join(ApprovalStatus.values)})
         approvals = approvals_for(membership_for_user(request.user), status)
         return Response({"results": ApprovalOutputSerializer(approvals, many=True).data})
 

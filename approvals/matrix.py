@@ -6,6 +6,7 @@ request; `approval_decide` enforces it and the inbox card only displays it.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -85,6 +86,48 @@ def approval_route(*, tenant_id: int, tool: str, measures: dict[str, Any]) -> Ro
     return Route(roles=list(roles), needs_role=needs, reason=reason, over_limit=bool(over))
 
 
+_OVER_HEADCOUNT = re.compile(r"^(?P<n>\d+) employees in scope is above the limit of (?P<limit>\d+)$")
+_OVER_GROSS = re.compile(r"^a monthly gross of (?P<gross>[\d,.]+) ?(?P<currency>[A-Z]*) is above the limit of "
+                         r"(?P<limit>[\d,.]+)$")
+
+
+def _roles_shown(text: str) -> str | None:
+    words = {"an approver": _("an approver"), "a tenant admin": _("a tenant admin")}
+    roles = [words.get(part.strip().lower()) for part in text.split(" or ")]
+    if not roles or None in roles:
+        return None
+    shown = roles[0]
+    for role in roles[1:]:
+        shown = _("%(first)s or %(second)s") % {"first": shown, "second": role}
+    return shown
+
+
+def routing_reason_shown(reason: str) -> str:
+    """The stored routing reason (written in English when the approval was routed, by
+    `approval_route`) in the reader's language; a sentence it does not know reads as stored."""
+    text = (reason or "").strip()
+    if text.startswith("Within the matrix's limits: ") and text.endswith(" may approve."):
+        roles = _roles_shown(text.removeprefix("Within the matrix's limits: ").removesuffix(" may approve."))
+        return _("Within the matrix's limits: %(roles)s may approve.") % {"roles": roles} if roles else reason
+    if ": needs " in text and text.endswith("."):
+        overs, _sep, needs = text[:-1].rpartition(": needs ")
+        role = _roles_shown(needs)
+        shown = []
+        for over in overs.split("; "):
+            if m := _OVER_HEADCOUNT.match(over):
+                shown.append(_("%(n)s employees in scope is above the limit of %(limit)s") % m.groupdict())
+            elif m := _OVER_GROSS.match(over):
+                shown.append(_("a monthly gross of %(gross)s %(currency)s is above the limit of %(limit)s")
+                             % m.groupdict())
+            else:
+                return reason
+        return _("%(over)s: needs %(role)s.") % {"over": _("; ").join(shown), "role": role} if role else reason
+    if text.endswith(" may approve."):
+        roles = _roles_shown(text.removesuffix(" may approve."))
+        return _("%(roles)s may approve.") % {"roles": roles[:1].upper() + roles[1:]} if roles else reason
+    return reason
+
+
 def _decimal(value: Any) -> Decimal | None:
     try:
         return None if value is None else Decimal(str(value))
@@ -110,7 +153,7 @@ def approval_refusal(approval: ApprovalRequest, membership: Membership, verdict:
         # The routing reason is stored text (as it was written when routed); the sentence around it is translated.
         who = _("an approver") if approval.needs_role == Role.APPROVER else _("a tenant admin")
         return "matrix_refused", _("The approval matrix routes this to %(who)s (%(reason)s); your role may not "
-                                   "approve it.") % {"who": who, "reason": approval.routing_reason.rstrip(".")}
+                                   "approve it.") % {"who": who, "reason": routing_reason_shown(approval.routing_reason).rstrip(".。")}
     return None
 
 
@@ -121,22 +164,23 @@ def matrix_rule_update(*, membership: Membership, tool: str, roles: list[str], d
                        monthly_gross_limit: Decimal | None, above_limit_role: str) -> ApprovalRule:
     """A tenant admin changes one row; pending approvals of that tool are re-routed."""
     if membership.role != Role.ADMIN:
-        raise Forbidden("Only a tenant admin may change the approval matrix.", code="admin_required")
+        raise Forbidden(_("Only a tenant admin may change the approval matrix."), code="admin_required")
     if tool not in TOOLS or not TOOLS[tool].needs_approval:
-        raise Unprocessable(f"{tool!r} is not a tool that asks for approval.", code="unknown_tool")
+        raise Unprocessable(_("%(tool)s is not a tool that asks for approval.") % {"tool": repr(tool)},
+                            code="unknown_tool")
     roles = [r for r in DECIDING_ROLES if r in roles]
     if not roles:
-        raise Unprocessable("Choose at least one role that may approve.", code="no_roles")
+        raise Unprocessable(_("Choose at least one role that may approve."), code="no_roles")
     if above_limit_role not in DECIDING_ROLES:
-        raise Unprocessable("Above a limit, an approver or a tenant admin must approve.", code="bad_role")
+        raise Unprocessable(_("Above a limit, an approver or a tenant admin must approve."), code="bad_role")
     if deadline_seconds < 60:
-        raise Unprocessable("A deadline shorter than a minute cannot be met by a person.", code="bad_deadline")
+        raise Unprocessable(_("A deadline shorter than a minute cannot be met by a person."), code="bad_deadline")
     if remind_before_seconds < 0 or remind_before_seconds >= deadline_seconds:
-        raise Unprocessable("The reminder must come before the deadline.", code="bad_reminder")
+        raise Unprocessable(_("The reminder must come before the deadline."), code="bad_reminder")
     if headcount_limit is not None and headcount_limit < 0:
-        raise Unprocessable("A headcount limit cannot be negative.", code="bad_limit")
+        raise Unprocessable(_("A headcount limit cannot be negative."), code="bad_limit")
     if monthly_gross_limit is not None and monthly_gross_limit < 0:
-        raise Unprocessable("A monthly gross limit cannot be negative.", code="bad_limit")
+        raise Unprocessable(_("A monthly gross limit cannot be negative."), code="bad_limit")
     with transaction.atomic():
         rule, _created = ApprovalRule.objects.update_or_create(
             tenant_id=membership.tenant_id, tool=tool,

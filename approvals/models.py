@@ -2,16 +2,17 @@
 resolved arguments, and a deadline. Decided once."""
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from config.ids import BusinessIdField
 
 
 class ApprovalStatus(models.TextChoices):
-    PENDING = "pending"
-    APPROVED = "approved"
-    REJECTED = "rejected"
-    EXPIRED = "expired"
-    SUPERSEDED = "superseded"
+    PENDING = "pending", _("Pending")
+    APPROVED = "approved", _("Approved")
+    REJECTED = "rejected", _("Rejected")
+    EXPIRED = "expired", _("Expired")
+    SUPERSEDED = "superseded", _("Superseded")
 
 
 class ApprovalRequest(models.Model):

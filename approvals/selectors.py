@@ -10,12 +10,12 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from config.api import NotFound
-from tenants.models import Membership
+from tenants.models import Membership, Role
 from timeline.models import Event
 from workflows.selectors import run_get_for
 from workflows.tools import TOOLS
 
-from .matrix import ROLE_LABEL, approval_refusal
+from .matrix import approval_refusal, routing_reason_shown
 from .models import ApprovalDecision, ApprovalReminder, ApprovalRequest, ApprovalStatus
 
 
@@ -28,7 +28,7 @@ def approvals_for(membership: Membership, status: str | None = None) -> QuerySet
 def approval_get(membership: Membership, approval_id: int) -> ApprovalRequest:
     approval = approvals_for(membership).filter(id=approval_id).first()
     if approval is None:
-        raise NotFound("No such approval.")  # another tenant's id answers the same
+        raise NotFound(_("No such approval."))  # another tenant's id answers the same
     return approval
 
 
@@ -70,6 +70,17 @@ def arguments_described(approval: ApprovalRequest) -> list[dict[str, str]]:
     return rows
 
 
+def summary_described(approval: ApprovalRequest) -> str:
+    """The card's summary in the reader's language, as the tool words it; else as stored."""
+    tool = TOOLS.get(approval.tool)
+    if tool is None or tool.summary_describe is None:
+        return approval.summary
+    try:
+        return tool.summary_describe(approval.tenant_id, approval.arguments, approval.diff) or approval.summary
+    except (KeyError, ValueError, TypeError):  # arguments of an older shape: as stored
+        return approval.summary
+
+
 @dataclass
 class Card:
     approval: ApprovalRequest
@@ -79,7 +90,9 @@ class Card:
     overdue: bool
     refusal: str            # why this viewer may not approve it, or ""
     can_decide: bool        # pending and the viewer may at least reject
-    needs_label: str
+    summary: str            # what it does, in the reader's language
+    needs_label: str        # the role it needs, in the reader's language
+    routing_reason: str     # why, in the reader's language
     reminder: Any
     first_decision: ApprovalDecision | None
     scope: dict[str, Any]
@@ -91,12 +104,15 @@ def approval_card(membership: Membership, approval: ApprovalRequest) -> Card:
     left = (approval.deadline - now).total_seconds()
     first = approval.decisions.filter(accepted=True).select_related("user").first()
     return Card(
-        approval=approval, arguments=arguments_described(approval),
+        approval=approval, arguments=arguments_described(approval), summary=summary_described(approval),
         waited=duration_text(waited_seconds(approval, now)),
-        due=(_("overdue") if left <= 0 else _("in %(duration)s") % {"duration": duration_text(left)}), overdue=left <= 0,
+        due=(_("overdue") if left <= 0 else _("in %(duration)s")
+            % {"duration": duration_text(left)}), overdue=left <= 0,
         refusal=refusal[1] if refusal else "",
         can_decide=approval.status == ApprovalStatus.PENDING and membership.can_approve,
-        needs_label=ROLE_LABEL.get(approval.needs_role, approval.needs_role),
+        needs_label=str(Role(approval.needs_role).label).lower() if approval.needs_role in Role.values
+        else approval.needs_role,
+        routing_reason=routing_reason_shown(approval.routing_reason),
         reminder=ApprovalReminder.objects.filter(approval=approval).first(),
         first_decision=first, scope=approval.measures or {})
 

@@ -110,7 +110,8 @@ def approval_gate(*, node: Node, run: Run, arguments: dict[str, Any]) -> int | N
 
 def _decision_conflict(approval: ApprovalRequest) -> Conflict:
     approval.refresh_from_db()
-    return Conflict(f"This approval was already {approval.status}.", code="already_decided", extra={
+    return Conflict(_("This approval was already %(status)s.") % {"status": approval.get_status_display().lower()},
+                    code="already_decided", extra={
         "status": approval.status,
         "decided_by": approval.decided_by.username if approval.decided_by else None,
         "decided_at": approval.decided_at.isoformat() if approval.decided_at else None,
@@ -124,7 +125,7 @@ def approval_decide(*, membership: Membership, approval_id: int, verdict: str, c
     if verdict not in (A.APPROVED, A.REJECTED):
         raise ValueError(verdict)
     if not membership.can_approve:
-        raise Forbidden("Only approvers and tenant admins may decide approvals.", code="not_an_approver")
+        raise Forbidden(_("Only approvers and tenant admins may decide approvals."), code="not_an_approver")
     if approval.status != A.PENDING:
         # Decided or expired: recorded and refused with the first decision, whoever asks.
         _refusal_record(approval, membership, verdict, comment, "already " + approval.status,
@@ -139,8 +140,8 @@ def approval_decide(*, membership: Membership, approval_id: int, verdict: str, c
         stale = _stale_reason(approval)
         if stale:
             _supersede(approval, membership, stale)
-            raise Conflict(f"The situation changed since this was requested ({stale}); "
-                           "a fresh snapshot is being taken and a new approval will be requested.",
+            raise Conflict(_("The situation changed since this was requested (%(stale)s); a fresh snapshot is being taken and a new approval will be requested.")
+                           % {"stale": stale},
                            code="preconditions_changed", extra={"status": A.SUPERSEDED})
     with transaction.atomic():
         # allowed_roles in the WHERE: a matrix edit that re-routed the request after the
@@ -346,7 +347,7 @@ def _reminder_email(approval: ApprovalRequest, emails: list[str], seconds_left: 
                  "that the run stops and has to be started again.\n\nDecide it in the approvals inbox: "
                  "%(link)s") % {"summary": approval.summary, "requester": requester, "run": approval.run_id,
                                 "deadline": f"{approval.deadline:%Y-%m-%d %H:%M}",
-                                "link": f"/approvals/{approval.id}/"}
+                                "link": f"{settings.KEEL_BASE_URL}/approvals/{approval.id}/"}
     send_mail(subject=subject, message=body, from_email=settings.DEFAULT_FROM_EMAIL, recipient_list=emails,
               fail_silently=True)
 

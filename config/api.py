@@ -14,6 +14,8 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.core.validators import RegexValidator
 from django.http import Http404, JsonResponse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from drf_spectacular import openapi
 from drf_spectacular.utils import OpenApiParameter, inline_serializer
 from rest_framework import exceptions, serializers
@@ -66,6 +68,16 @@ class InvalidId(DomainError):  # raised by config.ids.id_parse
 
 PROBLEM_MEMBERS_KEPT = ("type", "title", "detail", "code")
 
+# `title` in the reader's language: the status phrases the API answers with.
+STATUS_TITLES = {
+    400: gettext_lazy("Bad Request"), 401: gettext_lazy("Unauthorized"), 403: gettext_lazy("Forbidden"),
+    404: gettext_lazy("Not Found"), 405: gettext_lazy("Method Not Allowed"), 406: gettext_lazy("Not Acceptable"),
+    409: gettext_lazy("Conflict"), 413: gettext_lazy("Request Entity Too Large"),
+    415: gettext_lazy("Unsupported Media Type"), 422: gettext_lazy("Unprocessable Entity"),
+    429: gettext_lazy("Too Many Requests"), 500: gettext_lazy("Internal Server Error"),
+    503: gettext_lazy("Service Unavailable"),
+}
+
 
 def problem(http_status: int, detail: str, code: str, **extra: Any) -> dict[str, Any]:
     """The body of an RFC 9457 problem: standard members first, then the extras.
@@ -74,8 +86,9 @@ def problem(http_status: int, detail: str, code: str, **extra: Any) -> dict[str,
     answers 409 with the approval's status ("expired"), which scripts and tests
     read; RFC 9457 tells consumers to ignore a `status` that is not a number, and
     the HTTP status line still carries 409."""
-    body = {"type": f"urn:keel:problem:{code}", "title": HTTPStatus(http_status).phrase, "status": http_status,
-            "detail": detail, "code": code}
+    title = str(STATUS_TITLES.get(http_status, HTTPStatus(http_status).phrase))
+    body = {"type": f"urn:keel:problem:{code}", "title": title, "status": http_status, "detail": str(detail),
+            "code": code}
     body.update({k: v for k, v in extra.items() if k not in PROBLEM_MEMBERS_KEPT})
     return body
 
@@ -108,7 +121,7 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         return None  # a bug: Django's 500 handling, never a made-up body
     if isinstance(exc, exceptions.ValidationError):
         sentences = _validation_summary(exc.detail)
-        response.data = problem(response.status_code, "Invalid request. " + " ".join(sentences), "invalid",
+        response.data = problem(response.status_code, _("Invalid request.") + " " + " ".join(sentences), "invalid",
                                 errors=response.data)
     else:
         detail = exc.detail if isinstance(exc, exceptions.APIException) else response.data.get("detail", "")
@@ -140,7 +153,7 @@ def _as_problem(response: Response, context: dict) -> Response:
 def api_not_found(request, exception=None):  # noqa: ARG001 - Django's handler404 signature
     """Unknown URLs under /api/ answer a problem, pages answer the HTML 404 page."""
     if request.path.startswith("/api/"):
-        return JsonResponse(problem(404, f"No API endpoint at {request.path}.", "not_found"), status=404,
+        return JsonResponse(problem(404, _("No API endpoint at %(path)s.") % {"path": request.path}, "not_found"), status=404,
                             content_type=PROBLEM_CONTENT_TYPE)
     from django.views.defaults import page_not_found
 
@@ -150,7 +163,7 @@ def api_not_found(request, exception=None):  # noqa: ARG001 - Django's handler40
 def api_server_error(request):
     """handler500: under /api/ a bug still answers a problem (no traceback, no HTML)."""
     if request.path.startswith("/api/"):
-        return JsonResponse(problem(500, "Something went wrong on our side; it has been logged.", "server_error"),
+        return JsonResponse(problem(500, _("Something went wrong on our side; it has been logged."), "server_error"),
                             status=500, content_type=PROBLEM_CONTENT_TYPE)
     from django.views.defaults import server_error
 

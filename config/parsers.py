@@ -13,6 +13,7 @@ from itertools import accumulate
 
 from django.conf import settings
 from django.core.files.uploadhandler import FileUploadHandler
+from django.utils.translation import gettext as _
 from rest_framework import parsers, status
 from rest_framework.exceptions import APIException, ParseError
 from rest_framework.settings import api_settings
@@ -55,17 +56,19 @@ def json_parse(raw: bytes, *, encoding: str = "utf-8", max_bytes: int | None = N
     try:
         text = codecs.decode(raw, encoding)
     except (UnicodeDecodeError, LookupError):
-        raise ParseError(f"JSON parse error - the body is not valid {encoding} text.", code="json_encoding")
+        raise ParseError(_("JSON parse error - the body is not valid %(encoding)s text.") % {"encoding": encoding},
+                         code="json_encoding")
     if json_depth(text, stop_above=max_depth) > max_depth:
-        raise ParseError(f"JSON parse error - the body nests more than {max_depth} levels deep; "
-                         f"at most {max_depth} are accepted.", code="json_too_deep")
+        raise ParseError(_("JSON parse error - the body nests more than %(max_depth)s levels deep; at most %(max_depth)s are accepted.")
+                         % {"max_depth": max_depth},
+                         code="json_too_deep")
     parse_constant = _refuse_constant if api_settings.STRICT_JSON else None  # NaN, Infinity: not JSON
     try:
         return json.loads(text, parse_constant=parse_constant)
     except RecursionError:  # not reachable under the depth limit; never a 500 all the same
-        raise ParseError("JSON parse error - the body nests too deeply.", code="json_too_deep")
+        raise ParseError(_("JSON parse error - the body nests too deeply."), code="json_too_deep")
     except ValueError as exc:  # includes JSONDecodeError and ints longer than Python accepts
-        raise ParseError(f"JSON parse error - {exc}")
+        raise ParseError(_("JSON parse error - %(exc)s") % {"exc": exc})
 
 
 def _refuse_constant(name: str):
@@ -83,7 +86,7 @@ class JSONParser(parsers.JSONParser):
         if not raw.strip():
             # DRF's own parser answers an empty body with a parse error too, but
             # with a message about "Expecting value: line 1 column 1".
-            raise ParseError("JSON parse error - the body is empty; send a JSON object.", code="json_empty")
+            raise ParseError(_("JSON parse error - the body is empty; send a JSON object."), code="json_empty")
         return json_parse(raw, encoding=encoding, max_bytes=limit)
 
 

@@ -326,6 +326,11 @@ PERMISSIONS_POLICY = ("accelerometer=(), camera=(), geolocation=(), gyroscope=()
 
 # --- Mail (approval reminders) -------------------------------------------------------
 EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+# Where people reach Keel (scheme://host[:port], no trailing slash): links in emails are absolute,
+# since a mail client has no page to be relative to. Without KEEL_BASE_URL, `manage.py serve`
+# uses the address it serves on.
+KEEL_BASE_URL_SET = bool(os.environ.get("KEEL_BASE_URL", "").strip())
+KEEL_BASE_URL = os.environ.get("KEEL_BASE_URL", "").strip().rstrip("/") or "http://localhost:8000"
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "keel@localhost")
 
 # --- I18N, static ----------------------------------------------------------------------

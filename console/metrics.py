@@ -17,6 +17,7 @@ from typing import Any, Iterable
 
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
+from django.utils.translation import gettext
 
 from approvals.models import ApprovalRequest, ApprovalStatus
 from config.api import DomainError
@@ -74,7 +75,8 @@ def _moment(value: str, name: str, *, end: bool) -> datetime:
         # A bare `until` date includes that whole day.
         moment = datetime.combine(day + timedelta(days=1) if end else day, time.min)
     if moment is None:
-        raise PeriodError(f"`{name}` must be a date (2026-11-30) or a date-time (2026-11-30T08:00:00Z).")
+        raise PeriodError(gettext("`%(name)s` must be a date (2026-11-30) or a date-time (2026-11-30T08:00:00Z).")
+                          % {"name": name})
     if timezone.is_naive(moment):
         moment = timezone.make_aware(moment, timezone.get_current_timezone())
     return moment
@@ -85,21 +87,21 @@ def period_parse(params: dict[str, Any], *, now: datetime | None = None) -> Peri
     now = now or timezone.now()
     since, until, days = params.get("since"), params.get("until"), params.get("days")
     if days not in (None, "") and (since or until):
-        raise PeriodError("Give either `days` or `since`/`until`, not both.")
+        raise PeriodError(gettext("Give either `days` or `since`/`until`, not both."))
     if days not in (None, ""):
         try:
             n = int(days)
         except (TypeError, ValueError):
-            raise PeriodError("`days` must be a whole number.")
+            raise PeriodError(gettext("`days` must be a whole number."))
         if not 1 <= n <= MAX_DAYS:
-            raise PeriodError(f"`days` must be between 1 and {MAX_DAYS}.")
+            raise PeriodError(gettext("`days` must be between 1 and %(MAX_DAYS)s.") % {"MAX_DAYS": MAX_DAYS})
         return Period(since=now - timedelta(days=n), until=now)
     end = _moment(until, "until", end=True) if until else now
     start = _moment(since, "since", end=False) if since else end - timedelta(days=DEFAULT_DAYS)
     if start >= end:
-        raise PeriodError("`since` must be before `until`.")
+        raise PeriodError(gettext("`since` must be before `until`."))
     if end - start > timedelta(days=MAX_DAYS):
-        raise PeriodError(f"A period may span at most {MAX_DAYS} days.")
+        raise PeriodError(gettext("A period may span at most %(MAX_DAYS)s days.") % {"MAX_DAYS": MAX_DAYS})
     return Period(since=start, until=end)
 
 

@@ -4,6 +4,7 @@ receipt as is, so a replay is the same answer."""
 from typing import Any
 
 from django.urls import path
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.parsers import MultiPartParser
@@ -34,7 +35,7 @@ def _input(serializer_class: type[serializers.Serializer], request: Request) -> 
     serializer = serializer_class(data=request.data)
     if not serializer.is_valid():
         text = " ".join(f"{field}: {' '.join(str(e) for e in errors)}" for field, errors in serializer.errors.items())
-        raise DomainError("Invalid request. " + text, code="invalid", extra={"errors": serializer.errors})
+        raise DomainError(_("Invalid request.") + " " + text, code="invalid", extra={"errors": serializer.errors})
     return serializer.validated_data
 
 
@@ -46,10 +47,11 @@ def _receipt(receipt: services.Receipt) -> Response:
 def _file(request: Request) -> tuple[str, bytes]:
     upload = request.FILES.get("file")
     if upload is None:
-        raise DomainError("Attach the invoice as the multipart field `file`.", code="file_required")
+        raise DomainError(_("Attach the invoice as the multipart field `file`."), code="file_required")
     if upload.size > services.MAX_INVOICE_BYTES:
-        raise services.PayloadTooLarge(f"The invoice is {upload.size / 1048576:.1f} MB; the limit is "
-                                       f"{services.MAX_INVOICE_BYTES // 1048576} MB.", code="invoice_too_large")
+        raise services.PayloadTooLarge(_("The invoice is %(value)s MB; the limit is %(limit)s MB.")
+                                       % {"value": format(upload.size / 1048576, '.1f'), "limit": services.MAX_INVOICE_BYTES // 1048576},
+                                       code="invoice_too_large")
     return upload.name, upload.read()
 
 

@@ -5,31 +5,32 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from config.ids import BusinessIdField
 from idempotency.models import IdempotencyRecordBase
 
 
 class Category(models.TextChoices):
-    LODGING = "lodging", "Lodging"
-    MEALS = "meals", "Meals"
-    TRANSPORT = "transport", "Transport"
-    OTHER = "other", "Other"
+    LODGING = "lodging", _("Lodging")
+    MEALS = "meals", _("Meals")
+    TRANSPORT = "transport", _("Transport")
+    OTHER = "other", _("Other")
 
 
 class ClaimStatus(models.TextChoices):
-    DRAFT = "draft", "Draft"
-    SUBMITTED = "submitted", "Submitted"
-    APPROVED = "approved", "Approved"
-    REJECTED = "rejected", "Rejected"
-    PAID = "paid", "Paid"
+    DRAFT = "draft", _("Draft")
+    SUBMITTED = "submitted", _("Submitted")
+    APPROVED = "approved", _("Approved")
+    REJECTED = "rejected", _("Rejected")
+    PAID = "paid", _("Paid")
 
 
 class PolicyVerdict(models.TextChoices):
-    UNCHECKED = "", "Not checked"
-    WITHIN = "within_limit", "Within the policy limit"
-    OVER = "over_limit", "Over the policy limit"
-    NO_POLICY = "no_policy", "No policy limit found"
+    UNCHECKED = "", _("Not checked")
+    WITHIN = "within_limit", _("Within the policy limit")
+    OVER = "over_limit", _("Over the policy limit")
+    NO_POLICY = "no_policy", _("No policy limit found")
 
 
 class ExpenseClaim(models.Model):

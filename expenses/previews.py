@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
 from workflows.tools import Preview
 
 from .models import ClaimStatus, ExpenseClaim, PolicyVerdict
@@ -23,22 +26,36 @@ def _claim(tenant_id: int, arguments: dict[str, Any]) -> ExpenseClaim | None:
 
 
 def _citation_words(check: dict[str, Any]) -> str:
-    return " ".join(f"[{c['source']} line {c['line']}] {c['text']}" for c in check.get("citation") or [])
+    return " ".join(_("[%(source)s line %(line)s] %(text)s") % {"source": c["source"], "line": c["line"], "text": c["text"]}
+                    for c in check.get("citation") or [])
+
+
+def submit_summary(tenant_id: int, arguments: dict[str, Any], diff: dict[str, Any] | None = None) -> str:
+    claim = _claim(tenant_id, arguments)
+    check = arguments.get("policy_check") or {}
+    if claim is None:
+        what = _("expense claim")
+    else:
+        words = {"category": claim.get_category_display().lower(), "city": claim.city,
+                 "amount": f"{claim.amount:,.2f}", "currency": claim.currency, "nights": claim.nights}
+        what = (ngettext("%(category)s claim in %(city)s: %(amount)s %(currency)s for %(nights)d night",
+                         "%(category)s claim in %(city)s: %(amount)s %(currency)s for %(nights)d nights",
+                         claim.nights) if claim.nights
+                else _("%(category)s claim in %(city)s: %(amount)s %(currency)s")) % words
+    if check.get("verdict") == PolicyVerdict.OVER:
+        why = _("%(per_night)s a night is over the limit of %(limit)s %(unit)s (%(source)s, effective "
+                "%(effective_from)s)") % {k: check.get(k, "") for k in ("per_night", "limit", "unit", "source",
+                                                                       "effective_from")}
+    else:
+        why = _("the policy check found no limit that covers it (%(summary)s)") % {
+            "summary": check.get("summary") or _("not checked")}
+    return _("Submit the %(what)s — %(why)s.") % {"what": what, "why": why}
 
 
 def submit_preview(tenant_id: int, arguments: dict[str, Any], params: dict[str, Any]) -> Preview:
-    claim = _claim(tenant_id, arguments)
     check = arguments.get("policy_check") or {}
-    what = (f"{claim.get_category_display().lower()} claim in {claim.city}: {claim.amount:,.2f} {claim.currency}"
-            + (f" for {claim.nights} night{'s' if claim.nights != 1 else ''}" if claim.nights else "")
-            if claim else "expense claim")
-    if check.get("verdict") == PolicyVerdict.OVER:
-        why = (f"{check['per_night']} a night is over the limit of {check['limit']} {check['unit']} "
-               f"({check['source']}, effective {check['effective_from']})")
-    else:
-        why = f"the policy check found no limit that covers it ({check.get('summary', 'not checked')})"
     # measures: the size the approval matrix may compare (its thresholds are per tool).
-    return Preview(summary=f"Submit the {what} — {why}.", diff=None,
+    return Preview(summary=submit_summary(tenant_id, arguments), diff=None,
                    measures={"amount": check.get("amount"), "currency": check.get("currency"),
                              "per_night": check.get("per_night"), "limit": check.get("limit")})
 
@@ -59,16 +76,22 @@ def submit_preconditions(tenant_id: int, run_id: int, arguments: dict[str, Any])
 def submit_argument(tenant_id: int, name: str, value: Any) -> tuple[str, str]:
     if name == "application_id":
         claim = ExpenseClaim.objects.filter(tenant_id=tenant_id, id=int(value)).first() if str(value).isdigit() else None
-        return "Expense claim", (f"{claim.get_category_display()} in {claim.city}, {claim.start_date} + "
-                                 f"{claim.nights} night(s), {claim.amount:,.2f} {claim.currency} by "
-                                 f"{claim.claimant.get_full_name() or claim.claimant.username}"
-                                 if claim else "unknown claim")
+        if claim is None:
+            return _("Expense claim"), _("unknown claim")
+        return _("Expense claim"), (_("%(category)s in %(city)s, %(start)s + %(nights)s night(s), %(amount)s %(currency)s "
+                                      "by %(claimant)s")
+                                    % {"category": claim.get_category_display(), "city": claim.city,
+                                       "start": claim.start_date, "nights": claim.nights,
+                                       "amount": f"{claim.amount:,.2f}", "currency": claim.currency,
+                                       "claimant": claim.claimant.get_full_name() or claim.claimant.username})
     if name == "policy_check" and isinstance(value, dict):
         if value.get("limit"):
-            return "Travel policy", (f"limit {value['limit']} {value['unit']} ({value['source']}, effective "
-                                     f"{value['effective_from']}); claimed {value['per_night']} a night. "
-                                     f"{_citation_words(value)}")
-        return "Travel policy", value.get("summary", "no limit found")
+            return _("Travel policy"), (_("limit %(limit)s %(unit)s (%(source)s, effective %(effective_from)s); "
+                                          "claimed %(per_night)s a night.")
+                                        % {k: value.get(k, "") for k in ("limit", "unit", "source", "effective_from",
+                                                                          "per_night")}
+                                        + " " + _citation_words(value)).strip()
+        return _("Travel policy"), value.get("summary") or _("no limit found")
     return name.replace("_", " ").capitalize(), str(value)
 
 

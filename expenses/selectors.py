@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections import Counter
 
 from django.db.models import QuerySet
+from django.utils.translation import gettext as _
 
 from config.api import NotFound
 from tenants.models import Membership
@@ -19,7 +20,7 @@ def claims_for(membership: Membership) -> QuerySet[ExpenseClaim]:
 def claim_get_for(membership: Membership, claim_id: int) -> ExpenseClaim:
     claim = claims_for(membership).filter(id=claim_id).first()
     if claim is None:
-        raise NotFound("No such expense claim.", code="claim_not_found")
+        raise NotFound(_("No such expense claim."), code="claim_not_found")
     return claim
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from approvals.authority import approval_covers
 from config.api import Conflict, DomainError, Forbidden, NotFound, Unprocessable
@@ -77,7 +78,9 @@ def _id_checked(value: Any, what: str) -> int:
     except (TypeError, ValueError):
         number = None
     if number is None or number <= 0 or number >= 2**63:
-        raise DomainError(f"The {what} must be a numeric id (a string of digits), not {value!r}.", code="invalid_id")
+        raise DomainError(_("The %(what)s must be a numeric id (a string of digits), not %(value)s.")
+                          % {"what": what, "value": repr(value)},
+                          code="invalid_id")
     return number
 
 
@@ -85,11 +88,14 @@ def _amount_checked(value: Any) -> Decimal:
     try:
         amount = Decimal(str(value).replace(",", "").strip())
     except (InvalidOperation, ValueError):
-        raise DomainError(f"The amount must be a number, not {value!r}.", code="invalid_amount")
+        raise DomainError(_("The amount must be a number, not %(value)s.") % {"value": repr(value)},
+                          code="invalid_amount")
     if not amount.is_finite() or amount <= 0 or amount > MAX_AMOUNT:
-        raise DomainError(f"The amount must be above 0 and at most {MAX_AMOUNT:,}.", code="invalid_amount")
+        raise DomainError(_("The amount must be above 0 and at most %(max)s.")
+                          % {"max": format(MAX_AMOUNT, ',')},
+                          code="invalid_amount")
     if amount != amount.quantize(Decimal("0.01")):
-        raise DomainError("The amount may have at most two decimals.", code="invalid_amount")
+        raise DomainError(_("The amount may have at most two decimals."), code="invalid_amount")
     return amount.quantize(Decimal("0.01"))
 
 
@@ -99,31 +105,36 @@ def _date_checked(value: Any) -> date:
     try:
         return date.fromisoformat(str(value).strip())
     except ValueError:
-        raise DomainError(f"The date must be written YYYY-MM-DD, not {value!r}.", code="invalid_date")
+        raise DomainError(_("The date must be written YYYY-MM-DD, not %(value)s.") % {"value": repr(value)},
+                          code="invalid_date")
 
 
 def claim_fields_checked(*, category: Any, city: Any, start_date: Any, nights: Any, amount: Any,
                          currency: Any = "CNY", description: Any = "") -> dict[str, Any]:
     """The fields of a new claim, validated, each with a message a person can act on."""
     if category not in Category.values:
-        raise DomainError(f"The category must be one of {', '.join(Category.values)}.", code="invalid_category")
+        raise DomainError(_("The category must be one of %(choices)s.") % {"choices": ', '.join(Category.values)},
+                          code="invalid_category")
     city = str(city or "").strip()
     if not city or len(city) > 80:
-        raise DomainError("Give the city (at most 80 characters).", code="invalid_city")
+        raise DomainError(_("Give the city (at most 80 characters)."), code="invalid_city")
     start = _date_checked(start_date)
     try:
         nights = int(nights)
     except (TypeError, ValueError):
-        raise DomainError(f"The number of nights must be a whole number, not {nights!r}.", code="invalid_nights")
+        raise DomainError(_("The number of nights must be a whole number, not %(nights)s.") % {"nights": repr(nights)},
+                          code="invalid_nights")
     if nights < 0 or nights > MAX_NIGHTS or (category == Category.LODGING and nights == 0):
-        raise DomainError(f"A lodging claim needs 1 to {MAX_NIGHTS} nights; other claims 0 to {MAX_NIGHTS}.",
+        raise DomainError(_("A lodging claim needs 1 to %(max)s nights; other claims 0 to %(max)s.")
+                          % {"max": MAX_NIGHTS},
                           code="invalid_nights")
     currency = str(currency or "").strip().upper()
     if currency not in CURRENCIES:
-        raise DomainError(f"The currency must be one of {', '.join(CURRENCIES)}.", code="invalid_currency")
+        raise DomainError(_("The currency must be one of %(choices)s.") % {"choices": ', '.join(CURRENCIES)},
+                          code="invalid_currency")
     description = str(description or "").strip()
     if len(description) > 500:
-        raise DomainError("The description may be at most 500 characters.", code="invalid_description")
+        raise DomainError(_("The description may be at most 500 characters."), code="invalid_description")
     return {"category": category, "city": city, "start_date": start, "end_date": start + timedelta(days=nights),
             "nights": nights, "amount": _amount_checked(amount), "currency": currency, "description": description}
 
@@ -132,13 +143,14 @@ def invoice_checked(*, filename: str, content: bytes) -> tuple[str, str]:
     """(clean filename, content type) of an acceptable invoice, judged by its bytes."""
     name = re.sub(r"[^\w.\- ]", "_", (filename or "invoice").strip())[:200] or "invoice"
     if not content:
-        raise DomainError("The invoice file is empty.", code="invoice_empty")
+        raise DomainError(_("The invoice file is empty."), code="invoice_empty")
     if len(content) > MAX_INVOICE_BYTES:
-        raise PayloadTooLarge(f"The invoice is {len(content) / 1048576:.1f} MB; the limit is "
-                              f"{MAX_INVOICE_BYTES // 1048576} MB.", code="invoice_too_large")
+        raise PayloadTooLarge(_("The invoice is %(value)s MB; the limit is %(limit)s MB.")
+                              % {"value": format(len(content) / 1048576, '.1f'), "limit": MAX_INVOICE_BYTES // 1048576},
+                              code="invoice_too_large")
     content_type = next((t for magic, t in INVOICE_TYPES.items() if content.startswith(magic)), None)
     if content_type is None:
-        raise Unprocessable("An invoice must be a PDF, PNG or JPEG file; this file is none of them.",
+        raise Unprocessable(_("An invoice must be a PDF, PNG or JPEG file; this file is none of them."),
                             code="invoice_type")
     return name, content_type
 
@@ -149,7 +161,7 @@ def _claim_for(actor: Actor, claim_id: Any, *, lock: bool = False) -> ExpenseCla
     rows = ExpenseClaim.objects.select_for_update() if lock else ExpenseClaim.objects
     claim = rows.filter(tenant_id=actor.tenant_id, id=_id_checked(claim_id, "application_id")).first()
     if claim is None:
-        raise NotFound("No such expense claim.", code="claim_not_found")
+        raise NotFound(_("No such expense claim."), code="claim_not_found")
     return claim
 
 
@@ -157,12 +169,12 @@ def _may(actor: Actor, claim: ExpenseClaim, who: str) -> None:
     if who == "claimant":
         if actor.role is None or actor.user_id == claim.claimant_id or actor.role == Role.ADMIN:
             return  # the agent acts for the claimant who started its run
-        raise Forbidden("Only the claimant (or a tenant admin) may change this claim.", code="not_claimant")
+        raise Forbidden(_("Only the claimant (or a tenant admin) may change this claim."), code="not_claimant")
     if actor.role not in APPROVER_ROLES or (who == "admin" and actor.role != Role.ADMIN):
-        raise Forbidden(f"Only {'a tenant admin' if who == 'admin' else 'an approver or a tenant admin'} may "
-                        "do this.", code="role_required")
+        raise Forbidden(_("Only a tenant admin may do this.") if who == "admin"
+                        else _("Only an approver or a tenant admin may do this."), code="role_required")
     if who == "approver" and actor.user_id == claim.claimant_id:
-        raise Forbidden("You filed this claim, so someone else must decide it (four-eyes rule).", code="four_eyes")
+        raise Forbidden(_("You filed this claim, so someone else must decide it (four-eyes rule)."), code="four_eyes")
 
 
 def _claim_transition(claim: ExpenseClaim, to: str, *, actor: Actor, reason: str = "", **fields: Any) -> None:
@@ -170,11 +182,13 @@ def _claim_transition(claim: ExpenseClaim, to: str, *, actor: Actor, reason: str
     assert transaction.get_connection().in_atomic_block, "claim transitions run inside a transaction"
     edge = (claim.status, to)
     if edge not in CLAIM_TRANSITIONS:
-        raise Conflict(f"A {claim.get_status_display().lower()} claim cannot become {to}.", code="claim_status",
+        raise Conflict(_("A %(status)s claim cannot become %(to)s.")
+                       % {"status": claim.get_status_display().lower(), "to": str(ClaimStatus(to).label).lower()},
+                       code="claim_status",
                        extra={"status": claim.status})
     _may(actor, claim, CLAIM_TRANSITIONS[edge])
     if not ExpenseClaim.objects.filter(id=claim.id, status=claim.status).update(status=to, **fields):
-        raise Conflict("The claim changed meanwhile; reload it.", code="claim_changed")
+        raise Conflict(_("The claim changed meanwhile; reload it."), code="claim_changed")
     ClaimTransition.objects.create(claim=claim, from_status=claim.status, to_status=to, actor_id=actor.user_id,
                                    approval_id=actor.approval_id, reason=reason)
     claim.status = to
@@ -199,7 +213,7 @@ def claim_create(*, actor: Actor, idempotency_key: str, **fields: Any) -> Receip
     key = _key_checked(idempotency_key)
     checked = claim_fields_checked(**fields)
     if actor.user_id is None:
-        raise Forbidden("A claim needs a claimant.", code="no_claimant")
+        raise Forbidden(_("A claim needs a claimant."), code="no_claimant")
 
     def work() -> tuple[int, dict[str, Any]]:
         claim = ExpenseClaim.objects.create(tenant_id=actor.tenant_id, claimant_id=actor.user_id, **checked)
@@ -224,7 +238,7 @@ def invoice_upload(*, actor: Actor, claim_id: Any, idempotency_key: str, filenam
     if invoice_id is not None:
         staged = Invoice.objects.filter(tenant_id=actor.tenant_id, id=_id_checked(invoice_id, "invoice id")).first()
         if staged is None:
-            raise NotFound("No such invoice upload.", code="invoice_not_found")
+            raise NotFound(_("No such invoice upload."), code="invoice_not_found")
         request = {"claim": str(claim_id), "invoice": str(staged.id)}
     else:
         name, content_type = invoice_checked(filename=filename, content=content or b"")
@@ -234,10 +248,10 @@ def invoice_upload(*, actor: Actor, claim_id: Any, idempotency_key: str, filenam
         claim = _claim_for(actor, claim_id, lock=True)
         _may(actor, claim, "claimant")
         if claim.status != S.DRAFT:
-            raise Conflict("Invoices can be added only while the claim is a draft.", code="claim_status")
+            raise Conflict(_("Invoices can be added only while the claim is a draft."), code="claim_status")
         if staged is not None:
             if staged.claim_id not in (None, claim.id):
-                raise Conflict("This invoice is filed to another claim.", code="invoice_taken")
+                raise Conflict(_("This invoice is filed to another claim."), code="invoice_taken")
             Invoice.objects.filter(id=staged.id).update(claim=claim)
             invoice = staged
         else:
@@ -302,7 +316,7 @@ def claim_decide(*, actor: Actor, claim_id: Any, verdict: str, comment: str = ""
     """submitted → approved | rejected, by an approver who did not file it."""
     key = _key_checked(idempotency_key)
     if verdict not in (S.APPROVED, S.REJECTED):
-        raise DomainError("The verdict must be approved or rejected.", code="invalid_verdict")
+        raise DomainError(_("The verdict must be approved or rejected."), code="invalid_verdict")
 
     def work() -> tuple[int, dict[str, Any]]:
         claim = _claim_for(actor, claim_id, lock=True)

@@ -110,7 +110,7 @@ tool_register(Tool(
     fn=submit_claim, consumes=["application_id", "policy_check"], side_effects=True, read_only=False,
     needs_approval=True, approval_when=previews.submit_needs_approval, compensation="withdraw_claim",
     accept=_submit_accept, preview=previews.submit_preview, preconditions_check=previews.submit_preconditions,
-    argument_describe=previews.submit_argument, effects_count=previews.submit_effects,
+    argument_describe=previews.submit_argument, summary_describe=previews.submit_summary, effects_count=previews.submit_effects,
     approval_rule={"roles": ["approver", "admin"], "deadline_seconds": 3 * 24 * 3600,
                    "remind_before_seconds": 4 * 3600},
     summary=lambda output: f"Submitted the claim ({output['status']}).",

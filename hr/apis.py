@@ -1,6 +1,7 @@
 """/api/v1/hr/: the HR Core system of record over HTTP (seed 002). A TAN's approval is
 the event that starts the candidate-matching run; approving twice answers 409."""
 from django.urls import path
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -68,7 +69,7 @@ class TanListApi(APIView):
         membership = membership_for_user(request.user)
         data = self.InputSerializer(data=request.data)
         if not data.is_valid():
-            raise DomainError("Invalid TAN. " + " ".join(f"{k}: {' '.join(map(str, v))}"
+            raise DomainError(_("Invalid TAN.") + " " + " ".join(f"{k}: {' '.join(map(str, v))}"
                                                          for k, v in data.errors.items()), code="invalid")
         tan = services.tan_create(actor=Actor.of_member(membership), **data.validated_data)
         tan = selectors.tan_get_for(membership, tan.id)

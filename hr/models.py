@@ -5,22 +5,23 @@ Workflow state (a TAN's status, its matches) lives here and changes only through
 hr.services; a matching run's scratchpad is agent run state and never lands here."""
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from config.ids import BusinessIdField
 from idempotency.models import IdempotencyRecordBase
 
 
 class TanStatus(models.TextChoices):
-    DRAFT = "draft", "Draft"
-    APPROVED = "approved", "Approved"
-    CLOSED = "closed", "Closed"
+    DRAFT = "draft", _("Draft")
+    APPROVED = "approved", _("Approved")
+    CLOSED = "closed", _("Closed")
 
 
 class Seniority(models.IntegerChoices):
-    JUNIOR = 1, "Junior"
-    MID = 2, "Mid-level"
-    SENIOR = 3, "Senior"
-    LEAD = 4, "Lead"
+    JUNIOR = 1, _("Junior")
+    MID = 2, _("Mid-level")
+    SENIOR = 3, _("Senior")
+    LEAD = 4, _("Lead")
 
 
 class Tan(models.Model):
@@ -105,7 +106,7 @@ class OutboxEvent(models.Model):
     supervisor consumes it (hr.tasks), at least once, and marks it consumed exactly once."""
 
     class Type(models.TextChoices):
-        TAN_APPROVED = "hr.tan.approved", "TAN approved"
+        TAN_APPROVED = "hr.tan.approved", _("TAN approved")
 
     id = BusinessIdField()
     tenant = models.ForeignKey("tenants.Tenant", on_delete=models.CASCADE, related_name="+")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import Count
+from django.utils.translation import gettext as _
 
 from workflows.tools import Preview
 
@@ -16,21 +17,28 @@ def persist_needs_approval(tenant_id: int, arguments: dict[str, Any]) -> bool:
     return len((arguments.get("match_result") or {}).get("matches") or []) > match_approval_threshold()
 
 
-def persist_preview(tenant_id: int, arguments: dict[str, Any], params: dict[str, Any]) -> Preview:
+def persist_summary(tenant_id: int, arguments: dict[str, Any], diff: dict[str, Any] | None = None) -> str:
     result = arguments.get("match_result") or {}
     matches = result.get("matches") or []
     names = ", ".join(f"{m['name']} ({m['score']})" for m in matches)
-    return Preview(summary=(f"Record {len(matches)} matches for the TAN “{result.get('title', '')}” — more than "
-                            f"{match_approval_threshold()} at once: {names}."),
+    return _("Record %(n)s matches for the TAN “%(title)s” — more than %(threshold)s at once: %(names)s.") % {
+        "n": len(matches), "title": result.get("title", ""), "threshold": match_approval_threshold(), "names": names}
+
+
+def persist_preview(tenant_id: int, arguments: dict[str, Any], params: dict[str, Any]) -> Preview:
+    matches = (arguments.get("match_result") or {}).get("matches") or []
+    return Preview(summary=persist_summary(tenant_id, arguments),
                    measures={"matches": len(matches), "threshold": match_approval_threshold()})
 
 
 def persist_argument(tenant_id: int, name: str, value: Any) -> tuple[str, str]:
     if name == "tan_id":
         tan = Tan.objects.filter(tenant_id=tenant_id, id=int(value)).first() if str(value).isdigit() else None
-        return "TAN", (f"{tan.title} in {tan.location} (skills: {', '.join(tan.skills)})" if tan else "unknown TAN")
+        return _("TAN"), (_("%(title)s in %(location)s (skills: %(skills)s)")
+                          % {"title": tan.title, "location": tan.location, "skills": ", ".join(tan.skills)}
+                          if tan else _("unknown TAN"))
     if name == "match_result" and isinstance(value, dict):
-        return "Matches", "; ".join(f"{m['name']} {m['score']}: {m['explanation']}" for m in value.get("matches", []))
+        return _("Matches"), "; ".join(f"{m['name']} {m['score']}: {m['explanation']}" for m in value.get("matches", []))
     return name.replace("_", " ").capitalize(), str(value)
 
 

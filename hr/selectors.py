@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from django.db.models import Count, QuerySet
+from django.utils.translation import gettext as _
 
 from config.api import NotFound
 from tenants.models import Membership
@@ -17,7 +18,7 @@ def tans_for(membership: Membership) -> QuerySet[Tan]:
 def tan_get_for(membership: Membership, tan_id: int) -> Tan:
     tan = tans_for(membership).filter(id=tan_id).first()
     if tan is None:
-        raise NotFound("No such TAN.", code="tan_not_found")
+        raise NotFound(_("No such TAN."), code="tan_not_found")
     return tan
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from approvals.authority import approval_covers
 from config.api import Conflict, DomainError, Forbidden, NotFound
@@ -61,7 +62,7 @@ def _tan_for(actor: Actor, tan_id: Any, *, lock: bool = False) -> Tan:
     rows = Tan.objects.select_for_update() if lock else Tan.objects
     tan = rows.filter(tenant_id=actor.tenant_id, id=number).first()
     if tan is None:
-        raise NotFound("No such TAN.", code="tan_not_found")
+        raise NotFound(_("No such TAN."), code="tan_not_found")
     return tan
 
 
@@ -69,11 +70,17 @@ def _tan_transition(tan: Tan, to: str, *, actor: Actor, **fields: Any) -> None:
     """The TAN's one status writer: allowed edge, compare-and-set, transition row."""
     assert transaction.get_connection().in_atomic_block
     if (tan.status, to) not in TAN_TRANSITIONS:
-        by = f" by {tan.approved_by.username}" if tan.approved_by_id and tan.status == T.APPROVED else ""
-        raise Conflict(f"This TAN is {tan.status}{by}; it cannot become {to}.", code="tan_status",
+        words = {"status": tan.get_status_display().lower(), "to": str(T(to).label).lower()}
+        if tan.approved_by_id and tan.status == T.APPROVED:
+            message = _("This TAN is %(status)s by %(who)s; it cannot become %(to)s.") % {
+                **words, "who": tan.approved_by.username}
+        else:
+            message = _("This TAN is %(status)s; it cannot become %(to)s.") % words
+        raise Conflict(message,
+                       code="tan_status",
                        extra={"status": tan.status})
     if not Tan.objects.filter(id=tan.id, status=tan.status).update(status=to, **fields):
-        raise Conflict("The TAN changed meanwhile; reload it.", code="tan_changed")
+        raise Conflict(_("The TAN changed meanwhile; reload it."), code="tan_changed")
     TanTransition.objects.create(tan=tan, from_status=tan.status, to_status=to, actor_id=actor.user_id)
     tan.status = to
     for name, value in fields.items():
@@ -84,10 +91,10 @@ def _skills_checked(skills: Any) -> list[str]:
     if isinstance(skills, str):
         skills = [s for s in skills.replace("，", ",").split(",")]
     if not isinstance(skills, list) or not all(isinstance(s, str) for s in skills):
-        raise DomainError("Skills must be a list of words.", code="invalid_skills")
+        raise DomainError(_("Skills must be a list of words."), code="invalid_skills")
     cleaned = sorted({s.strip().lower() for s in skills if s.strip()})
     if not cleaned or len(cleaned) > 20 or any(len(s) > 40 for s in cleaned):
-        raise DomainError("Give 1 to 20 skills of at most 40 characters each.", code="invalid_skills")
+        raise DomainError(_("Give 1 to 20 skills of at most 40 characters each."), code="invalid_skills")
     return cleaned
 
 
@@ -97,13 +104,14 @@ def tan_create(*, actor: Actor, title: str, location: str, skills: Any, seniorit
     """A draft TAN. Anyone in the tenant may draft one."""
     title, location = (title or "").strip(), (location or "").strip()
     if not title or len(title) > 200:
-        raise DomainError("Give the TAN a title (at most 200 characters).", code="invalid_title")
+        raise DomainError(_("Give the TAN a title (at most 200 characters)."), code="invalid_title")
     if not location or len(location) > 80:
-        raise DomainError("Give the location (at most 80 characters).", code="invalid_location")
+        raise DomainError(_("Give the location (at most 80 characters)."), code="invalid_location")
     if seniority not in Seniority.values:
-        raise DomainError(f"Seniority must be one of {Seniority.values}.", code="invalid_seniority")
+        raise DomainError(_("Seniority must be one of %(values)s.") % {"values": Seniority.values},
+                          code="invalid_seniority")
     if not 1 <= int(max_matches) <= 20:
-        raise DomainError("max_matches must be 1 to 20.", code="invalid_max_matches")
+        raise DomainError(_("max_matches must be 1 to 20."), code="invalid_max_matches")
     return Tan.objects.create(tenant_id=actor.tenant_id, title=title, title_zh=(title_zh or "").strip()[:200],
                               location=location, skills=_skills_checked(skills), seniority=seniority,
                               max_matches=int(max_matches), created_by_id=actor.user_id)
@@ -124,7 +132,7 @@ def tan_approve(*, actor: Actor, tan_id: Any) -> Tan:
     """draft → approved by an approver or admin; announces it with an outbox event. A
     second approval is refused (409) and publishes nothing."""
     if actor.role not in APPROVER_ROLES:
-        raise Forbidden("Only an approver or a tenant admin may approve a TAN.", code="role_required")
+        raise Forbidden(_("Only an approver or a tenant admin may approve a TAN."), code="role_required")
     tan = _tan_for(actor, tan_id, lock=True)
     _tan_transition(tan, T.APPROVED, actor=actor, approved_by_id=actor.user_id, approved_at=timezone.now())
     tan_event_publish(tan=tan, actor=actor)
@@ -148,7 +156,7 @@ def tan_copy(*, tan_id: int, from_tenant_id: int, to_tenant_id: int, created_by_
 @transaction.atomic
 def tan_close(*, actor: Actor, tan_id: Any) -> Tan:
     if actor.role not in APPROVER_ROLES:
-        raise Forbidden("Only an approver or a tenant admin may close a TAN.", code="role_required")
+        raise Forbidden(_("Only an approver or a tenant admin may close a TAN."), code="role_required")
     tan = _tan_for(actor, tan_id, lock=True)
     _tan_transition(tan, T.CLOSED, actor=actor)
     return tan
@@ -166,21 +174,23 @@ def matches_record(*, actor: Actor, tan_id: Any, matches: list[dict[str, Any]], 
     TAN; a person needs the approver role."""
     tan = _tan_for(actor, tan_id)
     if tan.status != T.APPROVED:
-        raise Conflict(f"Matches are recorded only for an approved TAN; this one is {tan.status}.",
+        raise Conflict(_("Matches are recorded only for an approved TAN; this one is %(status)s.")
+                       % {"status": tan.status},
                        code="tan_status")
     if actor.role is None:
         if len(matches) > match_approval_threshold():
             approval_covers(tenant_id=actor.tenant_id, approval_id=actor.approval_id, tool="persist_matches",
                             arguments={"tan_id": tan.id})
     elif actor.role not in APPROVER_ROLES:
-        raise Forbidden("Only an approver or a tenant admin may record matches.", code="role_required")
+        raise Forbidden(_("Only an approver or a tenant admin may record matches."), code="role_required")
     known = set(Candidate.objects.filter(tenant_id=actor.tenant_id,
                                          id__in=[int(m["candidate_id"]) for m in matches]).values_list("id", flat=True))
     receipts = []
     for index, match in enumerate(matches):
         candidate_id = int(match["candidate_id"])
         if candidate_id not in known:
-            raise NotFound(f"No such candidate: {candidate_id}.", code="candidate_not_found")
+            raise NotFound(_("No such candidate: %(candidate_id)s.") % {"candidate_id": candidate_id},
+                           code="candidate_not_found")
         request = {"tan": tan.id, "candidate": candidate_id, "score": str(match["score"]),
                    "features": match["features"], "explanation": match["explanation"]}
 

@@ -99,6 +99,7 @@ tool_register(Tool(
     fn=persist_matches, consumes=["match_result"], side_effects=True, read_only=False, needs_approval=True,
     approval_when=previews.persist_needs_approval, compensation="withdraw_matches", accept=_persist_accept,
     preview=previews.persist_preview, argument_describe=previews.persist_argument,
+    summary_describe=previews.persist_summary,
     preconditions_check=previews.persist_preconditions, effects_count=previews.match_effects,
     approval_rule={"roles": ["approver", "admin"], "deadline_seconds": 24 * 3600, "remind_before_seconds": 2 * 3600},
     summary=lambda output: f"Recorded {output['persisted']} matches in the HR system.",

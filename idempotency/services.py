@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from config.api import Conflict, DomainError, Unprocessable
 
@@ -67,10 +68,10 @@ class KeyRequired(DomainError):
 def key_checked(key: str | None) -> str:
     key = (key or "").strip()
     if not key:
-        raise KeyRequired("Send an Idempotency-Key header (any unique string, e.g. a UUID) with every write, "
-                          "and the same key when you retry it.")
+        raise KeyRequired(gettext("Send an Idempotency-Key header (any unique string, e.g. a UUID) with every write, and the same key when you retry it."))
     if len(key) > MAX_KEY_LENGTH:
-        raise KeyRequired(f"The Idempotency-Key may be at most {MAX_KEY_LENGTH} characters.",
+        raise KeyRequired(gettext("The Idempotency-Key may be at most %(MAX_KEY_LENGTH)s characters.")
+                          % {"MAX_KEY_LENGTH": MAX_KEY_LENGTH},
                           code="idempotency_key_too_long")
     return key
 
@@ -83,7 +84,7 @@ def request_hash(operation: str, request: dict[str, Any]) -> str:
 
 
 def _in_progress() -> Conflict:
-    return Conflict("A request with this Idempotency-Key is still in progress; retry it in a moment.",
+    return Conflict(gettext("A request with this Idempotency-Key is still in progress; retry it in a moment."),
                     code="idempotency_in_progress")
 
 
@@ -107,8 +108,8 @@ def _claim(records: type[R], *, tenant_id: int, operation: str, key: str, reques
         if existing is None:
             continue
         if existing.request_hash != request_hash:
-            raise Unprocessable("This Idempotency-Key was already used for a different request. "
-                                "Use a new key for a new request.", code="idempotency_key_reused")
+            raise Unprocessable(gettext("This Idempotency-Key was already used for a different request. Use a new key for a new request."),
+                                code="idempotency_key_reused")
         if existing.state == IdempotencyState.DONE:
             return _replay(existing)
         now = timezone.now()

@@ -4,6 +4,7 @@ a replay is byte-identical to the first answer."""
 from typing import Any
 
 from django.urls import path
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import (
     OpenApiResponse,
     extend_schema,
@@ -43,15 +44,15 @@ def _input(serializer_class: type[serializers.Serializer], request: Request) -> 
     """Size check, then parse (malformed JSON answers DRF's 400), then validate with one readable message."""
     length = request.META.get("CONTENT_LENGTH") or "0"
     if length.isascii() and length.isdigit() and int(length) > MAX_WRITE_BODY_BYTES:
-        raise PayloadTooLarge(f"The request body is {int(length)} bytes; payroll writes accept at most "
-                              f"{MAX_WRITE_BODY_BYTES} bytes.")
+        raise PayloadTooLarge(_("The request body is %(int)s bytes; payroll writes accept at most %(MAX_WRITE_BODY_BYTES)s bytes.")
+                              % {"int": int(length), "MAX_WRITE_BODY_BYTES": MAX_WRITE_BODY_BYTES})
     serializer = serializer_class(data=request.data)
     if not serializer.is_valid():
         messages = []
         for field, errors in serializer.errors.items():
             text = " ".join(str(e) for e in (errors if isinstance(errors, list) else [errors]))
             messages.append(text if field == "non_field_errors" else f"{field}: {text}")
-        raise DomainError("Invalid request. " + " ".join(messages), code="invalid", extra={"errors": serializer.errors})
+        raise DomainError(_("Invalid request.") + " " + " ".join(messages), code="invalid", extra={"errors": serializer.errors})
     return serializer.validated_data
 
 
@@ -274,7 +275,7 @@ class SnapshotRestoreApi(APIView):
         membership = membership_for_user(request.user)
         length = request.META.get("CONTENT_LENGTH") or "0"
         if length.isascii() and length.isdigit() and int(length) > MAX_WRITE_BODY_BYTES:
-            raise PayloadTooLarge(f"A restore takes no body; this one is {int(length)} bytes.")
+            raise PayloadTooLarge(_("A restore takes no body; this one is %(int)s bytes.") % {"int": int(length)})
         return _receipt_response(services.snapshot_restore(actor=Actor.of_member(membership), snapshot_id=snapshot_id,
                                                            idempotency_key=_key(request)))
 

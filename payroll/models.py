@@ -3,23 +3,24 @@ template catalog; per-tenant groups, their items and employees; snapshots of a
 tenant's configuration; and the idempotency records every write goes through."""
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from config.ids import BusinessIdField
 from idempotency.models import IdempotencyRecordBase, IdempotencyState  # noqa: F401 (IdempotencyState: re-exported)
 
 
 class ItemKind(models.TextChoices):
-    EARNING = "earning", "Earning"
-    DEDUCTION = "deduction", "Deduction"
-    EMPLOYER_CONTRIBUTION = "employer_contribution", "Employer contribution"
-    TAX = "tax", "Tax"
+    EARNING = "earning", _("Earning")
+    DEDUCTION = "deduction", _("Deduction")
+    EMPLOYER_CONTRIBUTION = "employer_contribution", _("Employer contribution")
+    TAX = "tax", _("Tax")
 
 
 class PayFrequency(models.TextChoices):
-    MONTHLY = "monthly", "Monthly"
-    SEMI_MONTHLY = "semi_monthly", "Semi-monthly"
-    BIWEEKLY = "biweekly", "Bi-weekly"
-    WEEKLY = "weekly", "Weekly"
+    MONTHLY = "monthly", _("Monthly")
+    SEMI_MONTHLY = "semi_monthly", _("Semi-monthly")
+    BIWEEKLY = "biweekly", _("Bi-weekly")
+    WEEKLY = "weekly", _("Weekly")
 
 
 class PayrollTemplate(models.Model):
@@ -113,6 +114,19 @@ class GroupItem(models.Model):
 
     def __str__(self) -> str:
         return self.code
+
+    @property
+    def name_zh(self) -> str:
+        """The Chinese name of the template item this one was copied from, while it keeps that
+        item's name (one query per group, kept on the group)."""
+        group = self.group
+        names = getattr(group, "_template_item_names", None)
+        if names is None:
+            names = group._template_item_names = {
+                code: (name, name_zh) for code, name, name_zh in TemplateItem.objects.filter(
+                    template_id=group.template_id).values_list("code", "name", "name_zh")} if group.template_id else {}
+        name, name_zh = names.get(self.code, ("", ""))
+        return name_zh if name == self.name else ""
 
 
 class Employee(models.Model):

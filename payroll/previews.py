@@ -6,11 +6,14 @@ card, what a rejection changes in the plan, what memory learns, and how many
 groups an import created."""
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any
 
 from django.db.models import Count, Sum
 from django.utils import timezone
+from django.utils import translation
+from django.utils.translation import gettext as _
 
 from memory.models import MemoryItem
 from memory.services import memory_recall
@@ -72,8 +75,14 @@ def import_preview(tenant_id: int, arguments: dict[str, Any], params: dict[str, 
         diff = {**diff, "new_employees": new}
         measures = {**measures, "headcount": measures.get("headcount", 0) + len(new), "listed": True}
     measures = {**measures, "context": request_context(arguments, params)}
-    return Preview(summary=f"Import template “{name}” into a new group “{arguments['group_name']}”.",
-                   diff=diff, measures=measures)
+    return Preview(summary=import_summary(tenant_id, arguments), diff=diff, measures=measures)
+
+
+def import_summary(tenant_id: int, arguments: dict[str, Any], diff: dict[str, Any] | None = None) -> str:
+    template = PayrollTemplate.objects.filter(id=int(arguments["template_id"])).first()
+    return _("Import template “%(template)s” into a new group “%(group)s”.") % {
+        "template": local_name(template) if template else _("the matched template"),
+        "group": arguments["group_name"]}
 
 
 def new_employees_proposed(*, tenant_id: int, rows: list[dict[str, Any]]) -> list[dict[str, str]]:
@@ -157,17 +166,39 @@ def scope_release(tenant_id: int, run_id: int) -> None:
     RecordClaim.objects.filter(tenant_id=tenant_id, run_id=run_id).delete()
 
 
+SNAPSHOT_BEFORE_RUN = re.compile(r"^before run (?P<run>\d+): “(?P<name>.*)”$")
+
+
+def snapshot_label(label: str) -> str:
+    """A snapshot's stored label; the ones Keel writes itself ("before run …") in the reader's language."""
+    m = SNAPSHOT_BEFORE_RUN.match(label or "")
+    return _("before run %(run)s: “%(name)s”") % m.groupdict() if m else label
+
+
+def local_name(record: Any) -> str:
+    """A record's name in the reader's language: its name_zh for a Chinese reader, when it has one."""
+    chinese = (translation.get_language() or "").lower().startswith("zh")
+    return (getattr(record, "name_zh", "") or record.name) if chinese else record.name
+
+
+def _snapshot_words(snapshot: Snapshot | None) -> str:
+    if snapshot is None:
+        return _("missing snapshot")
+    return _("“%(label)s”, taken %(at)s") % {"label": snapshot_label(snapshot.label),
+                                             "at": f"{timezone.localtime(snapshot.created_at):%Y-%m-%d %H:%M}"}
+
+
 def import_argument(tenant_id: int, name: str, value: Any) -> tuple[str, str]:
     if name == "template_id":
         template = PayrollTemplate.objects.filter(id=value).first()
-        return "Template", (f"{template.name} ({template.code}, version {template.version})"
-                            if template else "unknown template")
+        return _("Template"), (_("%(name)s (%(code)s, version %(version)s)")
+                               % {"name": local_name(template), "code": template.code, "version": template.version}
+                               if template else _("unknown template"))
     if name == "snapshot_id":
         snapshot = Snapshot.objects.filter(id=value, tenant_id=tenant_id).first()
-        return "Safety snapshot", (f"“{snapshot.label}”, taken {timezone.localtime(snapshot.created_at):%Y-%m-%d %H:%M}"
-                                   if snapshot else "missing snapshot")
+        return _("Safety snapshot"), _snapshot_words(snapshot)
     if name == "group_name":
-        return "New payroll group", f"“{value}”"
+        return _("New payroll group"), f"“{value}”"
     return name.replace("_", " ").capitalize(), str(value)
 
 
@@ -270,11 +301,24 @@ def template_memories(*, tenant_id: int, requirements: dict[str, Any], limit: in
 def restore_preview(tenant_id: int, arguments: dict[str, Any], params: dict[str, Any]) -> Preview:
     snapshot = Snapshot.objects.get(id=int(arguments["snapshot_id"]), tenant_id=tenant_id)
     diff = restore_diff(tenant_id=tenant_id, snapshot=snapshot)
-    deleted = diff["groups_deleted"]
-    return Preview(summary=(f"Restore the whole tenant to the snapshot “{snapshot.label}”"
-                            + (f": deletes {', '.join(f'“{n}”' for n in deleted)}, whoever created them" if deleted
-                               else "") + "."),
-                   diff=diff, measures={"headcount": diff["employees_moved"]})
+    return Preview(summary=_restore_words(snapshot, diff["groups_deleted"]), diff=diff,
+                   measures={"headcount": diff["employees_moved"]})
+
+
+def _restore_words(snapshot: Snapshot, deleted: list[str]) -> str:
+    label = snapshot_label(snapshot.label)
+    if not deleted:
+        return _("Restore the whole tenant to the snapshot “%(label)s”.") % {"label": label}
+    return _("Restore the whole tenant to the snapshot “%(label)s”: deletes %(groups)s, whoever created them.") % {
+        "label": label, "groups": _(", ").join(f"“{n}”" for n in deleted)}
+
+
+def restore_summary(tenant_id: int, arguments: dict[str, Any], diff: dict[str, Any] | None = None) -> str:
+    """The card's summary as the reader reads it (what it deletes, as the approver was told)."""
+    snapshot = Snapshot.objects.filter(id=int(arguments["snapshot_id"]), tenant_id=tenant_id).first()
+    if snapshot is None:
+        return ""
+    return _restore_words(snapshot, (diff or {}).get("groups_deleted") or [])
 
 
 def restore_preconditions(tenant_id: int, run_id: int, arguments: dict[str, Any]) -> str:
@@ -286,9 +330,8 @@ def restore_preconditions(tenant_id: int, run_id: int, arguments: dict[str, Any]
 
 def restore_argument(tenant_id: int, name: str, value: Any) -> tuple[str, str]:
     if name == "tenant_checksum":
-        return "Tenant as the approver sees it", f"checksum {str(value)[:12]}…"
+        return _("Tenant as the approver sees it"), _("checksum %(checksum)s…") % {"checksum": str(value)[:12]}
     if name == "snapshot_id":
         snapshot = Snapshot.objects.filter(id=value, tenant_id=tenant_id).first()
-        return "Restore to snapshot", (f"“{snapshot.label}”, taken {timezone.localtime(snapshot.created_at):%Y-%m-%d %H:%M}"
-                                       if snapshot else "missing snapshot")
+        return _("Restore to snapshot"), _snapshot_words(snapshot)
     return name.replace("_", " ").capitalize(), str(value)

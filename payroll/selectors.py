@@ -9,6 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.db.models import Prefetch, QuerySet
+from django.utils.translation import gettext as _
 
 from config.api import NotFound
 
@@ -35,7 +36,8 @@ def template_get(template_id: int) -> PayrollTemplate:
     try:
         return templates_all().get(pk=template_id)
     except PayrollTemplate.DoesNotExist:
-        raise NotFound(f"No payroll template with id {template_id}; list them at /api/v1/payroll/templates/.",
+        raise NotFound(_("No payroll template with id %(template_id)s; list them at /api/v1/payroll/templates/.")
+                       % {"template_id": template_id},
                        code="template_not_found")
 
 
@@ -51,7 +53,7 @@ def group_get(tenant_id: int, group_id: int) -> PayrollGroup:
         return groups_for(tenant_id).get(pk=group_id)
     except PayrollGroup.DoesNotExist:
         # Another tenant's id and a missing id answer the same: nothing leaks.
-        raise NotFound("No such payroll group.", code="group_not_found")
+        raise NotFound(_("No such payroll group."), code="group_not_found")
 
 
 def employees_for(tenant_id: int) -> QuerySet[Employee]:
@@ -62,7 +64,7 @@ def employee_get(tenant_id: int, employee_id: int) -> Employee:
     try:
         return employees_for(tenant_id).get(pk=employee_id)
     except Employee.DoesNotExist:
-        raise NotFound("No such employee.", code="employee_not_found")
+        raise NotFound(_("No such employee."), code="employee_not_found")
 
 
 def snapshots_for(tenant_id: int) -> QuerySet[Snapshot]:
@@ -73,7 +75,7 @@ def snapshot_get(tenant_id: int, snapshot_id: int) -> Snapshot:
     try:
         return snapshots_for(tenant_id).get(pk=snapshot_id)
     except Snapshot.DoesNotExist:
-        raise NotFound("No such snapshot.", code="snapshot_not_found")
+        raise NotFound(_("No such snapshot."), code="snapshot_not_found")
 
 
 # --- Configuration and checksum ---------------------------------------------------------
@@ -185,7 +187,7 @@ def import_diff(*, tenant_id: int, template_id: int, group_name: str) -> dict[st
         if problem:
             problems.append({"item": item.code, "message": f"Item '{item.name}' ({item.code}): {problem}."})
         known.add(item.code)
-        items.append({"change": "create", **item_as_dict(item)})
+        items.append({"change": "create", **item_as_dict(item), "name_zh": item.name_zh})
     return {
         "template": {"id": str(template.id), "code": template.code, "version": template.version,
                      "name": template.name, "name_zh": template.name_zh},

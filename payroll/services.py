@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext as _
 
 from approvals.authority import approval_covers
 from approvals.matrix import approval_route
@@ -88,7 +89,8 @@ def _authorise(actor: Actor, *, tool: str | None, arguments: dict[str, Any] | No
         return
     if actor.role is not None:
         if actor.role not in APPROVER_ROLES:
-            raise Forbidden(f"Only an approver or a tenant admin may {what}; ask one to do it or to approve it.",
+            raise Forbidden(_("Only an approver or a tenant admin may %(what)s; ask one to do it or to approve it.")
+                            % {"what": what},
                             code="role_required")
         return
     approval_covers(tenant_id=actor.tenant_id, approval_id=actor.approval_id, tool=tool, arguments=arguments or {})
@@ -124,18 +126,23 @@ def _id_checked(value: Any, what: str) -> int:
     try:
         number = int(str(value).strip())
     except (TypeError, ValueError):
-        raise DomainError(f"The {what} must be a numeric id (a string of digits), not {value!r}.", code="invalid_id")
+        raise DomainError(_("The %(what)s must be a numeric id (a string of digits), not %(value)s.")
+                          % {"what": what, "value": repr(value)},
+                          code="invalid_id")
     if number <= 0 or number >= 2**63:
-        raise DomainError(f"The {what} {value!r} is out of range.", code="invalid_id")
+        raise DomainError(_("The %(what)s %(value)s is out of range.") % {"what": what, "value": repr(value)},
+                          code="invalid_id")
     return number
 
 
 def _name_checked(value: str, what: str) -> str:
     value = (value or "").strip()
     if not value:
-        raise DomainError(f"Give the {what}; it may not be empty.", code="invalid")
+        raise DomainError(_("Give the %(what)s; it may not be empty.") % {"what": what}, code="invalid")
     if len(value) > MAX_NAME_LENGTH:
-        raise DomainError(f"The {what} may be at most {MAX_NAME_LENGTH} characters.", code="invalid")
+        raise DomainError(_("The %(what)s may be at most %(MAX_NAME_LENGTH)s characters.")
+                          % {"what": what, "MAX_NAME_LENGTH": MAX_NAME_LENGTH},
+                          code="invalid")
     return value
 
 
@@ -146,8 +153,8 @@ def snapshot_create(*, actor: Actor, label: str, idempotency_key: str,
     """Freeze payroll configuration with its checksum: the tenant's whole configuration,
     or (`scope`) exactly the records one run will touch. Every role may do it."""
     key = _key_checked(idempotency_key)
-    _authorise(actor, tool=None, arguments=None, what="take a snapshot")
-    label = _name_checked(label, "snapshot label")
+    _authorise(actor, tool=None, arguments=None, what=_("take a snapshot"))
+    label = _name_checked(label, _("snapshot label"))
     scope = scope_normalised(scope) if scope is not None else None
 
     def work(record: IdempotencyRecord) -> tuple[int, dict[str, Any]]:
@@ -184,7 +191,7 @@ def records_claim(*, tenant_id: int, run_id: int | None, holder: str, group_name
     to insert waits for the first to commit, then fails. Claiming again what this run
     already holds is a no-op (a redelivered step). Raises NameTaken (the name exists
     or another holds it) or EmployeeHeld (naming who holds the employee)."""
-    group_name = _name_checked(group_name, "group name")
+    group_name = _name_checked(group_name, _("group name"))
     wanted = [(ClaimKind.GROUP_NAME, group_name)] + [(ClaimKind.EMPLOYEE, str(int(e))) for e in employee_ids or []]
     created = []
     with transaction.atomic():
@@ -242,9 +249,9 @@ def template_import(*, actor: Actor, template_id: int, group_name: str, idempote
     """
     key = _key_checked(idempotency_key)
     template_id = _id_checked(template_id, "template_id")
-    group_name = _name_checked(group_name, "group name")
+    group_name = _name_checked(group_name, _("group name"))
     _authorise(actor, tool="import_template", arguments={"template_id": template_id, "group_name": group_name},
-               what="import a payroll template")
+               what=_("import a payroll template"))
     template = template_get(template_id)
     if actor.role is not None:
         # A person's direct write: on the same footing as the agent's.
@@ -341,7 +348,8 @@ def _import_work(*, actor: Actor, template, group_name: str,
                         template_version=template.version, variables=list(template.variables),
                         idempotency_record=record)
             except IntegrityError:
-                raise Conflict(f"A payroll group named '{group_name}' already exists; choose another name.",
+                raise Conflict(_("A payroll group named '%(group_name)s' already exists; choose another name.")
+                               % {"group_name": group_name},
                                code="group_name_taken")
         existing = set(GroupItem.objects.filter(group=group).values_list("code", flat=True))
         known = set(template.variables)
@@ -352,8 +360,8 @@ def _import_work(*, actor: Actor, template, group_name: str,
                     problem = formula_problem(formula=item.formula, base=item.base, known=known)
                     if problem:
                         raise Unprocessable(
-                            f"Import stopped at item '{item.name}' ({item.code}): {problem}. The group "
-                            f"'{group_name}' was left partly imported; this run's undo removes it.",
+                            _("Import stopped at item '%(name)s' (%(code)s): %(problem)s. The group '%(group_name)s' was left partly imported; this run's undo removes it.")
+                                % {"name": item.name, "code": item.code, "problem": problem, "group_name": group_name},
                             code="formula_invalid", extra={"item": item.code, "group_id": str(group.id)})
                     GroupItem.objects.create(group=group, position=item.position, code=item.code, name=item.name,
                                              kind=item.kind, rate=item.rate, base=item.base, formula=item.formula)
@@ -378,23 +386,23 @@ def snapshot_restore(*, actor: Actor, snapshot_id: int, idempotency_key: str,
     key = _key_checked(idempotency_key)
     snapshot_id = _id_checked(snapshot_id, "snapshot_id")
     if actor.role is not None and actor.role != Role.ADMIN:
-        raise Forbidden("Restoring a whole-tenant snapshot deletes everyone's later work; only a tenant admin "
-                        "may ask for it.", code="admin_required")
+        raise Forbidden(_("Restoring a whole-tenant snapshot deletes everyone's later work; only a tenant admin may ask for it."),
+                        code="admin_required")
     snapshot = snapshot_get(actor.tenant_id, snapshot_id)
     if snapshot.scope is not None:
-        raise Unprocessable("This snapshot holds one run's records only; it cannot restore the tenant.",
+        raise Unprocessable(_("This snapshot holds one run's records only; it cannot restore the tenant."),
                             code="scoped_snapshot")
     if actor.role is not None:
         return _tenant_restore_request(actor=actor, snapshot=snapshot, key=key)
     _authorise(actor, tool="restore_tenant_snapshot",
                arguments={"snapshot_id": snapshot_id, "tenant_checksum": tenant_checksum},
-               what="restore the whole tenant")
+               what=_("restore the whole tenant"))
 
     def work(record: IdempotencyRecord) -> tuple[int, dict[str, Any]]:
         tenant_id = actor.tenant_id
         if configuration_checksum(tenant_id=tenant_id) != tenant_checksum:
-            raise Conflict("The tenant's payroll configuration changed after the approver saw what this restore "
-                           "deletes; nothing was restored.", code="configuration_changed")
+            raise Conflict(_("The tenant's payroll configuration changed after the approver saw what this restore deletes; nothing was restored."),
+                           code="configuration_changed")
         configuration = snapshot.configuration
         kept = [int(g["id"]) for g in configuration["groups"]]
         # Groups created after the snapshot go (their items cascade, employees are unassigned).
@@ -476,16 +484,16 @@ def employees_assign(*, actor: Actor, group_id: int, employee_ids: list[int], id
     group_id = _id_checked(group_id, "group_id")
     ids = sorted({_id_checked(e, "employee id") for e in employee_ids or []})
     if actor.role is not None and actor.role not in APPROVER_ROLES:
-        raise Forbidden("Only an approver or a tenant admin may assign employees to a payroll group.",
+        raise Forbidden(_("Only an approver or a tenant admin may assign employees to a payroll group."),
                         code="role_required")
     if not ids:
-        raise DomainError("Give at least one employee id.", code="invalid")
+        raise DomainError(_("Give at least one employee id."), code="invalid")
     if not PayrollGroup.objects.filter(tenant_id=actor.tenant_id, id=group_id).exists():
-        raise NotFound("No such payroll group.", code="group_not_found")
+        raise NotFound(_("No such payroll group."), code="group_not_found")
     found = set(Employee.objects.filter(tenant_id=actor.tenant_id, id__in=ids).values_list("id", flat=True))
     missing = [str(i) for i in ids if i not in found]
     if missing:
-        raise NotFound(f"No such employee: {', '.join(missing)}.", code="employee_not_found")
+        raise NotFound(_("No such employee: %(choices)s.") % {"choices": ', '.join(missing)}, code="employee_not_found")
 
     def work(record: IdempotencyRecord) -> tuple[int, dict[str, Any]]:
         # Where each employee was: the receipt is what an undo puts back, and nothing else.
@@ -509,10 +517,10 @@ def employees_create(*, actor: Actor, group_id: int, employees: list[dict[str, A
              "department": str(e.get("department") or "").strip()[:100],
              "location": str(e.get("location") or "").strip()[:100]} for e in employees or []]
     if not rows or any(not r["employee_no"] or not r["name"] for r in rows):
-        raise DomainError("Each new employee needs a number and a name.", code="invalid")
+        raise DomainError(_("Each new employee needs a number and a name."), code="invalid")
     group = PayrollGroup.objects.filter(tenant_id=actor.tenant_id, id=group_id).select_related("template").first()
     if group is None:
-        raise NotFound("No such payroll group.", code="group_not_found")
+        raise NotFound(_("No such payroll group."), code="group_not_found")
     currency = group.template.currency if group.template_id else "CNY"
 
     def work(record: IdempotencyRecord) -> tuple[int, dict[str, Any]]:
@@ -555,7 +563,7 @@ def run_effects_undo(*, actor: Actor, snapshot_id: int, import_keys: list[str], 
                                               "employees_restored": 0, "checksum": scope_checksum(
                                                   tenant_id=tenant_id, scope=scope)}, replayed=False)
     _authorise(actor, tool="undo_run_effects", arguments={"snapshot_id": snapshot_id},
-               what="undo a run's changes")
+               what=_("undo a run's changes"))
 
     def work(record: IdempotencyRecord) -> tuple[int, dict[str, Any]]:
         groups = list(groups_q.select_for_update(of=("self",)).select_related("template"))

@@ -514,7 +514,7 @@ tool_register(Tool(
     side_effects=True, read_only=False, needs_approval=True, compensation="undo_run_effects", accept=_import_accept,
     summary=lambda output: f"Imported the template: {output['items_created']} payroll items created.",
     preview=previews.import_preview, preconditions_check=previews.import_preconditions,
-    argument_describe=previews.import_argument, rejection_replan=previews.import_rejection_replan,
+    argument_describe=previews.import_argument, summary_describe=previews.import_summary, rejection_replan=previews.import_rejection_replan,
     experience=previews.import_experience, effects_count=previews.import_effects,
     # Any approver, but a group reaching more than 50 employees or 500,000 of monthly
     # gross is an admin's call.
@@ -739,7 +739,7 @@ tool_register(Tool(
                  "undoing it is another whole-tenant restore, with its own approval.",
     summary=lambda output: "Restored the whole tenant's payroll configuration to the snapshot.",
     preview=previews.restore_preview, preconditions_check=previews.restore_preconditions,
-    argument_describe=previews.restore_argument,
+    argument_describe=previews.restore_argument, summary_describe=previews.restore_summary,
     # Whoever asked (a tenant admin) may not decide it: the four-eyes rule makes it a
     # second person's call, an approver's or another admin's.
     approval_rule={"roles": ["approver", "admin"], "deadline_seconds": 24 * 3600,

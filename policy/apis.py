@@ -1,4 +1,5 @@
 from django.urls import path
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -58,7 +59,8 @@ class PolicyAnswerApi(APIView):
         if not serializer.is_valid():
             problems = "; ".join(f"{field}: {' '.join(str(m) for m in messages)}"
                                  for field, messages in serializer.errors.items())
-            raise DomainError(f"Invalid policy question. {problems}", extra={"errors": serializer.errors})
+            raise DomainError(_("Invalid policy question. %(problems)s")
+                              % {"problems": problems}, extra={"errors": serializer.errors})
         data = serializer.validated_data
         result = policy_answer(tenant=membership.tenant, question=data["question"], on_date=data["date"],
                                topic=data["topic"], lang=data["lang"],

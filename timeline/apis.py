@@ -1,4 +1,5 @@
 from django.urls import path
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -106,7 +107,7 @@ class ActivityFrameListApi(APIView):
     def get(self, request: Request, activity_id: int) -> Response:
         membership = membership_for_user(request.user)
         if request.query_params.get("errors", "true").lower() not in BOOLEAN_WORDS:
-            raise DomainError("`errors` is true or false.", code="invalid")
+            raise DomainError(_("`errors` is true or false."), code="invalid")
         activity = activity_get_for(membership, activity_id)
         with_payloads = membership.can_see_payloads
         page = frames_page(activity, after=request.query_params.get("after"),

@@ -162,3 +162,12 @@ class WiringCheck(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+
+
+class ExportedSpan(models.Model):
+    """A record (a run's or a step's Activity, a model or tool call's Frame) already handed to the
+    OpenTelemetry exporter (timeline/otel.py): spans go out as their records end, each once, even
+    when two workers export the same run at the same time."""
+
+    id = models.BigIntegerField(primary_key=True, help_text="the Activity's or Frame's id")
+    run_id = models.BigIntegerField(db_index=True)

@@ -13,6 +13,7 @@ from urllib.parse import urlencode
 
 from django.db.models import Q, QuerySet, Sum
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from config.api import DomainError, Forbidden, NotFound
 from tenants.models import Membership
@@ -25,14 +26,14 @@ FRAME_PAGE = 200
 def wiring_check_get(membership: Membership, check_id: int) -> WiringCheck:
     check = WiringCheck.objects.filter(tenant_id=membership.tenant_id, id=check_id).first()
     if check is None:
-        raise NotFound("No such wiring check.")
+        raise NotFound(_("No such wiring check."))
     return check
 
 
 def conversation_get_for(membership: Membership, conversation_id: int) -> Conversation:
     conversation = Conversation.objects.filter(tenant_id=membership.tenant_id, id=conversation_id).first()
     if conversation is None:
-        raise NotFound("No such conversation.")
+        raise NotFound(_("No such conversation."))
     return conversation
 
 
@@ -44,7 +45,7 @@ def events_after(conversation: Conversation, after: str | int | None, limit: int
     try:
         after = int(after or 0)
     except (TypeError, ValueError):
-        raise DomainError("`after` must be a whole number (the last sequence number you saw).")
+        raise DomainError(_("`after` must be a whole number (the last sequence number you saw)."))
     return Event.objects.filter(conversation=conversation, seq__gt=after).order_by("seq")[:limit]
 
 
@@ -74,7 +75,7 @@ def event_project(event: dict[str, Any], membership: Membership) -> dict[str, An
 def activity_get_for(membership: Membership, activity_id: int) -> Activity:
     activity = Activity.objects.filter(conversation__tenant_id=membership.tenant_id, id=activity_id).first()
     if activity is None:
-        raise NotFound("No such activity.")
+        raise NotFound(_("No such activity."))
     return activity
 
 
@@ -125,7 +126,7 @@ def _cursor_parse(cursor: str | None) -> tuple[datetime, int] | None:
         parsed = datetime.fromisoformat(at)
         return parsed, int(frame_id)
     except (ValueError, TypeError):
-        raise DomainError("`after` is not a cursor this page gave out.")
+        raise DomainError(_("`after` is not a cursor this page gave out."))
 
 
 def _cursor_of(frame: Frame) -> str:
@@ -163,9 +164,9 @@ def frame_payload_get_for(membership: Membership, frame_id: int) -> FramePayload
     """A frame's payload: developers and admins only; another tenant's frame is 404."""
     frame = Frame.objects.filter(id=frame_id, activity__conversation__tenant_id=membership.tenant_id).first()
     if frame is None:
-        raise NotFound("No such frame.")
+        raise NotFound(_("No such frame."))
     if not membership.can_see_payloads:
-        raise Forbidden("Only developers and admins may see frame payloads.", code="payloads_forbidden")
+        raise Forbidden(_("Only developers and admins may see frame payloads."), code="payloads_forbidden")
     return FramePayload.objects.filter(frame=frame).first()
 
 

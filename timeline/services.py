@@ -130,6 +130,9 @@ def _events_write(pending: list[dict[str, Any]]) -> list[Event]:
         Event.objects.bulk_create(batch)
         events += batch
     _subscribers_notify(events)
+    if otel.enabled():  # a step or a run changed status (the hot path writes no Activity through here)
+        for run_id in {e.run_id for e in events if e.run_id and e.type in ("node.status", "run.status")}:
+            otel.export_on_commit(run_id=run_id)
     # One hand-over to the push loop for the whole transaction's events, in order.
     broadcast_many_on_commit([(conversation_group(event.conversation_id),
                                {"type": "timeline.event", "event": event_json(event)}) for event in events])
@@ -153,8 +156,8 @@ def activity_close(*, activity_id: int, status: str, summary: str | None = None)
     if summary is not None:
         fields["summary"] = summary
     Activity.objects.filter(id=activity_id).update(**fields)
-    if otel.enabled():  # a run that ends goes out as one OpenTelemetry trace (timeline/otel.py)
-        otel.run_export_on_commit(activity_id)
+    if otel.enabled():  # its run's spans go out as its records end (timeline/otel.py)
+        otel.export_on_commit(activity_id=activity_id)
 
 
 def frame_record(*, activity_id: int, kind: str, name: str, summary: str = "", status: str = "ok",
@@ -179,6 +182,8 @@ def frame_record(*, activity_id: int, kind: str, name: str, summary: str = "", s
         # Masked on the way in: what is never stored can never leak.
         FramePayload.objects.create(frame=frame, data=payload_mask(payload))
     _activity_rollup(frame)
+    if otel.enabled() and kind in otel.EXPORTED_KINDS:
+        otel.export_on_commit(activity_id=activity_id)
     return frame
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+from django.utils.translation import gettext as _
 
 from config.api import DomainError
 
@@ -76,7 +77,8 @@ def blueprint_load(path: Path) -> dict[str, Any]:
 
 def blueprint_get(name: str) -> dict[str, Any]:
     if name not in BLUEPRINTS:
-        raise BlueprintError(f"Unknown blueprint {name!r}; known: {', '.join(sorted(BLUEPRINTS))}.")
+        raise BlueprintError(_("Unknown blueprint %(name)s; known: %(choices)s.")
+                             % {"name": repr(name), "choices": ', '.join(sorted(BLUEPRINTS))})
     return BLUEPRINTS[name]
 
 
@@ -126,7 +128,7 @@ _params_validators: dict[str, tuple[dict, Any]] = {}
 def params_validate(name: str, params: Any) -> dict[str, Any]:
     spec = blueprint_get(name)
     if not isinstance(params, dict):
-        raise BlueprintError("params must be a JSON object.")
+        raise BlueprintError(_("params must be a JSON object."))
     cached = _params_validators.get(name)
     if cached is None or cached[0] is not spec:  # built (and its schema checked) once per blueprint
         schema = {"type": "object", "properties": spec["params"], "required": spec["required"]}
@@ -137,7 +139,7 @@ def params_validate(name: str, params: Any) -> dict[str, Any]:
         cached[1].validate(params)
     except jsonschema.ValidationError as err:
         where = ".".join(str(p) for p in err.absolute_path) or "params"
-        raise BlueprintError(f"{where}: {err.message}") from err
+        raise BlueprintError(_("%(where)s: %(message)s") % {"where": where, "message": err.message}) from err
     return params
 
 

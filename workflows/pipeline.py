@@ -10,6 +10,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from llm import ModelError, ModelResult, messages_tokens_estimate, model_call
 from timeline.model_frames import model_frame_record
@@ -54,7 +55,8 @@ def arguments_resolve(node, run) -> tuple[dict[str, Any], list[StateCoordinate]]
         if coordinate is None and key in optional:
             continue
         if coordinate is None:
-            raise ToolError(f"{tool.name} needs {key}, which no completed step has produced")
+            raise ToolError(_("%(name)s needs %(key)s, which no completed step has produced")
+                            % {"name": tool.name, "key": key})
         if coordinate.producer not in producers_of(key):
             raise ProvenanceBlocked(key, coordinate.value, None, f"{coordinate.producer} may not produce {key}")
         if coordinate.call.status != ToolCall.Status.SUCCEEDED or coordinate.call.run_id != run.id:
@@ -156,7 +158,7 @@ def tool_call_execute(*, node, run, arguments: dict[str, Any], consumed: list[St
         call.refresh_from_db()
         if call.status == ToolCall.Status.SUCCEEDED:
             return call, call.result
-        raise ToolError("the call was finished by another worker") from None
+        raise ToolError(_("the call was finished by another worker")) from None
     call.status, call.result = ToolCall.Status.SUCCEEDED, output
     return call, output
 
@@ -180,8 +182,8 @@ def _call_succeed(node, run, call, tool, output, latency) -> None:
             if existing.call_id == call.id:
                 continue
             if existing.call.node_id != node.id:
-                raise ToolError(f"conflict: {produced} was already written in this scope by "
-                                f"{existing.producer} (call {existing.call_id})")
+                raise ToolError(_("conflict: %(produced)s was already written in this scope by %(producer)s (call %(call_id)s)")
+                                % {"produced": produced, "producer": existing.producer, "call_id": existing.call_id})
             # The same step, retried by a person (a new logical attempt): its new
             # receipt is now the value's provenance.
             StateCoordinate.objects.filter(id=existing.id, call_id=existing.call_id).update(
@@ -215,7 +217,7 @@ def tool_model_call(ctx: ToolContext, messages: list[dict[str, Any]], *, purpose
     go to llm.model_call as they are."""
     if not Run.objects.filter(id=ctx.run_id, model_calls__lt=F("model_call_cap")).update(
             model_calls=F("model_calls") + 1):
-        raise ToolError("the run's model-call cap is reached")
+        raise ToolError(_("the run's model-call cap is reached"))
     activity_id = Node.objects.values_list("activity_id", flat=True).get(id=ctx.node_id)
     try:
         result = model_call(messages, purpose=purpose, **options)

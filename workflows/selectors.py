@@ -1,3 +1,5 @@
+from django.utils.translation import gettext as _
+
 from config.api import NotFound
 from tenants.models import Membership
 
@@ -7,7 +9,7 @@ from .models import Node, Run
 def run_get_for(membership: Membership, run_id: int) -> Run:
     run = Run.objects.filter(id=run_id, tenant_id=membership.tenant_id).first()
     if run is None:
-        raise NotFound("No such run.")
+        raise NotFound(_("No such run."))
     return run
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from config.api import Conflict, DomainError, Forbidden
 from config.ids import new_id
@@ -258,14 +259,14 @@ def node_input_answer(*, membership: Membership, run_id: int, answer: str) -> Ru
     run = run_get_for(membership, run_id)
     node = active_nodes(run.id).filter(status=N.AWAITING_INPUT).first()
     if node is None:
-        raise Conflict("This run is not waiting for an answer.", code="not_awaiting_input")
+        raise Conflict(gettext("This run is not waiting for an answer."), code="not_awaiting_input")
     answer = (answer or "").strip()
     if not answer:
-        raise DomainError("The answer is empty.")
+        raise DomainError(gettext("The answer is empty."))
     arguments = {**node.arguments, "answer": answer}
     if not node_transition(node, N.READY, expected=N.AWAITING_INPUT, reason="the user answered",
                            arguments=arguments, question=None, dispatched_at=timezone.now()):
-        raise Conflict("The question was answered already.", code="already_answered")
+        raise Conflict(gettext("The question was answered already."), code="already_answered")
     event_append(conversation_id=run.conversation_id, run_id=run.id, type="input.answered",
                  data={"node": node.key})
     nodes_dispatch_on_commit([node.id])
@@ -277,7 +278,8 @@ def node_input_answer(*, membership: Membership, run_id: int, answer: str) -> Ru
 
 def _control_check(membership: Membership, run: Run, what: str) -> None:
     if not run_control_allowed(membership, run):
-        raise Forbidden(f"Only whoever started this run, an approver or a tenant admin may {what} it.",
+        raise Forbidden(gettext("Only whoever started this run, an approver or a tenant admin may %(what)s it.")
+                        % {"what": what},
                         code="not_allowed")
 
 
@@ -293,14 +295,15 @@ def run_cancel(*, membership: Membership, run_id: int, reason: str) -> Run:
     (its compensation, by its own receipts), then end it `cancelled`."""
     reason = (reason or "").strip()[:500]
     run = run_get_for(membership, run_id)
-    _control_check(membership, run, "cancel")
+    _control_check(membership, run, gettext("cancel"))
     # The run row's lock: a concurrent retry, cancel or settle waits for us.
     run = Run.objects.select_for_update(no_key=True).get(id=run.id)
     if run.status not in (R.RUNNING, R.AWAITING_APPROVAL, R.AWAITING_INPUT, R.FAILED, R.BLOCKED):
-        raise Conflict(f"This run has already ended ({run.status}).", code="run_finished",
+        raise Conflict(gettext("This run has already ended (%(status)s).") % {"status": run.status},
+                       code="run_finished",
                        extra={"status": run.status})
     if run.cancel_requested:
-        raise Conflict("This run is being cancelled already.", code="already_cancelling")
+        raise Conflict(gettext("This run is being cancelled already."), code="already_cancelling")
     who = membership.user.username
     now = timezone.now()
     Run.objects.filter(id=run.id, cancel_requested__isnull=True).update(
@@ -334,15 +337,16 @@ def _node_cancel(node: Node, run: Run, who: str, reason: str, now) -> None:
         tool = TOOLS.get(node.tool)
         if node.status == N.IN_PROGRESS and tool is not None and tool.side_effects and not tool.read_only and \
                 node.lease_expires_at and node.lease_expires_at > now:
-            raise Conflict(f"Step “{node.goal}” is writing to the system of record right now; cancel again "
-                           "in a moment.", code="step_in_progress")
+            raise Conflict(gettext("Step “%(goal)s” is writing to the system of record right now; cancel again in a moment.")
+                           % {"goal": node.goal},
+                           code="step_in_progress")
         if node_transition(node, N.BLOCKED, reason=f"cancelled by {who}" + (f": {reason}" if reason else ""),
                            lease_owner="", lease_expires_at=None):
             return
         node.refresh_from_db()
         if node.status in (N.COMPLETED, N.FAILED, N.BLOCKED):
             return
-    raise Conflict("The run is changing too fast to cancel; try again.", code="busy")
+    raise Conflict(gettext("The run is changing too fast to cancel; try again."), code="busy")
 
 
 @transaction.atomic
@@ -351,20 +355,21 @@ def run_retry(*, membership: Membership, run_id: int, reason: str) -> Run:
     key, so the system of record does a new request instead of replaying the failure."""
     reason = (reason or "").strip()[:500]
     run = run_get_for(membership, run_id)
-    _control_check(membership, run, "retry")
+    _control_check(membership, run, gettext("retry"))
     run = Run.objects.select_for_update(no_key=True).get(id=run.id)
     if run.status not in (R.FAILED, R.BLOCKED):
-        raise Conflict(f"Only a failed or blocked run can be retried; this one is {run.status}.",
+        raise Conflict(gettext("Only a failed or blocked run can be retried; this one is %(status)s.")
+                       % {"status": run.status},
                        code="not_retryable", extra={"status": run.status})
     node = active_nodes(run.id).filter(status__in=[N.FAILED, N.BLOCKED]).order_by("position").first()
     if node is None:
-        raise Conflict("This run has no failed or blocked step to retry.", code="not_retryable")
+        raise Conflict(gettext("This run has no failed or blocked step to retry."), code="not_retryable")
     who = membership.user.username
     node.run = run
     if not node_transition(node, N.READY, reason=f"retried by {who}" + (f": {reason}" if reason else ""),
                            attempt=node.attempt + 1, question=None, dispatched_at=timezone.now(),
                            finished_at=None):
-        raise Conflict("The step changed while you retried it; look again.", code="busy")
+        raise Conflict(gettext("The step changed while you retried it; look again."), code="busy")
     event_append(conversation_id=run.conversation_id, run_id=run.id, type="run.retried",
                  data={"by": who, "role": membership.role, "reason": reason, "node": node.key,
                        "attempt": node.attempt})

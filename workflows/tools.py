@@ -154,6 +154,9 @@ class Tool:
     preconditions_check: Callable[[int, int, dict[str, Any]], str] | None = None
     # (tenant_id, argument name, value) -> (label, text) for the approval card
     argument_describe: Callable[[int, str, Any], tuple[str, str]] | None = None
+    # (tenant_id, resolved arguments, the stored diff) -> the card's one-line summary in the
+    # reader's language (the stored one is in the language of whoever asked); None: the stored one
+    summary_describe: Callable[[int, dict[str, Any], dict[str, Any] | None], str] | None = None
     # The approval matrix's default row for this tool (roles, deadline, thresholds).
     approval_rule: dict[str, Any] = field(default_factory=dict)
     # (run params, rejected arguments) -> params for the replan a "reject and replan" starts

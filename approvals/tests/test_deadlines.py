@@ -79,6 +79,15 @@ def test_each_approver_gets_the_reminder_in_the_language_they_chose(django_captu
     assert f"/approvals/{approval.id}/" in chinese.body
 
 
+def test_the_reminders_link_is_absolute_so_a_mail_client_can_open_it(django_capture_on_commit_callbacks, settings):
+    settings.KEEL_BASE_URL = "https://keel.example.com"
+    approval = waiting_approval()
+    with django_capture_on_commit_callbacks(execute=True):
+        approval_reminders_send(now=approval.deadline - timedelta(minutes=30))
+    [email] = mail.outbox
+    assert f"inbox: https://keel.example.com/approvals/{approval.id}/" in email.body
+
+
 def test_it_reminds_only_admins_of_an_approval_routed_to_admins():
     matrix_rule_update(membership=membership("ada"), tool="import_template", roles=["approver", "admin"],
                        deadline_seconds=3600, remind_before_seconds=600, headcount_limit=0,

@@ -2,10 +2,13 @@ from datetime import datetime
 from decimal import Decimal, InvalidOperation
 
 from django import template
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
-from approvals.selectors import duration_text
+from approvals.selectors import duration_text, summary_described
+from expenses.models import ClaimStatus
+from payroll.previews import snapshot_label as payroll_snapshot_label
 
 register = template.Library()
 
@@ -23,6 +26,40 @@ def due(deadline: datetime) -> str:
         return ""
     left = (deadline - timezone.now()).total_seconds()
     return _("in %(duration)s") % {"duration": duration_text(left)} if left > 0 else _("overdue")
+
+
+@register.filter
+def local_name(record) -> str:
+    """A record's (or a diff row's) name in the reader's language: name_zh for a Chinese reader, if any."""
+    get = record.get if isinstance(record, dict) else lambda key, default="": getattr(record, key, default)
+    chinese = (translation.get_language() or "").lower().startswith("zh")
+    return (get("name_zh", "") or get("name", "")) if chinese else get("name", "")
+
+
+@register.filter
+def other_name(record) -> str:
+    """The name local_name did not show (the English one for a Chinese reader), for a muted second line."""
+    get = record.get if isinstance(record, dict) else lambda key, default="": getattr(record, key, default)
+    shown, name, name_zh = local_name(record), get("name", ""), get("name_zh", "")
+    return name_zh if shown == name and name_zh != name else (name if shown != name else "")
+
+
+@register.filter
+def snapshot_label(label: str) -> str:
+    """A snapshot's label; those Keel writes itself ("before run …") in the reader's language."""
+    return payroll_snapshot_label(label)
+
+
+@register.filter
+def claim_status(code: str) -> str:
+    """An expense claim's status code ("submitted") as its label in the reader's language; other text as is."""
+    return str(ClaimStatus(code).label) if code in ClaimStatus.values else code
+
+
+@register.filter
+def approval_summary(approval) -> str:
+    """What an approval does, in the reader's language (approvals.selectors.summary_described)."""
+    return summary_described(approval)
 
 
 @register.filter
@@ -53,13 +90,13 @@ def percent(rate) -> str:
     return f"{value:f}%"
 
 
-KIND_LABEL = {"earning": "earning", "deduction": "deduction", "employer_contribution": "employer contribution",
-              "tax": "tax"}
+KIND_LABEL = {"earning": gettext_lazy("earning"), "deduction": gettext_lazy("deduction"),
+              "employer_contribution": gettext_lazy("employer contribution"), "tax": gettext_lazy("tax")}
 
 
 @register.filter
 def kind_label(kind: str) -> str:
-    return KIND_LABEL.get(kind, kind)
+    return str(KIND_LABEL.get(kind, kind))
 
 
 @register.filter

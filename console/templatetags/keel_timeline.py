@@ -3,7 +3,14 @@ from datetime import datetime
 from django import template
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
+from console.blueprint_words import (
+    blueprint_title,
+    criterion_shown,
+    goal_shown,
+    run_title_shown,
+)
 from console.status import status_label as _status_label
 from console.status import status_labels_json as _status_labels_json
 from console.status import ui_words_json as _ui_words_json
@@ -40,3 +47,35 @@ def waited(since: datetime | None) -> str:
     if seconds < 86400:
         return _("%(h)d h %(m)d min") % {"h": int(seconds // 3600), "m": int(seconds % 3600 // 60)}
     return _("%(d)d d") % {"d": int(seconds // 86400)}
+
+
+@register.filter
+def goal_label(goal: str) -> str:
+    """A step's goal in the page's language (console/blueprint_words.py)."""
+    return goal_shown(goal)
+
+
+@register.filter
+def criterion_label(criterion: str) -> str:
+    return criterion_shown(criterion)
+
+
+PLAN_REASONS = {"initial plan": gettext_lazy("initial plan")}
+
+
+@register.filter
+def plan_reason(reason: str) -> str:
+    """A plan version's stored reason; the ones Keel itself writes read in the page's language."""
+    return str(PLAN_REASONS.get(reason, reason))
+
+
+@register.filter
+def run_title(run) -> str:
+    """A run's title as the reader reads it: its Activity's title (the blueprint's part translated)."""
+    activity = getattr(run, "activity", None)
+    return run_title_shown(activity.title if activity else "", run.blueprint) or blueprint_title(run.blueprint)
+
+
+@register.filter
+def blueprint_label(name: str) -> str:
+    return blueprint_title(name)

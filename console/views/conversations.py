@@ -4,6 +4,7 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -84,7 +85,7 @@ def _conversation_invoice(request: HttpRequest, conversation_id: int) -> HttpRes
     upload = request.FILES.get("attachment")
     try:
         if upload is None:
-            raise DomainError("Attach the invoice (a PDF, PNG or JPEG file).", code="invoice_missing")
+            raise DomainError(_("Attach the invoice (a PDF, PNG or JPEG file)."), code="invoice_missing")
         if upload.size > MAX_INVOICE_BYTES:  # refused before reading it
             raise too_large(upload.size)
         result = invoice_message_post(membership=membership, conversation_id=conversation_id,

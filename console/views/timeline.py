@@ -7,6 +7,7 @@ import json
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from config.api import Forbidden
@@ -25,7 +26,12 @@ from timeline.selectors import (
     waterfall_rows,
 )
 
-from ..selectors import frame_tools_for, node_statuses_for_runs, provenance_for_runs, waits_for_runs
+from ..selectors import (
+    frame_tools_for,
+    node_statuses_for_runs,
+    provenance_for_runs,
+    waits_for_runs,
+)
 
 DEVELOPER = "developer"
 BUSINESS_FRAMES = 12
@@ -34,7 +40,7 @@ BUSINESS_FILTER = FrameFilters(kinds=["intent", "route", "tool_call", "approval"
 
 def _developer_only(membership: Membership) -> None:
     if not membership.can_see_payloads:
-        raise Forbidden("The developer view is for developers and tenant admins.", code="developer_view_forbidden")
+        raise Forbidden(_("The developer view is for developers and tenant admins."), code="developer_view_forbidden")
 
 
 @login_required

@@ -91,7 +91,7 @@
     var message = $('[data-testid="decision-message"]', c);
     function refuse(text) { if (message) { message.textContent = text; message.hidden = false; } say(text, "error"); }
     if (c.dataset.status !== "pending") {
-      refuse("This approval is " + c.dataset.status + ": it can no longer be decided. The first decision stands.");
+      refuse(fmt("decided", { status: c.dataset.statusLabel || c.dataset.status }));
       return;
     }
     if (action === "approve" && c.dataset.refusal) { refuse(c.dataset.refusal); return; }
@@ -125,11 +125,11 @@
           return loadCard(id, false);
         });
       }
-      var text = (res.data && res.data.detail) || ("The decision failed (HTTP " + res.status + ").");
+      var text = (res.data && res.data.detail) || fmt("failed", { status: res.status });
       return loadCard(id, false).then(function () { refuse(text); });
     }).catch(function (err) {
       busy = false;
-      refuse("The decision could not be sent: " + err.message + ". Nothing was decided; try again.");
+      refuse(fmt("unsent", { error: err.message }));
       $all("[data-action]", c).forEach(function (b) { b.disabled = false; });
     });
   }
@@ -138,7 +138,10 @@
   // formats are the server's translations, on #approvals-inbox as data-fmt-* ("%(m)d min" → "%(m)d 分钟").
   var FORMATS = { s: "%(s)d s", m: "%(m)d min", h: "%(h)d h", hm: "%(h)d h %(m)d min", d: "%(d)d d",
                   dh: "%(d)d d %(h)d h", in: "in %(duration)s", overdue: "overdue", due: "due %(due)s",
-                  approve: "Approved", reject: "Rejected", replan: "Rejected (replanning)" };
+                  approve: "Approved", reject: "Rejected", replan: "Rejected (replanning)",
+                  decided: "This approval is %(status)s: it can no longer be decided. The first decision stands.",
+                  failed: "The decision failed (HTTP %(status)d).",
+                  unsent: "The decision could not be sent: %(error)s. Nothing was decided; try again." };
   function fmt(name, values) {
     var key = "fmt" + name.charAt(0).toUpperCase() + name.slice(1);
     var format = (root && root.dataset[key]) || FORMATS[name];

@@ -9,9 +9,9 @@ from tests.support import Api, keel_start, keel_stop
 REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
 
 
-def start_run(api: Api, group_name: str) -> dict:
+def start_run(api: Api, group_name: str, request: str = REQUEST) -> dict:
     status, run = api.post("/api/v1/runs/", {"blueprint": "payroll_group_setup",
-                                             "params": {"request": REQUEST, "group_name": group_name}})
+                                             "params": {"request": request, "group_name": group_name}})
     assert status == 201, run
     return api.wait_for_run(run["id"], {"awaiting_approval"})
 
@@ -154,7 +154,7 @@ def test_a_threshold_routes_a_large_import_to_ada(keel, new_page):
         page = new_page()
         log_in(page, keel.base_url, "bob")
         page.goto(keel.base_url + f"/approvals/{approval['id']}/")
-        expect(page.get_by_test_id("needs-role")).to_have_text("needs: admin")
+        expect(page.get_by_test_id("needs-role")).to_have_text("needs: tenant admin")
         expect(page.get_by_test_id("approve")).to_be_disabled()
         expect(page.get_by_test_id("refusal")).to_contain_text("above the limit of 5")
         expect(page.locator(".queue-item.selected")).to_contain_text("needs: admin")

@@ -1,6 +1,7 @@
-"""OpenTelemetry export (issue 16): a loopback OTLP/HTTP receiver gets a finished run as one trace,
-decoded with opentelemetry-proto: run → steps → model and tool calls, gen_ai attributes, the tenant
-and run ids, payloads masked as on the timeline."""
+"""OpenTelemetry export (issue 16): a loopback OTLP/HTTP receiver gets a run as one trace, decoded
+with opentelemetry-proto: run → steps → model and tool calls, gen_ai attributes, the tenant and run
+ids, payloads masked as on the timeline. Spans arrive as their records end: a finished step's
+span is there while the run still waits for its approval; nothing arrives twice."""
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -80,8 +81,22 @@ def demo():
         yield
 
 
-def test_a_finished_run_is_exported_as_one_trace_with_gen_ai_spans(receiver, django_capture_on_commit_callbacks):
-    run = run_to_approval()
+def test_a_run_is_exported_as_one_trace_with_gen_ai_spans_as_it_goes(receiver, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        run = run_to_approval()
+    # The run waits for its approval: the steps that ended are exported already, under the
+    # run's trace and the root span that will come when the run ends.
+    assert otel.flush()
+    early = receiver.spans()
+    early_steps = {attributes(s)["keel.step.key"]: s for s in early if attributes(s).get("keel.activity.id")}
+    assert {"interpret", "match"} <= set(early_steps) and "import" not in early_steps
+    run_activity = Activity.objects.get(run=run, kind="run")
+    assert {s.trace_id for s in early} == {otel.trace_id_of(run.id).to_bytes(16, "big")}
+    assert all(s.parent_span_id == otel.span_id_of(run_activity.id).to_bytes(8, "big")
+               for s in early_steps.values())
+    assert not [s for s in early if not s.parent_span_id]  # the run itself has not ended
+    match_calls = [s for s in early if s.parent_span_id == early_steps["match"].span_id]
+    assert match_calls and all(attributes(s)["keel.step.key"] == "match" for s in match_calls)
     with django_capture_on_commit_callbacks(execute=True):
         approval_decide(membership=membership("bob"), approval_id=ApprovalRequest.objects.get(run=run).id,
                         verdict="approved")
@@ -90,6 +105,8 @@ def test_a_finished_run_is_exported_as_one_trace_with_gen_ai_spans(receiver, dja
     assert run.status == "completed"
     assert otel.flush()
     spans = receiver.spans()
+    assert len({s.span_id for s in spans}) == len(spans)  # each record once
+    assert len(receiver.requests) > 1  # in several exports, not one at the end
     assert receiver.paths and all(p == "/v1/traces" for p in receiver.paths)
     assert {s.trace_id for s in spans} and len({s.trace_id for s in spans}) == 1  # a run is a trace
     by_id = {s.span_id: s for s in spans}
@@ -151,5 +168,5 @@ def test_nothing_is_exported_without_an_endpoint(monkeypatch, django_capture_on_
                         verdict="approved")
         drive(run)
     assert otel._provider is None
-    assert otel.run_export(Activity.objects.get(run=run, kind="run").id) == 0
+    assert otel.spans_export(run.id) == 0
     assert callbacks is not None

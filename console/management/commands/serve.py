@@ -22,6 +22,9 @@ class Command(BaseCommand):
         parser.add_argument("--port", type=int, default=8000)
 
     def handle(self, *args, host: str, port: int, **options):
+        if not settings.KEEL_BASE_URL_SET:  # links in emails lead here (config/settings.py)
+            shown = "localhost" if host in ("0.0.0.0", "::") else host
+            settings.KEEL_BASE_URL = f"http://{shown}:{port}"
         if settings.EMBEDDED:
             embedded_celery_start()
         config = uvicorn.Config("config.asgi:application", host=host, port=port, lifespan="off",

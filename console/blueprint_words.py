@@ -1,0 +1,53 @@
+"""Blueprint titles and step goals are data (the blueprints' JSON, copied onto each run's
+nodes); a reader in Chinese sees the blueprint's own "title_zh" / "goal_zh" beside them. The
+stored text stays as it was written; only what a page shows changes with the language."""
+from __future__ import annotations
+
+from django.utils import translation
+
+from workflows.blueprints import BLUEPRINTS
+
+
+def _chinese() -> bool:
+    return (translation.get_language() or "").lower().startswith("zh")
+
+
+def _nodes():
+    for spec in BLUEPRINTS.values():
+        yield from spec["nodes"] if isinstance(spec["nodes"], list) else ()
+
+
+def goal_shown(goal: str) -> str:
+    """A step's goal in the page's language (a goal no blueprint knows, e.g. a replanned
+    step's, reads as written)."""
+    if not goal or not _chinese():
+        return goal
+    return next((node["goal_zh"] for node in _nodes() if node["goal"] == goal and node.get("goal_zh")), goal)
+
+
+def criterion_shown(criterion: str) -> str:
+    """A step's acceptance criterion in the page's language (the blueprint's "acceptance_zh")."""
+    if not criterion or not _chinese():
+        return criterion
+    for node in _nodes():
+        for english, chinese in zip(node.get("acceptance", []), node.get("acceptance_zh", []), strict=False):
+            if english == criterion:
+                return chinese
+    return criterion
+
+
+def run_title_shown(title: str, blueprint: str) -> str:
+    """A run's stored title ("Payroll group setup: Shanghai Sales") with the blueprint's part
+    in the reader's language; the name a person gave stays as typed."""
+    spec = BLUEPRINTS.get(blueprint)
+    if not title or spec is None or not _chinese() or not spec.get("title_zh"):
+        return title
+    return spec["title_zh"] + title.removeprefix(spec["title"]) if title.startswith(spec["title"]) else title
+
+
+def blueprint_title(name: str) -> str:
+    """"payroll_group_setup" → "Payroll group setup" (or its title_zh)."""
+    spec = BLUEPRINTS.get(name)
+    if spec is None:
+        return (name or "").replace("_", " ").capitalize()
+    return spec.get("title_zh") or spec["title"] if _chinese() else spec["title"]
