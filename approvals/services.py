@@ -19,7 +19,7 @@ from tenants.models import Membership
 from timeline.push import broadcast_on_commit, tenant_group
 from timeline.services import event_append, frame_record
 from workflows.blueprints import blueprint_get
-from workflows.dispatch import nodes_dispatch_on_commit
+from workflows.executor import node_hand_over_on_commit
 from workflows.models import Node, NodeStatus, Run
 from workflows.services import plan_replan, run_settle
 from workflows.tools import Preview, tool_get
@@ -181,7 +181,7 @@ def _decision_apply(approval: ApprovalRequest, membership: Membership, comment: 
     if approval.status == A.APPROVED:
         if node_transition(node, N.READY, expected=N.AWAITING_APPROVAL, reason=f"approved by {membership.user}",
                            dispatched_at=timezone.now()):
-            nodes_dispatch_on_commit([node.id])
+            node_hand_over_on_commit(node.id)  # claimed after the commit, then sent to a worker
         run_settle(run)
         return
     node_transition(node, N.BLOCKED, expected=N.AWAITING_APPROVAL,
