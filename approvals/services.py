@@ -17,7 +17,7 @@ from django.utils.translation import gettext as _
 from config.api import Conflict, Forbidden
 from tenants.models import Membership
 from timeline.push import broadcast_on_commit, tenant_group
-from timeline.services import event_append, frame_record
+from timeline.services import event_append, events_batched, frame_record
 from workflows.blueprints import blueprint_get
 from workflows.executor import node_hand_over_on_commit
 from workflows.models import Node, NodeStatus, Run
@@ -142,7 +142,7 @@ def approval_decide(*, membership: Membership, approval_id: int, verdict: str, c
             raise Conflict(f"The situation changed since this was requested ({stale}); "
                            "a fresh snapshot is being taken and a new approval will be requested.",
                            code="preconditions_changed", extra={"status": A.SUPERSEDED})
-    with transaction.atomic():
+    with events_batched():  # one transaction; its events and counts written together at the end
         # allowed_roles in the WHERE: a matrix edit that re-routed the request after the
         # check above makes this a lost race, not an approval the matrix no longer allows.
         won = ApprovalRequest.objects.filter(id=approval.id, status=A.PENDING,
