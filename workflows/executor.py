@@ -25,7 +25,12 @@ from timeline.services import (
 )
 
 from . import sql
-from .dispatch import NODE_RUN, dispatch_is_held, messages_send, nodes_dispatch_on_commit
+from .dispatch import (
+    NODE_RUN,
+    dispatch_is_held,
+    messages_send,
+    nodes_dispatch_on_commit,
+)
 from .faults import fault_point
 from .gate import gate
 from .models import RUN_TERMINAL, Node, NodeStatus, Run, RunStatus
@@ -36,7 +41,13 @@ from .pipeline import (
     provenance_block_record,
     tool_call_execute,
 )
-from .services import active_nodes, lease_seconds, nodes_promote, plan_replan, run_settle
+from .services import (
+    active_nodes,
+    lease_seconds,
+    nodes_promote,
+    plan_replan,
+    run_settle,
+)
 from .tools import (
     TOOLS,
     TRANSIENT_ERRORS,

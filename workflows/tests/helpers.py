@@ -7,8 +7,8 @@ from django.db.models import Q
 
 from tenants.models import Membership
 from workflows.executor import HANDED_OVER, claimed_execute, node_execute
-from workflows.sql import Claimed
 from workflows.models import Node, NodeStatus, Run
+from workflows.sql import Claimed
 
 
 def membership(username: str) -> Membership:
