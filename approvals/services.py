@@ -17,9 +17,9 @@ from django.utils.translation import gettext as _
 from config.api import Conflict, Forbidden
 from tenants.models import Membership
 from timeline.push import broadcast_on_commit, tenant_group
-from timeline.services import event_append, frame_record
+from timeline.services import event_append, events_batched, frame_record
 from workflows.blueprints import blueprint_get
-from workflows.dispatch import nodes_dispatch_on_commit
+from workflows.executor import node_hand_over_on_commit
 from workflows.models import Node, NodeStatus, Run
 from workflows.services import plan_replan, run_settle
 from workflows.tools import Preview, tool_get
@@ -143,7 +143,7 @@ def approval_decide(*, membership: Membership, approval_id: int, verdict: str, c
             raise Conflict(_("The situation changed since this was requested (%(stale)s); a fresh snapshot is being taken and a new approval will be requested.")
                            % {"stale": stale},
                            code="preconditions_changed", extra={"status": A.SUPERSEDED})
-    with transaction.atomic():
+    with events_batched():  # one transaction; its events and counts written together at the end
         # allowed_roles in the WHERE: a matrix edit that re-routed the request after the
         # check above makes this a lost race, not an approval the matrix no longer allows.
         won = ApprovalRequest.objects.filter(id=approval.id, status=A.PENDING,
@@ -182,7 +182,7 @@ def _decision_apply(approval: ApprovalRequest, membership: Membership, comment: 
     if approval.status == A.APPROVED:
         if node_transition(node, N.READY, expected=N.AWAITING_APPROVAL, reason=f"approved by {membership.user}",
                            dispatched_at=timezone.now()):
-            nodes_dispatch_on_commit([node.id])
+            node_hand_over_on_commit(node.id)  # claimed after the commit, then sent to a worker
         run_settle(run)
         return
     node_transition(node, N.BLOCKED, expected=N.AWAITING_APPROVAL,

@@ -1,7 +1,7 @@
 import os
 
 from celery import Celery
-from celery.signals import worker_process_init
+from celery.signals import task_postrun, task_prerun, worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -13,8 +13,28 @@ app.autodiscover_tasks()
 @worker_process_init.connect
 def _keep_database_connection(**kwargs) -> None:
     """A prefork worker process runs one task at a time: one persistent database
-    connection each spares every task a new connection (several ms on PostgreSQL)."""
+    connection each spares every task a new connection (several ms on PostgreSQL,
+    and the server-side prepared statements of the engine's hot path with it).
+
+    Celery's Django fix-up closes every connection before and after each task
+    unless told to reuse them (CELERY_DB_REUSE_MAX), whatever CONN_MAX_AGE says.
+    So it is told to (a force-close only every million tasks), and each task
+    instead gets what Django gives each request: close_old_connections(), which
+    closes a connection past its age, in an unexpected transaction state or
+    broken by an error."""
     from django.db import connections
 
     for connection in connections.all():
         connection.settings_dict["CONN_MAX_AGE"] = int(os.environ.get("KEEL_WORKER_CONN_MAX_AGE", "300"))
+    for fixup in app._fixups or []:
+        worker_fixup = getattr(fixup, "worker_fixup", None)
+        if worker_fixup is not None and not worker_fixup.db_reuse_max:
+            worker_fixup.db_reuse_max = 1_000_000
+
+
+@task_prerun.connect
+@task_postrun.connect
+def _close_old_connections(**kwargs) -> None:
+    from django.db import close_old_connections
+
+    close_old_connections()

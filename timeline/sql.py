@@ -25,7 +25,9 @@ def execute(sql: str, params: Any = None, *, fetch: str = "") -> Any:
         import psycopg
 
         connection.ensure_connection()
-        with psycopg.Cursor(connection.connection) as cursor:
+        # Django's error wrapper: a failure marks the connection, so that the next
+        # close_old_connections() (per request, per task) checks it and drops it if broken.
+        with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
             cursor.execute(sql, params, prepare=True)
             if fetch == "one":
                 return cursor.fetchone()

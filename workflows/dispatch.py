@@ -56,6 +56,10 @@ def dispatch_held() -> Iterator[None]:
         _held.reset(token)
 
 
+def dispatch_is_held() -> bool:
+    return _held.get()
+
+
 def nodes_dispatch_on_commit(node_ids: list[int]) -> None:
     if not node_ids or _held.get():
         return

@@ -25,7 +25,12 @@ from timeline.services import (
 )
 
 from . import sql
-from .dispatch import nodes_dispatch_on_commit
+from .dispatch import (
+    NODE_RUN,
+    dispatch_is_held,
+    messages_send,
+    nodes_dispatch_on_commit,
+)
 from .faults import fault_point
 from .gate import gate
 from .models import RUN_TERMINAL, Node, NodeStatus, Run, RunStatus
@@ -36,7 +41,13 @@ from .pipeline import (
     provenance_block_record,
     tool_call_execute,
 )
-from .services import active_nodes, lease_seconds, nodes_promote, plan_replan, run_settle
+from .services import (
+    active_nodes,
+    lease_seconds,
+    nodes_promote,
+    plan_replan,
+    run_settle,
+)
 from .tools import (
     TOOLS,
     TRANSIENT_ERRORS,
@@ -68,9 +79,9 @@ def node_execute(node_id: int) -> int | sql.Claimed | None:
     """Run one node if it is ours to run. Returns a successor to run in place, if
     any: its id, or the successor itself already claimed (the hot path)."""
     if sql.enabled():
-        claimed = _claim_fast([node_id])
-        if claimed:
-            return claimed_execute(claimed[0])
+        step = _claim_run_fast(node_id)
+        if step is not _UNCLAIMED:
+            return step
         # Not ready, gated, a compensation, an expired lease, done or gone: the general path decides.
     node = Node.objects.select_related("run").filter(id=node_id).first()
     if node is None or node.retired_in is not None:
@@ -101,6 +112,16 @@ def node_execute(node_id: int) -> int | sql.Claimed | None:
             return _execute_inline(node, run, tool, me)
         if not _claim(node, run, me):
             return None
+    elif node.status == N.IN_PROGRESS and node.lease_owner.startswith(HANDED_OVER):
+        # Claimed for us by whoever made it ready (an approver's request): take the lease.
+        if not _take_over(node, me):
+            return None
+        if tool.needs_approval:
+            arguments, consumed = arguments_resolve(node, run)
+            if tool.approval_required(run.tenant_id, arguments):
+                approval_id = gate().granted(node=node, arguments=arguments)
+                if approval_id is None:  # never run a gated step without an approval of exactly these arguments
+                    return _finish(node, run, N.BLOCKED, "no approval covers these arguments any more", me)
     elif node.status == N.IN_PROGRESS and node.lease_expires_at and node.lease_expires_at < timezone.now():
         if not _reclaim(node, run, me):
             return None
@@ -134,6 +155,45 @@ def _claim(node: Node, run: Run, me: str) -> bool:
                                lease_expires_at=timezone.now() + timedelta(seconds=lease_seconds()))
 
 
+# The lease owner of a node claimed on behalf of the worker its message goes to.
+HANDED_OVER = "handed:"
+
+
+def node_hand_over_on_commit(node_id: int) -> None:
+    """Once the current transaction commits, claim this ready node (its lease named
+    HANDED_OVER) and send it to a worker, which takes the claim over instead of
+    claiming it again: the claim does not wait for a broker round trip. The lease
+    covers a lost message (the sweeper reclaims it when it runs out)."""
+    if dispatch_is_held():
+        return
+    transaction.on_commit(lambda: _hand_over(node_id))
+
+
+def _hand_over(node_id: int) -> None:
+    try:
+        node = Node.objects.select_related("run").get(id=node_id)
+        me = f"{HANDED_OVER}{worker_name()}"[:120]
+        if sql.enabled():
+            with events_batched():
+                claimed = _claim_in_transaction([node_id], me, timezone.now(), [node.tool])
+        else:
+            claimed = node.status == N.READY and node.run.status not in RUN_TERMINAL and _claim(node, node.run, me)
+    except Exception:  # the approver's decision is committed: the sweeper dispatches the ready node
+        log.exception("hand-over of node %s", node_id)
+        return
+    if claimed:
+        messages_send([(NODE_RUN, [node_id])])
+
+
+def _take_over(node: Node, me: str) -> bool:
+    """Compare-and-set on the handed-over lease: exactly one worker takes it."""
+    taken = Node.objects.filter(id=node.id, status=N.IN_PROGRESS, lease_owner=node.lease_owner).update(
+        lease_owner=me, lease_expires_at=timezone.now() + timedelta(seconds=lease_seconds()))
+    if taken:
+        node.lease_owner = me
+    return bool(taken)
+
+
 def _reclaim(node: Node, run: Run, me: str) -> bool:
     """Take over an expired lease (its worker died). Compare-and-set on the old lease."""
     with transaction.atomic():
@@ -153,6 +213,8 @@ def reclaim_cause(previous_owner: str) -> str:
         return "retry"
     if previous_owner.startswith(LET_GO_DEFERRED):
         return "deferred"
+    if previous_owner.startswith(HANDED_OVER):
+        return "handover"  # its message was lost or its worker died before taking it over
     return "crash"
 
 
@@ -378,6 +440,45 @@ def _claim_fast(node_ids: list[int], tools: list[str] | None = None) -> list[sql
     with events_batched():
         claimed = _claim_in_transaction(node_ids, worker_name(), now, tools)
     return claimed
+
+
+_UNCLAIMED = object()
+
+
+class _RunOutside(Exception):
+    """The tool of a node claimed in the hop's transaction failed: roll the claim back
+    and take the path that commits the claim first and records the failure."""
+
+
+def _claim_run_fast(node_id: int) -> int | sql.Claimed | None | object:
+    """A hop that costs one commit: claim a ready node and, when its tool is plain
+    inline (side-effect-free), run it and complete it in the same transaction — the
+    claim, the completion, the promotion of its successors (and the claim of the one
+    run in place) commit together. A crash before the commit leaves the node ready
+    (the late-acked message comes back; the sweeper covers a lost one). Any other
+    tool gets its claim committed first, as its effects must not run in a
+    transaction. Returns _UNCLAIMED when the node was not ours to claim here."""
+    me = worker_name()
+    try:
+        with events_batched():
+            claimed = _claim_in_transaction([node_id], me, timezone.now())
+            if not claimed:
+                return _UNCLAIMED
+            node, run = claimed[0].node, claimed[0].run
+            tool = tool_get(node.tool)
+            if _plain_inline(tool, node):
+                call = _inline_run(node, run, tool)
+                if call is None:
+                    raise _RunOutside
+                return _finish_fast(node, run, N.COMPLETED, "accepted", me, "", [], call=call)
+            # Any other tool: the claim commits here, and the tool runs after it.
+    except _RunOutside:
+        claimed = _claim_fast([node_id])
+        if not claimed:
+            return None
+        node, run = claimed[0].node, claimed[0].run
+        tool = tool_get(node.tool)
+    return _execute_claimed(node, run, tool, me, None, None, None)
 
 
 def _claim_in_transaction(node_ids: list[int], me: str, now, tools: list[str] | None = None) -> list[sql.Claimed]:

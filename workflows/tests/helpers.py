@@ -3,11 +3,12 @@ Integration tests use real `celery worker` processes instead."""
 from unittest import mock
 
 from django.contrib.auth.models import User
+from django.db.models import Q
 
 from tenants.models import Membership
-from workflows.executor import claimed_execute, node_execute
-from workflows.sql import Claimed
+from workflows.executor import HANDED_OVER, claimed_execute, node_execute
 from workflows.models import Node, NodeStatus, Run
+from workflows.sql import Claimed
 
 
 def membership(username: str) -> Membership:
@@ -15,9 +16,11 @@ def membership(username: str) -> Membership:
 
 
 def drive(run: Run, max_steps: int = 100) -> Run:
-    """Execute ready nodes until none is left, as workers would."""
+    """Execute ready (and handed-over) nodes until none is left, as workers would."""
     for _ in range(max_steps):
-        ready = list(Node.objects.filter(run=run, status=NodeStatus.READY, retired_in__isnull=True)
+        ready = list(Node.objects.filter(run=run, retired_in__isnull=True)
+                     .filter(Q(status=NodeStatus.READY) | Q(status=NodeStatus.IN_PROGRESS,
+                                                            lease_owner__startswith=HANDED_OVER))
                      .values_list("id", flat=True))
         if not ready:
             break
