@@ -25,10 +25,10 @@ RUN_MILESTONES = {"completed": "the setup is complete", "failed": "the setup fai
 
 # --- Anchor and Ledger ---------------------------------------------------------------------
 
-def anchor_set(*, conversation_id: int, goal: str) -> Anchor:
-    """The first goal stays the anchor: later turns refine it, they do not replace it."""
-    anchor, _ = Anchor.objects.get_or_create(conversation_id=conversation_id, defaults={"goal": goal[:2000]})
-    return anchor
+def anchor_set(*, conversation_id: int, goal: str) -> None:
+    """The first goal stays the anchor: later turns refine it, they do not replace it (one
+    INSERT that keeps an anchor already there)."""
+    Anchor.objects.bulk_create([Anchor(conversation_id=conversation_id, goal=goal[:2000])], ignore_conflicts=True)
 
 
 def ledger_append(*, conversation_id: int, milestone: str, text: str, run_id: int | None = None) -> None:

@@ -46,6 +46,7 @@ from payroll.matching import decision_question, option_choose, template_decide
 from payroll.models import PayrollTemplate
 from payroll.previews import requirements_words, template_memories
 from payroll.requirements import requirements_extract
+from payroll.selectors import template_catalog
 from policy.services import policy_answer
 from tenants.models import Membership
 from timeline.model_frames import model_frames_into
@@ -308,8 +309,7 @@ def _route(turn: Turn) -> Outcome:
         return _chat(turn)
     if branch == "analyze":
         return _analyze(turn)
-    if branch == "plan":
-        Exploration.objects.filter(conversation=turn.conversation).delete()
+    if branch == "plan":  # no exploration waits here (it would have been resumed): none to end
         anchor_set(conversation_id=turn.conversation.id, goal=turn.text)
         return _plan_start(turn, request=turn.text, requirements=_requirements(turn, turn.text),
                            template_name=None, employees=_employees_of(turn, None))
@@ -606,8 +606,7 @@ def _plan_start(turn: Turn, *, request: str, requirements: dict[str, Any], templ
 
 def _plan_reply(turn: Turn, requirements: dict[str, Any], group_name: str, employees: list[str] | None) -> str:
     """What the user is told as the run starts: the template it will use, or why it will ask."""
-    templates = list(PayrollTemplate.objects.prefetch_related("items").order_by("code", "-version"))
-    decision = template_decide(requirements, templates)
+    decision = template_decide(requirements, template_catalog())
     zh = turn.zh
     if decision.kind == "clear":
         template = (decision.chosen.name_zh or decision.chosen.name) if zh else decision.chosen.name
