@@ -114,7 +114,7 @@ class Outcome:
     options: list[dict[str, Any]] = field(default_factory=list)
     # The run this turn starts: its first records commit with the reply, and a worker
     # plans it once they have (`_plan_start`). Returns the run's id.
-    run_create: Callable[[], int] | None = None
+    start_run: Callable[[], int] | None = None
 
 
 @dataclass
@@ -234,8 +234,8 @@ def message_post(*, membership: Membership, conversation_id: int, text: str | No
     route = outcome.route if outcome.route == "stopped" or not turn.branch else turn.branch
     outcome.route = route
     with events_batched():  # the reply, and the run it starts, in one commit
-        if outcome.run_create is not None:
-            outcome.run_id = outcome.run_create()
+        if outcome.start_run is not None:
+            outcome.run_id = outcome.start_run()
         Message.objects.create(conversation=conversation, activity_id=activity.id, role=Message.Role.ASSISTANT,
                                text=outcome.reply, intent=turn.signal, run_id=outcome.run_id,
                                options=outcome.options)
@@ -601,7 +601,7 @@ def _plan_start(turn: Turn, *, request: str, requirements: dict[str, Any], templ
                           text=f"an employee list of {count} people will be assigned after the import")
         return run.id
 
-    return Outcome(route="plan", reply=reply, run_create=run_started)
+    return Outcome(route="plan", reply=reply, start_run=run_started)
 
 
 def _plan_reply(turn: Turn, requirements: dict[str, Any], group_name: str, employees: list[str] | None) -> str:
