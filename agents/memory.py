@@ -54,7 +54,9 @@ def _ledger_insert(entries: list[LedgerEntry]) -> None:
 
 def ledger_sync(*, conversation_id: int) -> None:
     """Append the material progress the conversation's runs have made since the last turn."""
-    transitions = (Transition.objects.filter(run__conversation_id=conversation_id)
+    # Only statuses that have words: the many pending → ready → in progress steps have none.
+    material = set(RUN_MILESTONES) | {status for tool in TOOLS.values() for status in tool.milestones}
+    transitions = (Transition.objects.filter(run__conversation_id=conversation_id, to_status__in=material)
                    .select_related("node").order_by("at", "id"))
     entries: dict[tuple[int, str], LedgerEntry] = {}
     for t in transitions:
