@@ -25,6 +25,11 @@ timeline events — "message.received" {activity, text, attachment}, zero or mor
 "message.delta" {activity, index, text} (append in index order), then exactly one
 "message.reply" {activity, text, intent, route, run}, whose text is the whole reply and
 replaces the deltas. The POST answers once the turn is done with the same reply.
+
+A run the turn starts costs the request only its first records (the run and its Activity),
+committed with the reply; a worker plans it after the commit (workflows.tasks.plan_run),
+and the sweeper plans one whose message was lost. A turn that fails before its commit
+leaves no run.
 """
 from __future__ import annotations
 
