@@ -64,7 +64,7 @@ class MessageApi(APIView):
         summary="Send a message; the reply streams as message.delta / message.reply events.")
     def post(self, request: Request, conversation_id: int) -> Response:
         membership = membership_for_user(request.user)
-        conversation_get_for(membership, conversation_id)  # another tenant's conversation: 404 first
+        conversation = conversation_get_for(membership, conversation_id)  # another tenant's: 404 first
         data = self.InputSerializer(data=request.data)
         if not data.is_valid():
             problems = "; ".join(f"{k}: {' '.join(str(m) for m in v)}" for k, v in data.errors.items())
@@ -78,7 +78,7 @@ class MessageApi(APIView):
                                       code="attachment_too_large")
             attachment = (upload.name, upload.read(MAX_BYTES + 1))
         result = message_post(membership=membership, conversation_id=conversation_id,
-                              text=data.validated_data["text"], attachment=attachment)
+                              text=data.validated_data["text"], attachment=attachment, conversation=conversation)
         return Response(MessageOutputSerializer(result).data, status=201)
 
     @extend_schema(responses={200: MessageHistorySerializer(many=True)}, summary="The conversation's history.")

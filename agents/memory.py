@@ -25,27 +25,40 @@ RUN_MILESTONES = {"completed": "the setup is complete", "failed": "the setup fai
 
 # --- Anchor and Ledger ---------------------------------------------------------------------
 
-def anchor_set(*, conversation_id: int, goal: str) -> Anchor:
-    """The first goal stays the anchor: later turns refine it, they do not replace it."""
-    anchor, _ = Anchor.objects.get_or_create(conversation_id=conversation_id, defaults={"goal": goal[:2000]})
-    return anchor
+def anchor_set(*, conversation_id: int, goal: str) -> None:
+    """The first goal stays the anchor: later turns refine it, they do not replace it (one
+    INSERT that keeps an anchor already there)."""
+    Anchor.objects.bulk_create([Anchor(conversation_id=conversation_id, goal=goal[:2000])], ignore_conflicts=True)
 
 
 def ledger_append(*, conversation_id: int, milestone: str, text: str, run_id: int | None = None) -> None:
-    try:
+    if run_id is not None:
+        _ledger_insert([LedgerEntry(conversation_id=conversation_id, run_id=run_id, milestone=milestone,
+                                    text=text[:300])])
+        return
+    try:  # without a run the unique constraint does not hold (NULLs differ): look first
         with transaction.atomic():
-            if not LedgerEntry.objects.filter(conversation_id=conversation_id, run_id=run_id,
+            if not LedgerEntry.objects.filter(conversation_id=conversation_id, run_id=None,
                                               milestone=milestone).exists():
-                LedgerEntry.objects.create(conversation_id=conversation_id, run_id=run_id, milestone=milestone,
-                                           text=text[:300])
+                LedgerEntry.objects.create(conversation_id=conversation_id, milestone=milestone, text=text[:300])
     except IntegrityError:
         pass  # appended by a concurrent turn: the ledger is append-only, once per milestone
 
 
+def _ledger_insert(entries: list[LedgerEntry]) -> None:
+    """One INSERT for all: a milestone already there (this turn's or a concurrent one's) is
+    skipped by the unique constraint, so the ledger stays once per milestone."""
+    if entries:
+        LedgerEntry.objects.bulk_create(entries, ignore_conflicts=True)
+
+
 def ledger_sync(*, conversation_id: int) -> None:
     """Append the material progress the conversation's runs have made since the last turn."""
-    transitions = (Transition.objects.filter(run__conversation_id=conversation_id)
+    # Only statuses that have words: the many pending → ready → in progress steps have none.
+    material = set(RUN_MILESTONES) | {status for tool in TOOLS.values() for status in tool.milestones}
+    transitions = (Transition.objects.filter(run__conversation_id=conversation_id, to_status__in=material)
                    .select_related("node").order_by("at", "id"))
+    entries: dict[tuple[int, str], LedgerEntry] = {}
     for t in transitions:
         if t.node_id is None:
             text = RUN_MILESTONES.get(t.to_status)
@@ -54,8 +67,10 @@ def ledger_sync(*, conversation_id: int) -> None:
             tool = TOOLS.get(t.node.tool)
             text = tool.milestones.get(t.to_status) if tool else None
             key = f"{t.node.key}:{t.to_status}"
-        if text:
-            ledger_append(conversation_id=conversation_id, run_id=t.run_id, milestone=key, text=text)
+        if text and (t.run_id, key) not in entries:
+            entries[(t.run_id, key)] = LedgerEntry(conversation_id=conversation_id, run_id=t.run_id, milestone=key,
+                                                   text=text[:300])
+    _ledger_insert(list(entries.values()))
 
 
 def narrative_context(*, conversation_id: int, collection: list[str] | None = None) -> str:

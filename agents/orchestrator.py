@@ -25,11 +25,17 @@ timeline events — "message.received" {activity, text, attachment}, zero or mor
 "message.delta" {activity, index, text} (append in index order), then exactly one
 "message.reply" {activity, text, intent, route, run}, whose text is the whole reply and
 replaces the deltas. The POST answers once the turn is done with the same reply.
+
+A run the turn starts costs the request only its first records (the run and its Activity),
+committed with the reply; a worker plans it after the commit (workflows.tasks.plan_run),
+and the sweeper plans one whose message was lost. A turn that fails before its commit
+leaves no run.
 """
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
@@ -46,14 +52,27 @@ from payroll.matching import decision_question, option_choose, template_decide
 from payroll.models import PayrollTemplate
 from payroll.previews import requirements_words, template_memories
 from payroll.requirements import requirements_extract
+from payroll.selectors import template_catalog
 from policy.services import policy_answer
 from tenants.models import Membership
 from timeline.model_frames import model_frames_into
 from timeline.models import Activity, Conversation
 from timeline.selectors import conversation_get_for
-from timeline.services import activity_close, activity_open, event_append, frame_record
+from timeline.services import (
+    activity_close,
+    activity_open,
+    event_append,
+    events_batched,
+    frame_record,
+)
+from workflows.blueprints import params_validate
 from workflows.models import Run, RunStatus
-from workflows.services import active_nodes, node_input_answer, run_start
+from workflows.services import (
+    active_nodes,
+    node_input_answer,
+    run_create,
+    run_plan_on_commit,
+)
 from workflows.tools import ToolContext, tool_get
 
 from .answers import analyze_kind, rate_answer, run_answer
@@ -99,6 +118,9 @@ class Outcome:
     run_id: int | None = None
     status: str = "completed"
     options: list[dict[str, Any]] = field(default_factory=list)
+    # The run this turn starts: its first records commit with the reply, and a worker
+    # plans it once they have (`_plan_start`). Returns the run's id.
+    start_run: Callable[[], int] | None = None
 
 
 @dataclass
@@ -165,12 +187,15 @@ def message_validate(text: str | None) -> str:
 
 
 def message_post(*, membership: Membership, conversation_id: int, text: str | None,
-                 attachment: tuple[str, bytes] | None = None) -> dict[str, Any]:
+                 attachment: tuple[str, bytes] | None = None,
+                 conversation: Conversation | None = None) -> dict[str, Any]:
     """Handle one user message: → {activity_id, intent, reply, run_id} (ids as strings).
 
     Everything is checked before anything is written: an unknown conversation is 404, an
-    empty or oversized text and a bad attachment are 400 and change nothing."""
-    conversation = conversation_get_for(membership, conversation_id)
+    empty or oversized text and a bad attachment are 400 and change nothing. `conversation`:
+    the caller already read it with conversation_get_for (no second lookup)."""
+    if conversation is None or conversation.id != conversation_id or conversation.tenant_id != membership.tenant_id:
+        conversation = conversation_get_for(membership, conversation_id)
     text = message_validate(text)
     employees = None
     if attachment is not None:
@@ -215,7 +240,9 @@ def message_post(*, membership: Membership, conversation_id: int, text: str | No
     turn._flush()
     route = outcome.route if outcome.route == "stopped" or not turn.branch else turn.branch
     outcome.route = route
-    with transaction.atomic():
+    with events_batched():  # the reply, and the run it starts, in one commit
+        if outcome.start_run is not None:
+            outcome.run_id = outcome.start_run()
         Message.objects.create(conversation=conversation, activity_id=activity.id, role=Message.Role.ASSISTANT,
                                text=outcome.reply, intent=turn.signal, run_id=outcome.run_id,
                                options=outcome.options)
@@ -289,8 +316,7 @@ def _route(turn: Turn) -> Outcome:
         return _chat(turn)
     if branch == "analyze":
         return _analyze(turn)
-    if branch == "plan":
-        Exploration.objects.filter(conversation=turn.conversation).delete()
+    if branch == "plan":  # no exploration waits here (it would have been resumed): none to end
         anchor_set(conversation_id=turn.conversation.id, goal=turn.text)
         return _plan_start(turn, request=turn.text, requirements=_requirements(turn, turn.text),
                            template_name=None, employees=_employees_of(turn, None))
@@ -542,13 +568,10 @@ def _configuration_by_rules(turn: Turn) -> tuple[str, dict[str, Any]]:
 
 def _plan_start(turn: Turn, *, request: str, requirements: dict[str, Any], template_name: str | None,
                 employees: list[str] | None) -> Outcome:
-    """The planning boundary: recall experience as context, then start the fixed plan."""
+    """The planning boundary: recall experience as context, then start the fixed plan. The
+    run's first records commit with the reply (message_post); a worker plans it after."""
 
     items = template_memories(tenant_id=turn.membership.tenant_id, requirements=requirements)
-    if items:
-        _frame(turn, "memory", "memory: planning", f"Recalled {len(items)} earlier experience(s) as context; "
-                                                   "they rank candidates but authorise nothing.",
-               {"boundary": "planning", "items": [memory_link(i) for i in items]})
     group_name = (requirements.get("group_name") or ("新薪资组" if turn.zh else "New payroll group"))[:120]
     params: dict[str, Any] = {"request": request[:4000], "group_name": group_name}
     if template_name:
@@ -565,22 +588,32 @@ def _plan_start(turn: Turn, *, request: str, requirements: dict[str, Any], templ
     if backend_structured():
         # The run decides on exactly what the conversation understood (no second reading).
         params["requirements"] = requirements
-    run = run_start(membership=turn.membership, blueprint="payroll_group_setup", params=params,
-                    conversation_id=turn.conversation.id)
-    ledger_append(conversation_id=turn.conversation.id, run_id=run.id, milestone="run:started",
-                  text=f"the setup of the group “{group_name}” was started")
-    if employees or turn.new_employees:
-        count = len(employees or []) + len(turn.new_employees)
-        ledger_append(conversation_id=turn.conversation.id, run_id=run.id, milestone="run:employees",
-                      text=f"an employee list of {count} people will be assigned after the import")
+    params = params_validate("payroll_group_setup", params)  # refused here, within the turn
     reply = _plan_reply(turn, requirements, group_name, employees)
-    return Outcome(route="plan", reply=reply, run_id=run.id)
+
+    def run_started() -> int:  # inside the reply's transaction
+        if items:
+            frame_record(activity_id=turn.activity_id, kind="memory", name="memory: planning",
+                         summary=f"Recalled {len(items)} earlier experience(s) as context; they rank candidates "
+                                 "but authorise nothing.",
+                         payload={"boundary": "planning", "items": [memory_link(i) for i in items]})
+        run = run_create(membership=turn.membership, blueprint="payroll_group_setup", params=params,
+                         conversation_id=turn.conversation.id)
+        run_plan_on_commit(run)
+        ledger_append(conversation_id=turn.conversation.id, run_id=run.id, milestone="run:started",
+                      text=f"the setup of the group “{group_name}” was started")
+        if employees or turn.new_employees:
+            count = len(employees or []) + len(turn.new_employees)
+            ledger_append(conversation_id=turn.conversation.id, run_id=run.id, milestone="run:employees",
+                          text=f"an employee list of {count} people will be assigned after the import")
+        return run.id
+
+    return Outcome(route="plan", reply=reply, start_run=run_started)
 
 
 def _plan_reply(turn: Turn, requirements: dict[str, Any], group_name: str, employees: list[str] | None) -> str:
     """What the user is told as the run starts: the template it will use, or why it will ask."""
-    templates = list(PayrollTemplate.objects.prefetch_related("items").order_by("code", "-version"))
-    decision = template_decide(requirements, templates)
+    decision = template_decide(requirements, template_catalog())
     zh = turn.zh
     if decision.kind == "clear":
         template = (decision.chosen.name_zh or decision.chosen.name) if zh else decision.chosen.name

@@ -8,7 +8,7 @@ import json
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Count, Max, Prefetch, QuerySet
 from django.utils.translation import gettext as _
 
 from config.api import NotFound
@@ -30,6 +30,21 @@ FORMULA_FUNCTIONS = frozenset({"min", "max", "round", "abs"})
 
 def templates_all() -> QuerySet[PayrollTemplate]:
     return PayrollTemplate.objects.prefetch_related("items")
+
+
+_catalog: tuple[tuple[Any, ...], list[PayrollTemplate]] | None = None
+
+
+def template_catalog() -> list[PayrollTemplate]:
+    """Every template version with its items (code, newest version first), to read only.
+    A version never changes (a change is a new version), so the list is kept per process
+    and read again only when the versions on record are not the ones it holds."""
+    global _catalog
+    mark = tuple(PayrollTemplate.objects.aggregate(n=Count("id"), last=Max("created_at")).values())
+    catalog = _catalog
+    if catalog is None or catalog[0] != mark:
+        catalog = _catalog = (mark, list(templates_all().order_by("code", "-version")))
+    return catalog[1]
 
 
 def template_get(template_id: int) -> PayrollTemplate:

@@ -20,6 +20,7 @@ from config.celery import app
 
 NODE_RUN = "workflows.tasks.node_run"
 NODES_RUN = "workflows.tasks.nodes_run"
+PLAN_RUN = "workflows.tasks.plan_run"
 SPREAD = 16  # at most this many messages per fan-out; below it, one node each
 
 
@@ -58,6 +59,11 @@ def dispatch_held() -> Iterator[None]:
 
 def dispatch_is_held() -> bool:
     return _held.get()
+
+
+def run_plan_send_on_commit(run_id: int) -> None:
+    """A worker plans the run once the transaction that made it commits."""
+    transaction.on_commit(lambda: app.send_task(PLAN_RUN, args=[run_id]))
 
 
 def nodes_dispatch_on_commit(node_ids: list[int]) -> None:

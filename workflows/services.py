@@ -26,7 +26,7 @@ from timeline.services import (
 )
 
 from .blueprints import BLUEPRINTS, blueprint_get, blueprint_nodes, params_validate
-from .dispatch import nodes_dispatch_on_commit
+from .dispatch import dispatch_is_held, nodes_dispatch_on_commit, run_plan_send_on_commit
 from . import sql
 from .gate import gate
 from .models import RUN_TERMINAL, Control, Node, NodeStatus, Plan, Run, RunStatus, ToolCall
@@ -54,15 +54,25 @@ def lease_seconds() -> float:
 def run_start(*, membership: Membership, blueprint: str, params: dict[str, Any],
               conversation_id: int | None = None, caps: dict[str, int] | None = None) -> Run:
     """Plan a run from a blueprint (plan v1) and dispatch its first ready nodes after commit."""
+    run = run_create(membership=membership, blueprint=blueprint, params=params, conversation_id=conversation_id,
+                     caps=caps)
+    _run_plan(run)
+    return run
+
+
+@events_batched()
+def run_create(*, membership: Membership, blueprint: str, params: dict[str, Any],
+               conversation_id: int | None = None, caps: dict[str, int] | None = None) -> Run:
+    """The run's first records (the run and its Activity), planned later by `run_plan`:
+    a chat message answers once these are committed and a worker plans (issue 14)."""
     params = params_validate(blueprint, params)
     if conversation_id is None:
         title = params.get("group_name") or BLUEPRINTS[blueprint]["title"]
         conversation = conversation_create(tenant_id=membership.tenant_id, user_id=membership.user_id, title=title)
         conversation_id = conversation.id
-    specs = blueprint_nodes(blueprint, params)
     # Every node passes through at most ~4 transitions on a good day; the cap stops a
     # run that loops (replans, retries) long before it can run away.
-    caps = {"transition_cap": 10 * len(specs) + 40, **(caps or {})}
+    caps = {"transition_cap": 10 * len(blueprint_nodes(blueprint, params)) + 40, **(caps or {})}
     # The run and its activity point at each other: both ids are chosen here and the
     # foreign keys are checked at commit, which spares an UPDATE of the new run.
     activity_id = new_id()
@@ -74,11 +84,36 @@ def run_start(*, membership: Membership, blueprint: str, params: dict[str, Any],
                              title=f"{title}: {params.get('group_name', '')}".strip(": "),
                              summary=f"Started {title.lower()}.", id=activity_id)
     run.activity = activity
-    _plan_write(run, version=1, reason="initial plan", specs=specs, activity_id=activity.id)
-    event_append(conversation_id=conversation_id, run_id=run.id, type="run.started",
-                 data={"blueprint": blueprint, "plan_version": 1, "nodes": [s["key"] for s in specs]})
-    nodes_dispatch_on_commit(nodes_promote(run))
     return run
+
+
+@events_batched()
+def run_plan(run_id: int) -> bool:
+    """Plan v1 of a run made by `run_create` and dispatch its first ready nodes after commit.
+    Once: a redelivery, or a run already planned or cancelled, changes nothing (False)."""
+    run = Run.objects.select_for_update().filter(id=run_id).first()
+    if run is None or run.status in RUN_TERMINAL or Plan.objects.filter(run_id=run_id).exists():
+        return False
+    _run_plan(run)
+    return True
+
+
+def run_plan_on_commit(run: Run) -> None:
+    """Plan a run made by `run_create` on a worker once it is committed. In place, in the
+    same transaction, while dispatch is held (a replay drives its sandbox run in process)
+    and in the embedded mode (one process: a worker thread would only add a hop)."""
+    if dispatch_is_held() or settings.EMBEDDED:
+        _run_plan(run)
+    else:
+        run_plan_send_on_commit(run.id)
+
+
+def _run_plan(run: Run) -> None:
+    specs = blueprint_nodes(run.blueprint, run.params)
+    _plan_write(run, version=1, reason="initial plan", specs=specs, activity_id=run.activity_id)
+    event_append(conversation_id=run.conversation_id, run_id=run.id, type="run.started",
+                 data={"blueprint": run.blueprint, "plan_version": 1, "nodes": [s["key"] for s in specs]})
+    nodes_dispatch_on_commit(nodes_promote(run))
 
 
 def _plan_write(run: Run, *, version: int, reason: str, specs: list[dict[str, Any]], activity_id: int,

@@ -10,8 +10,8 @@ from django.utils import timezone
 from .executor import claimed_execute, node_execute, nodes_execute
 from .sql import Claimed
 from .gate import gate
-from .models import RUN_TERMINAL, Node, NodeStatus
-from .services import lease_seconds
+from .models import RUN_TERMINAL, Node, NodeStatus, Run, RunStatus
+from .services import lease_seconds, run_plan
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
@@ -27,6 +27,12 @@ def nodes_run(node_ids: list[int]) -> None:
     for step in nodes_execute(node_ids):
         while step is not None:
             step = claimed_execute(step) if isinstance(step, Claimed) else node_execute(step)
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def plan_run(run_id: int) -> None:
+    """Plan v1 of a run a chat message started (services.run_create); once, whoever asks twice."""
+    run_plan(run_id)
 
 
 @shared_task
@@ -46,8 +52,14 @@ def sweep() -> dict:
             undispatched.append(node_id)
     for node_id in expired_leases + undispatched:
         node_run.delay(node_id)
+    # A run whose planning message was lost (its sender died after the commit): plan it now.
+    unplanned = list(Run.objects.filter(status=RunStatus.RUNNING, created_at__lt=stale, plans__isnull=True)
+                     .values_list("id", flat=True)[:500])
+    for run_id in unplanned:
+        plan_run.delay(run_id)
     expired = gate().expire_overdue(now=now)
-    return {"leases": len(expired_leases), "undispatched": len(undispatched), "approvals_expired": expired}
+    return {"leases": len(expired_leases), "undispatched": len(undispatched), "unplanned": len(unplanned),
+            "approvals_expired": expired}
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)

@@ -33,10 +33,18 @@ def console(request: HttpRequest) -> HttpResponse:
     return render(request, "timeline/console.html", {"membership": membership, "conversations": conversations})
 
 
-def _conversation_context(membership: Membership, conversation) -> dict:
+def _chat_context(membership: Membership, conversation) -> dict:
+    return {"membership": membership, "conversation": conversation, "messages_": messages_for(conversation)}
+
+
+def _panel_context(membership: Membership, conversation) -> dict:
     run = latest_run_for(conversation)
-    return {"membership": membership, "conversation": conversation, "messages_": messages_for(conversation),
+    return {"membership": membership, "conversation": conversation,
             "panel": run_panel(membership, run) if run else None}
+
+
+def _conversation_context(membership: Membership, conversation) -> dict:
+    return {**_chat_context(membership, conversation), **_panel_context(membership, conversation)}
 
 
 @login_required
@@ -52,7 +60,8 @@ def conversation_page(request: HttpRequest, conversation_id: int) -> HttpRespons
 def conversation_panel(request: HttpRequest, conversation_id: int) -> HttpResponse:
     membership = membership_for_user(request.user)
     conversation = conversation_get_for(membership, conversation_id)
-    return render(request, "timeline/conversation.html#run-panel", _conversation_context(membership, conversation))
+    # Each partial computes only what it shows: the chat and the panel refresh on every message.
+    return render(request, "timeline/conversation.html#run-panel", _panel_context(membership, conversation))
 
 
 @login_required
@@ -60,8 +69,7 @@ def conversation_panel(request: HttpRequest, conversation_id: int) -> HttpRespon
 def conversation_chat(request: HttpRequest, conversation_id: int) -> HttpResponse:
     membership = membership_for_user(request.user)
     conversation = conversation_get_for(membership, conversation_id)
-    return render(request, "timeline/conversation.html#chat-messages",
-                  _conversation_context(membership, conversation))
+    return render(request, "timeline/conversation.html#chat-messages", _chat_context(membership, conversation))
 
 
 @csrf_exempt  # checked by csrf_protect below, once the invoice's upload limit is in place
