@@ -64,7 +64,7 @@ from tenants.models import Membership, Role, Tenant
 from timeline.models import Activity, Event, Frame
 from timeline.services import conversation_create, event_append
 from workflows.dispatch import dispatch_held
-from workflows.executor import claimed_execute, node_execute
+from workflows.executor import steps_execute
 from workflows.models import (
     RUN_TERMINAL,
     Node,
@@ -78,7 +78,6 @@ from workflows.models import (
 )
 from workflows.selectors import run_get_for
 from workflows.services import node_input_answer, run_start
-from workflows.sql import Claimed
 from workflows.tools import TOOLS
 from workflows.transitions import run_transition
 
@@ -356,9 +355,7 @@ def _drive(replay: Run, sandbox: _Sandbox, original: Run, answers_in_chat: list[
         ready = list(Node.objects.filter(run=replay, status=N.READY, retired_in__isnull=True)
                      .values_list("id", flat=True))
         for node_id in ready:
-            step = node_execute(node_id)
-            while step is not None:
-                step = claimed_execute(step) if isinstance(step, Claimed) else node_execute(step)
+            steps_execute(node_id)
         if ready:
             continue
         replay.refresh_from_db()

@@ -138,6 +138,12 @@ if DATABASE_URL:
     # (config/celery.py), where one process runs one task at a time.
     DATABASES = {"default": dj_database_url.parse(
         DATABASE_URL, conn_max_age=int(os.environ.get("KEEL_DB_CONN_MAX_AGE", "0")), conn_health_checks=True)}
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        # Django turns psycopg's prepared statements off (prepare_threshold None), and
+        # then psycopg ignores prepare=True too: the hot path's statements (timeline/sql.py)
+        # were parsed and planned on every execution. A threshold no ORM query reaches
+        # prepares exactly the statements that ask for it; the ORM's stay unprepared.
+        DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 2**31 - 1
 else:
     DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3",
                              "NAME": os.environ.get("KEEL_SQLITE_PATH", str(BASE_DIR / "db.sqlite3"))}}

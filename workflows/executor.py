@@ -497,6 +497,13 @@ def _plain_inline(tool, node) -> bool:
                 and tool.accept is None)
 
 
+def steps_execute(step: int | sql.Claimed | None) -> None:
+    """Run a step and, in place, the successors it leaves to this worker: a node id
+    (claimed here if it is ours to run) or a node already claimed."""
+    while step is not None:
+        step = claimed_execute(step) if isinstance(step, sql.Claimed) else node_execute(step)
+
+
 def claimed_execute(claimed: sql.Claimed) -> int | sql.Claimed | None:
     """Run a node this worker has claimed, and finish it."""
     node, run, me = claimed.node, claimed.run, worker_name()
@@ -583,11 +590,15 @@ def _finish_fast(node, run, to: str, reason: str, me: str, result_ref: str = "",
     now = timezone.now()
     try:
         with events_batched():
-            if call is not None:
-                result_ref = str(sql.inline_call_record(node=node, run=run, now=now, **call))
-            run_status, won = sql.nodes_finish(run.id, [{"id": node.id, "to": to, "reason": reason,
-                                                         "result_ref": result_ref,
-                                                         "acceptance_results": acceptance_results}], me=me, now=now)
+            if call is not None:  # the call recorded and the node completed in one statement
+                run_status, won_one, call_id = sql.inline_call_finish(node=node, run=run, now=now, me=me,
+                                                                      reason=reason, **call)
+                won, result_ref = [node.id] if won_one else [], str(call_id)
+            else:
+                run_status, won = sql.nodes_finish(run.id, [{"id": node.id, "to": to, "reason": reason,
+                                                             "result_ref": result_ref,
+                                                             "acceptance_results": acceptance_results}],
+                                                   me=me, now=now)
             if not won:
                 raise _LostRace  # someone else finished it: roll back the call record too
             run.status = run_status
@@ -602,17 +613,19 @@ def _promote_fast(run: Run, finished_keys: list[str], me: str, now) -> int | sql
     """Inside the completing transaction (the run row is locked): promote the
     successors, claim the single one in place or dispatch them all after commit,
     and settle the run unless it is plainly still running."""
-    promoted, busy = ([], False) if run.status in RUN_TERMINAL else sql.successors_promote(
-        run.id, finished_keys, now=now)
+    in_place = in_place_enabled()
+    # A single successor the hot path may run is claimed in the promoting statement.
+    claim_for = (me, now + timedelta(seconds=lease_seconds()), fast_tools()) if in_place else None
+    promoted, busy, won = ([], False, None) if run.status in RUN_TERMINAL else sql.successors_promote(
+        run.id, finished_keys, now=now, claim_for=claim_for)
     node_transitions_recorded(run, [(p.key, p.plan_version, N.PENDING, N.READY, "dependencies met")
                                     for p in promoted])
-    claimed: int | sql.Claimed | None = None
-    if len(promoted) == 1 and in_place_enabled():
-        if promoted[0].tool in fast_tools():
-            won = _claim_in_transaction([promoted[0].id], me, now)
-            claimed = won[0] if won else None
-        else:
-            claimed = promoted[0].id  # a gated step: the general path asks the gate, on this worker
+    claimed: int | sql.Claimed | None = won
+    if won is not None:
+        node_transitions_recorded(won.run, [(won.node.key, won.node.plan_version, N.READY, N.IN_PROGRESS,
+                                             "claimed")])
+    elif len(promoted) == 1 and in_place:
+        claimed = promoted[0].id  # a gated step: the general path asks the gate, on this worker
     if claimed is None:
         nodes_dispatch_on_commit([p.id for p in promoted])
     if not (run.status == RunStatus.RUNNING and (busy or promoted)):

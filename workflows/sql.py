@@ -140,8 +140,8 @@ def nodes_finish(run_id: int, finished: list[dict[str, Any]], *, me: str, now: d
 # call (its idempotency key makes a rerun reuse the row), its frame and payload,
 # and the activity's roll-up and link. Written before the completion, which names
 # the call as the node's result.
-_INLINE_CALL = """
-WITH tc AS (
+_CALL_CTES = """
+tc AS (
   INSERT INTO agents_toolcall (id, tenant_id, run_id, node_id, tool, arguments, result, status, error,
          idempotency_key, approval_id, started_at, ended_at, latency_ms)
   VALUES (%(call)s, %(tenant)s, %(run)s, %(node)s, %(tool)s, %(args)s, %(result)s, 'succeeded', '', %(key)s, NULL,
@@ -159,40 +159,80 @@ WITH tc AS (
 ), fp AS (
   INSERT INTO timeline_framepayload (frame_id, data)
   SELECT fr.id, jsonb_set(%(payload)s::jsonb, '{idempotency_key}', to_jsonb(%(key)s::text)) FROM fr
-), a AS (
-  UPDATE timeline_activity SET frame_count = frame_count + 1, latency_ms = latency_ms + %(lat)s,
-         frames_from = LEAST(COALESCE(frames_from, %(started)s), %(started)s),
-         frames_until = GREATEST(COALESCE(frames_until, %(now)s), %(now)s)
-    FROM fr WHERE timeline_activity.id = %(act)s
 ), l AS (
   -- the activity's link to the call: a row, inserted or ignored (timeline.ActivityLink)
   INSERT INTO timeline_activitylink (activity_id, kind, object_id)
   SELECT %(act)s, 'tool_call', fr.gen_ai_tool_call_id FROM fr
   ON CONFLICT DO NOTHING
+)"""
+# The activity's roll-up of the call's frame (one UPDATE of the row per statement:
+# PostgreSQL applies only one of two updates of a row in one statement).
+_ROLLUP = """frame_count = frame_count + 1, latency_ms = latency_ms + %(lat)s,
+         frames_from = LEAST(COALESCE(frames_from, %(started)s), %(started)s),
+         frames_until = GREATEST(COALESCE(frames_until, %(now)s), %(now)s)"""
+
+_INLINE_CALL = f"""
+WITH {_CALL_CTES}, a AS (
+  UPDATE timeline_activity SET {_ROLLUP} FROM fr WHERE timeline_activity.id = %(act)s
 )
 SELECT id FROM tc
 """
 
 
-def inline_call_record(*, node: Node, run: Run, tool, arguments: dict, output: dict, idempotency_key: str,
-                       started: datetime, now: datetime, latency_ms: float, summary: str) -> int:
+def _call_params(*, node: Node, run: Run, tool, arguments: dict, output: dict, idempotency_key: str,
+                 started: datetime, now: datetime, latency_ms: float, summary: str) -> dict[str, Any]:
     payload = payload_mask({"arguments": arguments, "result": output, "error": "", "idempotency_key": "",
                             "consumed": [], "produces": list(tool.produces)})
-    row = sql.execute(_INLINE_CALL, {
-        "call": new_id(), "frame": new_id(), "tenant": run.tenant_id, "run": run.id, "node": node.id,
-        "tool": tool.name, "args": sql.jsonb(arguments), "result": sql.jsonb(output), "key": idempotency_key,
-        "started": started, "now": now, "lat": latency_ms, "act": node.activity_id, "summary": summary,
-        "payload": sql.jsonb(payload)}, fetch="one")
-    return row[0]
+    return {"call": new_id(), "frame": new_id(), "tenant": run.tenant_id, "run": run.id, "node": node.id,
+            "tool": tool.name, "args": sql.jsonb(arguments), "result": sql.jsonb(output), "key": idempotency_key,
+            "started": started, "now": now, "lat": latency_ms, "act": node.activity_id, "summary": summary,
+            "payload": sql.jsonb(payload)}
+
+
+def inline_call_record(**call: Any) -> int:
+    return sql.execute(_INLINE_CALL, _call_params(**call), fetch="one")[0]
+
+
+# The hop of a plain inline node in one statement: its call recorded (as above) and
+# the node completed with the call as its result, the run row locked first (as in
+# _FINISH_HEAD, whose one-node case this is).
+_INLINE_CALL_FINISH = f"""
+WITH {_CALL_CTES}, lk AS (
+  SELECT id, status FROM workflows_run WHERE id = %(run)s FOR NO KEY UPDATE
+), f AS (
+  UPDATE workflows_node n SET status = 'completed', status_reason = %(reason)s, result_ref = (SELECT id FROM tc)::text,
+         acceptance_results = '[]'::jsonb, lease_owner = '', lease_expires_at = NULL, finished_at = %(now)s
+   WHERE n.id = %(node)s AND n.status = 'in_progress' AND EXISTS (SELECT 1 FROM lk)
+  RETURNING n.id
+), t AS (
+  INSERT INTO workflows_transition (run_id, node_id, from_status, to_status, reason, worker, at)
+  SELECT %(run)s, f.id, 'in_progress', 'completed', %(reason)s, %(me)s, %(now)s FROM f
+), a AS (
+  UPDATE timeline_activity SET {_ROLLUP}, status = CASE WHEN EXISTS (SELECT 1 FROM f) THEN 'completed' ELSE status END,
+         ended_at = CASE WHEN EXISTS (SELECT 1 FROM f) THEN %(now)s ELSE ended_at END
+    FROM fr WHERE timeline_activity.id = %(act)s
+)
+SELECT (SELECT status FROM lk), EXISTS (SELECT 1 FROM f), (SELECT id FROM tc)
+"""
+
+
+def inline_call_finish(*, me: str, reason: str, **call: Any) -> tuple[str, bool, int]:
+    """Record a plain inline node's call and complete the node with it. Returns (the
+    run's status, read under its lock; whether the compare-and-set won; the call's id)."""
+    row = sql.execute(_INLINE_CALL_FINISH, {**_call_params(**call), "me": me, "reason": reason}, fetch="one")
+    return row[0], bool(row[1]), row[2]
 
 
 # pending → ready for the successors of the nodes just finished (only a finished
 # dependency can make a pending node ready), with their transition rows. Reads
 # after the run lock taken by the completion, so a fan-in sees every committed
 # predecessor. Also says whether anything of the run is still active.
-_PROMOTE = """
-WITH p AS (
-  UPDATE workflows_node c SET status = 'ready', status_reason = 'dependencies met', dispatched_at = %(now)s
+# With %(claim)s, a single successor whose tool the hot path may run goes straight
+# on to in_progress, claimed for this worker to run in place (what _CLAIM does,
+# in the same statement: a row is updated once per statement).
+_PROMOTE = f"""
+WITH cand AS (
+  SELECT c.id, c.tool FROM workflows_node c
    WHERE c.run_id = %(run)s AND c.status = 'pending' AND c.retired_in IS NULL
      AND (%(keys)s::text[] IS NULL OR c.depends_on ?| %(keys)s::text[])
      AND CASE WHEN c.run_when = 'failed' THEN EXISTS (
@@ -204,17 +244,40 @@ WITH p AS (
                 WHERE NOT EXISTS (SELECT 1 FROM workflows_node d WHERE d.run_id = c.run_id AND d.key = k.key
                                      AND d.retired_in IS NULL AND d.status = 'completed'))
          END
-  RETURNING c.id, c.key, c.tool, c.plan_version, c.position
+), one AS (
+  SELECT CASE WHEN %(claim)s AND count(*) = 1 AND bool_and(cand.tool = ANY(%(tools)s::text[]))
+              THEN min(cand.id) END AS id FROM cand
+), p AS (
+  UPDATE workflows_node c SET
+         status = CASE WHEN c.id = one.id THEN 'in_progress' ELSE 'ready' END,
+         status_reason = CASE WHEN c.id = one.id THEN 'claimed' ELSE 'dependencies met' END,
+         dispatched_at = %(now)s,
+         attempts = CASE WHEN c.id = one.id THEN c.attempts + 1 ELSE c.attempts END,
+         lease_owner = CASE WHEN c.id = one.id THEN %(me)s ELSE c.lease_owner END,
+         lease_expires_at = CASE WHEN c.id = one.id THEN %(lease)s::timestamptz ELSE c.lease_expires_at END,
+         started_at = CASE WHEN c.id = one.id THEN %(now)s ELSE c.started_at END,
+         activity_id = CASE WHEN c.id = one.id THEN COALESCE(c.activity_id, %(act)s::bigint) ELSE c.activity_id END
+    FROM one
+   WHERE c.id IN (SELECT id FROM cand) AND c.status = 'pending'
+  RETURNING {", ".join("c." + c for c in _NODE_COLS)}, (c.id = one.id) IS TRUE AS claimed,
+            (c.id = one.id AND c.activity_id = %(act)s::bigint) IS TRUE AS opened
+), a AS (
+  INSERT INTO timeline_activity (id, conversation_id, kind, title, summary, status, intent, route, run_id, node_key,
+         started_at, cost, error_count, frame_count, latency_ms, tokens_in, tokens_out)
+  SELECT p.activity_id, r.conversation_id, 'node', left('node ' || p.key, 200), p.goal, 'in_progress', '', '',
+         p.run_id, p.key, %(now)s, 0, 0, 0, 0, 0, 0 FROM p JOIN workflows_run r ON r.id = p.run_id WHERE p.opened
 ), t AS (
   INSERT INTO workflows_transition (run_id, node_id, from_status, to_status, reason, worker, at)
   SELECT %(run)s, p.id, 'pending', 'ready', 'dependencies met', '', %(now)s FROM p
+  UNION ALL
+  SELECT %(run)s, p.id, 'ready', 'in_progress', 'claimed', %(me)s, %(now)s FROM p WHERE p.claimed
 )
-SELECT (SELECT array_agg(p.id ORDER BY p.position, p.plan_version) FROM p),
-       (SELECT array_agg(p.key ORDER BY p.position, p.plan_version) FROM p),
-       (SELECT array_agg(p.tool ORDER BY p.position, p.plan_version) FROM p),
-       (SELECT array_agg(p.plan_version ORDER BY p.position, p.plan_version) FROM p),
+SELECT {", ".join("p." + c for c in _NODE_COLS)}, p.claimed,
        EXISTS (SELECT 1 FROM workflows_node WHERE run_id = %(run)s AND retired_in IS NULL
-                  AND status IN ('ready', 'in_progress'))
+                  AND status IN ('ready', 'in_progress')),
+       {", ".join("r." + c for c in _RUN_COLS)}
+  FROM (SELECT 1) AS x LEFT JOIN p ON true LEFT JOIN workflows_run r ON p.claimed AND r.id = p.run_id
+ ORDER BY p.position, p.plan_version
 """
 
 
@@ -226,13 +289,28 @@ class Promoted:
     plan_version: int
 
 
-def successors_promote(run_id: int, keys: list[str] | None, *, now: datetime) -> tuple[list[Promoted], bool]:
+def successors_promote(run_id: int, keys: list[str] | None, *, now: datetime,
+                       claim_for: tuple[str, datetime, list[str]] | None = None,
+                       ) -> tuple[list[Promoted], bool, Claimed | None]:
     """pending → ready for the successors of `keys` (None: every pending node) whose
-    dependencies allow it. Returns (the nodes made ready, in plan order; whether
-    other nodes of the run are active)."""
-    ids, keys_, tools, versions, busy = sql.execute(_PROMOTE, {"run": run_id, "keys": keys, "now": now}, fetch="one")
-    promoted = [Promoted(*t) for t in zip(ids or [], keys_ or [], tools or [], versions or [])]
-    return promoted, bool(busy)
+    dependencies allow it. With claim_for = (this worker, its lease, the tools it may
+    run), a single successor with one of those tools is claimed at once (the caller
+    holds the run's lock). Returns (the nodes made ready, in plan order, the claimed
+    one included; whether other nodes of the run are active; the claimed one)."""
+    me, lease, tools = claim_for or ("", None, [])
+    rows = sql.execute(_PROMOTE, {"run": run_id, "keys": keys, "now": now, "claim": claim_for is not None,
+                                  "me": me, "lease": lease, "tools": tools, "act": new_id()}, fetch="all")
+    n = len(_NODE_COLS)
+    busy = bool(rows[0][n + 1])
+    promoted, claimed = [], None
+    for row in rows:
+        if row[0] is None:
+            continue  # nothing was promoted
+        nd = {_attname(Node, c): (sql.json_value(v) if c in _JSON_NODE else v) for c, v in zip(_NODE_COLS, row[:n])}
+        promoted.append(Promoted(nd["id"], nd["key"], nd["tool"], nd["plan_version"]))
+        if row[n]:
+            claimed = _rows_to_claimed([row[:n] + row[n + 2:]])[0]
+    return promoted, busy, claimed
 
 
 _COUNT = ("UPDATE workflows_run SET transition_count = transition_count + %s "

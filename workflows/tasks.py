@@ -7,8 +7,7 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from .executor import claimed_execute, node_execute, nodes_execute
-from .sql import Claimed
+from .executor import nodes_execute, steps_execute
 from .gate import gate
 from .models import RUN_TERMINAL, Node, NodeStatus, Run, RunStatus
 from .services import lease_seconds, run_plan
@@ -16,17 +15,14 @@ from .services import lease_seconds, run_plan
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def node_run(node_id: int) -> None:
-    step = node_execute(node_id)
-    while step is not None:  # in place: one ready successor, no broker hop
-        step = claimed_execute(step) if isinstance(step, Claimed) else node_execute(step)
+    steps_execute(node_id)  # and in place the one ready successor it leaves, no broker hop
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def nodes_run(node_ids: list[int]) -> None:
     """A chunk of a fan-out: claimed together, side-effect-free ones completed together."""
     for step in nodes_execute(node_ids):
-        while step is not None:
-            step = claimed_execute(step) if isinstance(step, Claimed) else node_execute(step)
+        steps_execute(step)
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)

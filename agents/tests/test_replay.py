@@ -15,7 +15,7 @@ from payroll.models import PayrollGroup
 from timeline.models import Activity
 from timeline.services import conversation_create
 from workflows.blueprints import blueprint_get
-from workflows.executor import node_execute
+from workflows.executor import steps_execute
 from workflows.models import Node, Run, ToolCall, Transition
 from workflows.services import run_start
 from workflows.tests.helpers import membership, no_broker
@@ -46,9 +46,7 @@ def drive_in_order(conv):
                        key=lambda n: (n.run.created_at, plan_position(n.run.blueprint, n.key)))
         if not ready:
             return
-        next_id = node_execute(ready[0].id)
-        while next_id:
-            next_id = node_execute(next_id)
+        steps_execute(ready[0].id)
 
 
 def play(turns, approvals):

@@ -157,7 +157,7 @@ def test_an_import_whose_key_is_still_held_by_a_dead_attempt_waits_instead_of_fa
     from django.utils import timezone
 
     from payroll.models import IdempotencyRecord
-    from workflows.executor import node_execute
+    from workflows.executor import node_execute, steps_execute
 
     run = drive(start("Held Key"))
     approval = ApprovalRequest.objects.get(run=run)
@@ -176,8 +176,6 @@ def test_an_import_whose_key_is_still_held_by_a_dead_attempt_waits_instead_of_fa
     # The dead attempt's lease runs out; the sweeper's redelivery takes the key over and completes.
     IdempotencyRecord.objects.filter(lease_token="dead").update(expires_at=timezone.now() - timedelta(seconds=1))
     Node.objects.filter(id=node.id).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
-    next_id = node_execute(node.id)
-    while next_id:
-        next_id = node_execute(next_id)
+    steps_execute(node.id)
     assert drive(run).status == "completed"
     assert PayrollGroup.objects.filter(name="Held Key").count() == 1

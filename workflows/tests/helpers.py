@@ -6,9 +6,8 @@ from django.contrib.auth.models import User
 from django.db.models import Q
 
 from tenants.models import Membership
-from workflows.executor import HANDED_OVER, claimed_execute, node_execute
+from workflows.executor import HANDED_OVER, steps_execute
 from workflows.models import Node, NodeStatus, Run
-from workflows.sql import Claimed
 
 
 def membership(username: str) -> Membership:
@@ -25,9 +24,7 @@ def drive(run: Run, max_steps: int = 100) -> Run:
         if not ready:
             break
         for node_id in ready:
-            step = node_execute(node_id)
-            while step is not None:  # in place: an id, or a successor already claimed (the hot path)
-                step = claimed_execute(step) if isinstance(step, Claimed) else node_execute(step)
+            steps_execute(node_id)  # and the successors it runs in place
     run.refresh_from_db()
     return run
 
