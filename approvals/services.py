@@ -19,7 +19,7 @@ from tenants.models import Membership
 from timeline.push import broadcast_on_commit, tenant_group
 from timeline.services import event_append, events_batched, frame_record
 from workflows.blueprints import blueprint_get
-from workflows.executor import node_hand_over_on_commit
+from workflows.executor import node_hand_over
 from workflows.models import Node, NodeStatus, Run
 from workflows.services import plan_replan, run_settle
 from workflows.tools import Preview, tool_get
@@ -146,10 +146,11 @@ def approval_decide(*, membership: Membership, approval_id: int, verdict: str, c
     with events_batched():  # one transaction; its events and counts written together at the end
         # allowed_roles in the WHERE: a matrix edit that re-routed the request after the
         # check above makes this a lost race, not an approval the matrix no longer allows.
+        decision = {"status": verdict, "decided_by": membership.user, "decided_at": timezone.now(),
+                    "comment": comment[:2000], "replan": replan and verdict == A.REJECTED,
+                    "decided_role": membership.role}
         won = ApprovalRequest.objects.filter(id=approval.id, status=A.PENDING,
-                                             allowed_roles=approval.allowed_roles).update(
-            status=verdict, decided_by=membership.user, decided_at=timezone.now(), comment=comment[:2000],
-            replan=replan and verdict == A.REJECTED, decided_role=membership.role)
+                                             allowed_roles=approval.allowed_roles).update(**decision)
         ApprovalDecision.objects.create(approval=approval, user=membership.user, verdict=verdict,
                                         accepted=bool(won), comment=comment[:2000])
         run = approval.run
@@ -158,7 +159,8 @@ def approval_decide(*, membership: Membership, approval_id: int, verdict: str, c
                          data={"approval": str(approval.id), "by": membership.user.username, "verdict": verdict})
         else:
             # The decision and what it sets in motion commit together, or not at all.
-            approval.refresh_from_db()
+            for name, value in decision.items():  # the row as the compare-and-set wrote it
+                setattr(approval, name, value)
             if verdict == A.APPROVED:
                 event_append(conversation_id=run.conversation_id, run_id=run.id, type="approval.rechecked",
                              data={"approval": str(approval.id), "node": approval.node.key,
@@ -174,6 +176,7 @@ def approval_decide(*, membership: Membership, approval_id: int, verdict: str, c
 
 def _decision_apply(approval: ApprovalRequest, membership: Membership, comment: str) -> None:
     run, node = approval.run, approval.node
+    node.run = run  # one row, loaded once
     event_append(conversation_id=run.conversation_id, run_id=run.id, type=f"approval.{approval.status}",
                  data={"approval": str(approval.id), "node": node.key, "by": membership.user.username,
                        "comment": comment, "replan": approval.replan,
@@ -182,7 +185,7 @@ def _decision_apply(approval: ApprovalRequest, membership: Membership, comment: 
     if approval.status == A.APPROVED:
         if node_transition(node, N.READY, expected=N.AWAITING_APPROVAL, reason=f"approved by {membership.user}",
                            dispatched_at=timezone.now()):
-            node_hand_over_on_commit(node.id)  # claimed after the commit, then sent to a worker
+            node_hand_over(node, run)  # claimed now for a worker, its message sent after the commit
         run_settle(run)
         return
     node_transition(node, N.BLOCKED, expected=N.AWAITING_APPROVAL,

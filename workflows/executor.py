@@ -159,30 +159,23 @@ def _claim(node: Node, run: Run, me: str) -> bool:
 HANDED_OVER = "handed:"
 
 
-def node_hand_over_on_commit(node_id: int) -> None:
-    """Once the current transaction commits, claim this ready node (its lease named
-    HANDED_OVER) and send it to a worker, which takes the claim over instead of
-    claiming it again: the claim does not wait for a broker round trip. The lease
+def node_hand_over(node: Node, run: Run) -> None:
+    """Claim this node, just made ready in the current transaction, for the worker its
+    message goes to (its lease named HANDED_OVER), and send the message once the
+    transaction commits; the worker takes the claim over instead of claiming it again.
+    The claim commits with what made the node ready (an approver's decision): the
+    hand-over waits for no broker round trip and no transaction of its own. The lease
     covers a lost message (the sweeper reclaims it when it runs out)."""
     if dispatch_is_held():
         return
-    transaction.on_commit(lambda: _hand_over(node_id))
-
-
-def _hand_over(node_id: int) -> None:
-    try:
-        node = Node.objects.select_related("run").get(id=node_id)
-        me = f"{HANDED_OVER}{worker_name()}"[:120]
-        if sql.enabled():
-            with events_batched():
-                claimed = _claim_in_transaction([node_id], me, timezone.now(), [node.tool])
-        else:
-            claimed = node.status == N.READY and node.run.status not in RUN_TERMINAL and _claim(node, node.run, me)
-    except Exception:  # the approver's decision is committed: the sweeper dispatches the ready node
-        log.exception("hand-over of node %s", node_id)
-        return
+    me = f"{HANDED_OVER}{worker_name()}"[:120]
+    if sql.enabled():
+        with events_batched():
+            claimed = bool(_claim_in_transaction([node.id], me, timezone.now(), [node.tool]))
+    else:
+        claimed = _claim(node, run, me)
     if claimed:
-        messages_send([(NODE_RUN, [node_id])])
+        transaction.on_commit(lambda: messages_send([(NODE_RUN, [node.id])]))
 
 
 def _take_over(node: Node, me: str) -> bool:

@@ -171,10 +171,9 @@ def run_settle(run: Run, *, reason: str = "") -> None:
     # Aggregates, not rows: a run may have thousands of nodes.
     states = set(active_nodes(run.id).order_by().values_list("status", flat=True).distinct())
     compensations = active_nodes(run.id).filter(tool__in=list(compensation_tools()))
-    blocked_compensation = compensations.filter(status=N.BLOCKED).first()
     if states & set(ACTIVE):
         target, control = R.RUNNING, Control.EXECUTOR
-    elif blocked_compensation is not None:
+    elif (blocked_compensation := compensations.filter(status=N.BLOCKED).first()) is not None:
         # Undoing would have deleted someone else's work: stop, say why, delete nothing.
         target, control = R.BLOCKED, Control.ORCHESTRATOR
         reason = reason or f"the undo stopped: {blocked_compensation.status_reason}"

@@ -14,12 +14,15 @@ def membership(username: str) -> Membership:
     return User.objects.get(username=username).membership
 
 
+# What a worker would run: ready nodes, and nodes claimed for the worker their
+# message goes to (an approval hands its node over, workflows.executor.node_hand_over).
+RUNNABLE = Q(status=NodeStatus.READY) | Q(status=NodeStatus.IN_PROGRESS, lease_owner__startswith=HANDED_OVER)
+
+
 def drive(run: Run, max_steps: int = 100) -> Run:
     """Execute ready (and handed-over) nodes until none is left, as workers would."""
     for _ in range(max_steps):
-        ready = list(Node.objects.filter(run=run, retired_in__isnull=True)
-                     .filter(Q(status=NodeStatus.READY) | Q(status=NodeStatus.IN_PROGRESS,
-                                                            lease_owner__startswith=HANDED_OVER))
+        ready = list(Node.objects.filter(run=run, retired_in__isnull=True).filter(RUNNABLE)
                      .values_list("id", flat=True))
         if not ready:
             break

@@ -44,6 +44,34 @@ def test_it_runs_to_the_approval_gate_and_completes_after_approval():
     assert str(group.template_id) == StateCoordinate.objects.get(run=run, key="template_id").value
 
 
+def test_an_approval_hands_its_step_to_a_worker_in_its_own_commit_and_a_lost_message_is_recovered():
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from workflows.models import Node, NodeStatus
+    from workflows.tasks import sweep
+
+    run = drive(start())
+    approval_decide(membership=membership("bob"), approval_id=pending_approval(run).id, verdict="approved")
+    # The approver's commit already claimed the step for a worker: the run page shows it started.
+    node = Node.objects.get(run=run, key="import")
+    assert node.status == NodeStatus.IN_PROGRESS and node.lease_owner.startswith("handed:")
+    run.refresh_from_db()
+    assert run.status == "running"
+    assert list(Transition.objects.filter(node=node).order_by("at", "id").values_list("to_status", flat=True))[-2:] \
+        == ["ready", "in_progress"]
+    # Its message never arrived: once the lease runs out the sweeper sends it again.
+    Node.objects.filter(id=node.id).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    with no_broker() as send:
+        assert sweep()["leases"] == 1
+    assert send.called
+    run = drive(run)
+    assert run.status == "completed", run.status_reason
+    assert Node.objects.get(id=node.id).attempts == 1  # the worker took the claim over, one attempt
+    assert PayrollGroup.objects.filter(tenant=run.tenant, name="Shanghai Sales").count() == 1
+
+
 def test_every_transition_is_a_gapless_timeline_event():
     run = drive(start())
     approval_decide(membership=membership("bob"), approval_id=pending_approval(run).id, verdict="approved")
