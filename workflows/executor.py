@@ -59,7 +59,7 @@ from .tools import (
     is_compensation,
     tool_get,
 )
-from .transitions import node_transition, node_transitions_recorded
+from .transitions import cap_overrun, counts_take, node_transition, node_transitions_recorded
 
 log = logging.getLogger(__name__)
 N = NodeStatus
@@ -609,17 +609,26 @@ def _promote_fast(run: Run, finished_keys: list[str], me: str, now) -> int | sql
     in_place = in_place_enabled()
     # A single successor the hot path may run is claimed in the promoting statement.
     claim_for = (me, now + timedelta(seconds=lease_seconds()), fast_tools()) if in_place else None
-    promoted, busy, won = ([], False, None) if run.status in RUN_TERMINAL else sql.successors_promote(
-        run.id, finished_keys, now=now, claim_for=claim_for)
-    node_transitions_recorded(run, [(p.key, p.plan_version, N.PENDING, N.READY, "dependencies met")
-                                    for p in promoted])
+    if run.status in RUN_TERMINAL:
+        promoted, busy, won = [], False, None
+    else:
+        # The statement also counts the hop's transitions against the cap: those of this
+        # batch so far (the completion) and its own (no separate UPDATE of the run).
+        promotion = sql.successors_promote(run.id, finished_keys, now=now, claim_for=claim_for,
+                                           count=counts_take(run.id))
+        promoted, busy, won = promotion.promoted, promotion.busy, promotion.claimed
+        node_transitions_recorded(run, [(p.key, p.plan_version, N.PENDING, N.READY, "dependencies met")
+                                        for p in promoted], counted=True)
+        if won is not None:
+            node_transitions_recorded(won.run, [(won.node.key, won.node.plan_version, N.READY, N.IN_PROGRESS,
+                                                 "claimed")], counted=True)
+        if not promotion.within_cap:
+            cap_overrun(run.id)  # the run stops here: nothing runs in place
+            run.status, won = RunStatus.STOPPED, None
     claimed: int | sql.Claimed | None = won
-    if won is not None:
-        node_transitions_recorded(won.run, [(won.node.key, won.node.plan_version, N.READY, N.IN_PROGRESS,
-                                             "claimed")])
-    elif len(promoted) == 1 and in_place:
+    if won is None and len(promoted) == 1 and in_place and run.status not in RUN_TERMINAL:
         claimed = promoted[0].id  # a gated step: the general path asks the gate, on this worker
-    if claimed is None:
+    if claimed is None and run.status not in RUN_TERMINAL:
         nodes_dispatch_on_commit([p.id for p in promoted])
     if not (run.status == RunStatus.RUNNING and (busy or promoted)):
         run_settle(run)

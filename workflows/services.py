@@ -141,7 +141,7 @@ def nodes_promote(run: Run) -> list[int]:
     if run.status in RUN_TERMINAL:
         return []
     if sql.enabled():  # one statement instead of two queries and two more per node
-        promoted, _, _ = sql.successors_promote(run.id, None, now=timezone.now())
+        promoted = sql.successors_promote(run.id, None, now=timezone.now()).promoted
         node_transitions_recorded(run, [(p.key, p.plan_version, N.PENDING, N.READY, "dependencies met")
                                         for p in promoted])
         return [p.id for p in promoted]

@@ -271,10 +271,18 @@ WITH cand AS (
   SELECT %(run)s, p.id, 'pending', 'ready', 'dependencies met', '', %(now)s FROM p
   UNION ALL
   SELECT %(run)s, p.id, 'ready', 'in_progress', 'claimed', %(me)s, %(now)s FROM p WHERE p.claimed
+), k AS (
+  SELECT %(count)s::int + (SELECT count(*) FROM p)::int + (SELECT count(*) FROM p WHERE p.claimed)::int AS n
+), cnt AS (
+  -- with %(counting)s: the hop's transitions against the run's cap (transitions_count below)
+  UPDATE workflows_run SET transition_count = transition_count + k.n FROM k
+   WHERE %(counting)s AND workflows_run.id = %(run)s AND transition_count <= transition_cap - k.n
+  RETURNING 1
 )
 SELECT {", ".join("p." + c for c in _NODE_COLS)}, p.claimed,
        EXISTS (SELECT 1 FROM workflows_node WHERE run_id = %(run)s AND retired_in IS NULL
                   AND status IN ('ready', 'in_progress')),
+       EXISTS (SELECT 1 FROM cnt),
        {", ".join("r." + c for c in _RUN_COLS)}
   FROM (SELECT 1) AS x LEFT JOIN p ON true LEFT JOIN workflows_run r ON p.claimed AND r.id = p.run_id
  ORDER BY p.position, p.plan_version
@@ -289,19 +297,27 @@ class Promoted:
     plan_version: int
 
 
+@dataclass
+class Promotion:
+    promoted: list[Promoted]  # the nodes made ready, in plan order (the claimed one included)
+    busy: bool  # whether other nodes of the run are active
+    claimed: Claimed | None  # the one claimed for this worker
+    within_cap: bool  # whether the counted transitions stayed within the run's cap
+
+
 def successors_promote(run_id: int, keys: list[str] | None, *, now: datetime,
                        claim_for: tuple[str, datetime, list[str]] | None = None,
-                       ) -> tuple[list[Promoted], bool, Claimed | None]:
+                       count: int | None = None) -> Promotion:
     """pending → ready for the successors of `keys` (None: every pending node) whose
     dependencies allow it. With claim_for = (this worker, its lease, the tools it may
     run), a single successor with one of those tools is claimed at once (the caller
-    holds the run's lock). Returns (the nodes made ready, in plan order, the claimed
-    one included; whether other nodes of the run are active; the claimed one)."""
+    holds the run's lock). With `count`, that many transitions plus the statement's
+    own are counted against the run's cap (transitions_count)."""
     me, lease, tools = claim_for or ("", None, [])
     rows = sql.execute(_PROMOTE, {"run": run_id, "keys": keys, "now": now, "claim": claim_for is not None,
-                                  "me": me, "lease": lease, "tools": tools, "act": new_id()}, fetch="all")
+                                  "me": me, "lease": lease, "tools": tools, "act": new_id(),
+                                  "counting": count is not None, "count": count or 0}, fetch="all")
     n = len(_NODE_COLS)
-    busy = bool(rows[0][n + 1])
     promoted, claimed = [], None
     for row in rows:
         if row[0] is None:
@@ -309,8 +325,8 @@ def successors_promote(run_id: int, keys: list[str] | None, *, now: datetime,
         nd = {_attname(Node, c): (sql.json_value(v) if c in _JSON_NODE else v) for c, v in zip(_NODE_COLS, row[:n])}
         promoted.append(Promoted(nd["id"], nd["key"], nd["tool"], nd["plan_version"]))
         if row[n]:
-            claimed = _rows_to_claimed([row[:n] + row[n + 2:]])[0]
-    return promoted, busy, claimed
+            claimed = _rows_to_claimed([row[:n] + row[n + 3:]])[0]
+    return Promotion(promoted, bool(rows[0][n + 1]), claimed, count is None or bool(rows[0][n + 2]))
 
 
 _COUNT = ("UPDATE workflows_run SET transition_count = transition_count + %s "

@@ -84,8 +84,21 @@ def _counts_flush() -> None:
     counts, _deferred_counts.runs = _deferred_counts.runs, None
     for run_id, n in counts.items():
         if not transitions_count(run_id, n):
-            Run.objects.filter(id=run_id).update(transition_count=F("transition_cap"))
-            _cap_reached(Run.objects.get(id=run_id))
+            cap_overrun(run_id)
+
+
+def counts_take(run_id: int) -> int:
+    """The run's transitions counted in the open batch and not yet written, handed to
+    a caller that writes them itself in a statement it runs anyway (the hot path's
+    promotion, workflows.sql); they are no longer flushed at the end of the batch."""
+    counts = getattr(_deferred_counts, "runs", None)
+    return counts.pop(run_id, 0) if counts else 0
+
+
+def cap_overrun(run_id: int) -> None:
+    """A count would pass the run's transition cap: the run stops there."""
+    Run.objects.filter(id=run_id).update(transition_count=F("transition_cap"))
+    _cap_reached(Run.objects.get(id=run_id))
 
 
 def _cap_reached(run: Run) -> None:
@@ -123,10 +136,12 @@ def node_transition(node: Node, to: str, *, expected: str | None = None, reason:
     return True
 
 
-def node_transitions_recorded(run: Run, changes: list[tuple[str, int, str, str, str]]) -> None:
+def node_transitions_recorded(run: Run, changes: list[tuple[str, int, str, str, str]], *,
+                              counted: bool = False) -> None:
     """The hot path's half of node_transition: the compare-and-set UPDATEs and the
     Transition rows were written by workflows.sql's statements, in this transaction;
-    this checks them against the table and appends their timeline events and counts.
+    this checks them against the table and appends their timeline events and counts
+    (unless the statement counted them too).
     changes: (node key, plan version, from, to, reason), in the order they happened."""
     _assert_atomic()
     for key, plan_version, frm, to, reason in changes:
@@ -134,7 +149,8 @@ def node_transitions_recorded(run: Run, changes: list[tuple[str, int, str, str, 
             raise TransitionNotAllowed(f"node {key}: {frm} → {to} is not an allowed transition")
         event_append(conversation_id=run.conversation_id, run_id=run.id, type="node.status",
                      data={"node": key, "plan_version": plan_version, "from": frm, "to": to, "reason": reason})
-        _count(run)
+        if not counted:
+            _count(run)
 
 
 def run_transition(run: Run, to: str, *, expected: str | None = None, reason: str = "", counted: bool = True,

@@ -100,3 +100,17 @@ def test_a_lost_claim_writes_nothing():
     before = (Transition.objects.count(), Event.objects.count())
     assert nodes_execute([first.id]) == [first.id]  # handed to the general path, which leaves it
     assert (Transition.objects.count(), Event.objects.count()) == before
+
+
+def test_a_chain_stops_at_its_transition_cap_and_nothing_runs_after_it():
+    run = run_start(membership=membership("alice"), blueprint="noop_chain", params={"n": 6},
+                    caps={"transition_cap": 8})
+    run = drive(run)
+    assert run.status == "stopped" and run.status_reason == "transition cap reached"
+    assert run.transition_count == 8
+    ran = set(ToolCall.objects.filter(run=run).values_list("node__key", flat=True))
+    statuses = dict(Node.objects.filter(run=run).values_list("key", "status"))
+    # Every step that ran is recorded as completed; none ran after the stop.
+    assert ran == {key for key, status in statuses.items() if status == "completed"} and 0 < len(ran) < 6
+    assert not Node.objects.filter(run=run, status="ready").exclude(key__in=ran).filter(
+        transitions__to_status="in_progress").exists()
