@@ -127,7 +127,10 @@ class Node(models.Model):
     class Meta:
         ordering = ["run", "position", "plan_version"]
         constraints = [models.UniqueConstraint(fields=["run", "key", "plan_version"], name="node_key_unique")]
-        indexes = [models.Index(fields=["status", "lease_expires_at"])]
+        # A run's nodes by status: the hot path's promotion and "anything still active?"
+        # read only the run's own rows, however many other runs are parked.
+        indexes = [models.Index(fields=["status", "lease_expires_at"]),
+                   models.Index(fields=["run", "status"], name="workflows_node_run_status")]
 
     def __str__(self) -> str:
         return f"{self.key} ({self.status})"
