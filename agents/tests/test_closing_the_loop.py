@@ -2,7 +2,6 @@
 the user what the run did, attribution and HR exports — asserted as a user would notice."""
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from agents.evaluation import MEASURES, evaluate, labelled_requests
@@ -17,15 +16,7 @@ from timeline.services import conversation_create
 from workflows.models import Run
 from workflows.tests.helpers import drive, membership, no_broker
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def demo(monkeypatch):
-    monkeypatch.setenv("KEEL_LLM", "builtin")
-    call_command("seed_demo", verbosity=0)
-    with no_broker():
-        yield
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]
 
 
 def conversation(username="alice"):

@@ -3,7 +3,6 @@ resuming in a later turn, narrative context without ids, and the message boundar
 import json
 
 import pytest
-from django.core.management import call_command
 
 from agents.models import Exploration, Message
 from agents.orchestrator import message_post
@@ -15,19 +14,11 @@ from payroll.services import configuration_checksum
 from timeline.models import Activity, Event, Frame, FramePayload
 from timeline.services import conversation_create
 from workflows.models import Run
-from workflows.tests.helpers import drive, membership, no_broker, statuses
+from workflows.tests.helpers import drive, membership, statuses
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]
 
 COMPLETE = "set up a monthly payroll group for our Shanghai sales team with commission"
-
-
-@pytest.fixture(autouse=True)
-def demo(monkeypatch):
-    monkeypatch.setenv("KEEL_LLM", "builtin")
-    call_command("seed_demo", verbosity=0)
-    with no_broker():
-        yield
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 from datetime import date
 
 import pytest
-from django.core.management import call_command
 
 from agents.expense_front import facts_read
 from agents.orchestrator import message_post
@@ -10,19 +9,11 @@ from approvals.models import ApprovalRequest
 from expenses.models import ExpenseClaim
 from timeline.services import conversation_create
 from workflows.models import Run
-from workflows.tests.helpers import drive, membership, no_broker
+from workflows.tests.helpers import drive, membership
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]
 EN = "Please file an expense claim: lodging in Beijing, 2 nights from 2026-11-16, 1,800 yuan in total"
 ZH = "报销上周北京出差两晚住宿费1800元"
-
-
-@pytest.fixture(autouse=True)
-def demo(monkeypatch):
-    monkeypatch.setenv("KEEL_LLM", "builtin")
-    call_command("seed_demo", verbosity=0)
-    with no_broker():
-        yield
 
 
 def say(text: str, conversation=None, who: str = "alice"):

@@ -5,26 +5,17 @@ import hashlib
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.core.management import call_command
 from django.test import Client
 
 from agents.models import Message
 from expenses.models import ExpenseClaim, Invoice
 from timeline.services import conversation_create
 from workflows.models import Run
-from workflows.tests.helpers import drive, membership, no_broker, statuses
+from workflows.tests.helpers import drive, membership, statuses
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]
 PDF = b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n"
 CLAIM = "Please file an expense claim: lodging in Beijing, 2 nights from 2026-11-16, 1,400 yuan in total"
-
-
-@pytest.fixture(autouse=True)
-def demo(monkeypatch):
-    monkeypatch.setenv("KEEL_LLM", "builtin")
-    call_command("seed_demo", verbosity=0)
-    with no_broker():
-        yield
 
 
 def client_for(username):

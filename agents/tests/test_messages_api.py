@@ -3,25 +3,16 @@ input answered with a clear 4xx that changes nothing."""
 import pytest
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from agents.models import Message
 from timeline.models import Activity, Event, Frame
 from workflows.models import Run
-from workflows.tests.helpers import no_broker
 
-pytestmark = pytest.mark.django_db
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]
 
 COMPLETE = "set up a monthly payroll group for our Shanghai sales team with commission"
-
-
-@pytest.fixture(autouse=True)
-def demo(monkeypatch):
-    monkeypatch.setenv("KEEL_LLM", "builtin")
-    call_command("seed_demo", verbosity=0)
-    with no_broker():
-        yield
 
 
 def client(username="alice") -> APIClient:

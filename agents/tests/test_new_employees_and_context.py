@@ -5,7 +5,6 @@ in the tenant) and assigned; a rejection creates nothing."""
 import io
 
 import pytest
-from django.core.management import call_command
 from openpyxl import Workbook
 
 from agents.orchestrator import message_post
@@ -15,17 +14,9 @@ from payroll.models import Employee
 from tenants.models import Tenant
 from timeline.services import conversation_create
 from workflows.models import Run
-from workflows.tests.helpers import drive, membership, no_broker
+from workflows.tests.helpers import drive, membership
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def demo(monkeypatch):
-    monkeypatch.setenv("KEEL_LLM", "builtin")
-    call_command("seed_demo", verbosity=0)
-    with no_broker():
-        yield
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]
 
 
 def say(text, attachment=None, username="alice"):

@@ -9,7 +9,6 @@ import json
 
 import pytest
 from django.apps import apps
-from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from agents.models import ReplayResult
@@ -29,18 +28,10 @@ from tenants.models import Membership, Role, Tenant
 from timeline.services import conversation_create
 from workflows.models import Run
 from workflows.services import node_input_answer, run_start
-from workflows.tests.helpers import drive, membership, no_broker
+from workflows.tests.helpers import drive, membership
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]
 REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
-
-
-@pytest.fixture(autouse=True)
-def demo(monkeypatch):
-    monkeypatch.setenv("KEEL_LLM", "builtin")
-    call_command("seed_demo", verbosity=0)
-    with no_broker():
-        yield
 
 
 def decide(run, verdict="approved", who="bob", **kwargs):

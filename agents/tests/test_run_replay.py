@@ -24,19 +24,11 @@ from tenants.models import Membership, Tenant
 from timeline.services import conversation_create
 from workflows.models import Run
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership, no_broker
+from workflows.tests.helpers import drive, membership
 from workflows.tools import TOOLS, NeedsInput
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]
 REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
-
-
-@pytest.fixture(autouse=True)
-def demo(monkeypatch):
-    monkeypatch.setenv("KEEL_LLM", "builtin")
-    call_command("seed_demo", verbosity=0)
-    with no_broker() as send:
-        yield send
 
 
 def approve(run, verdict="approved", **kwargs):

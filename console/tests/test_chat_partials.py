@@ -1,25 +1,17 @@
 """The chat and the run panel refresh on every chat message and run event: each partial
 reads only what it shows (issue 14, the chat message path)."""
 import pytest
-from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from agents.orchestrator import message_post
 from timeline.services import conversation_create
 from timeline.tests.helpers import client_for, run_to_approval
-from workflows.tests.helpers import membership, no_broker
+from workflows.tests.helpers import membership
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
 COMPLETE = "set up a monthly payroll group for our Shanghai sales team with commission"
-
-
-@pytest.fixture(autouse=True)
-def demo():
-    call_command("seed_demo", verbosity=0)
-    with no_broker():
-        yield
 
 
 def tables_read(client, url):

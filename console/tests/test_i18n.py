@@ -1,20 +1,12 @@
 """Chinese and English (issue 16): the browser's language by default, a switch kept per user,
 translated pages and messages, dates in the user's locale."""
 import pytest
-from django.core.management import call_command
 
 from tenants.models import Membership
 from timeline.tests.helpers import client_for, run_to_approval
-from workflows.tests.helpers import no_broker
-
-pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def demo():
-    call_command("seed_demo", verbosity=0)
-    with no_broker():
-        yield
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
 
 def test_a_chinese_browser_gets_chinese_and_an_english_one_english():

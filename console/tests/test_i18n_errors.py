@@ -3,7 +3,6 @@ caller's language (Accept-Language, or the language the person chose), and refus
 nothing. Texts that are data by design (routing reasons, step goals, blueprint titles) are stored
 as written and shown in the reader's language."""
 import pytest
-from django.core.management import call_command
 from django.utils import translation
 
 from approvals.matrix import routing_reason_shown
@@ -12,19 +11,12 @@ from approvals.services import approval_decide
 from expenses.models import ClaimStatus, ExpenseClaim
 from expenses.services import Actor, claim_create, claim_submit
 from timeline.tests.helpers import client_for, run_to_approval
-from workflows.tests.helpers import membership, no_broker
+from workflows.tests.helpers import membership
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 CLAIM = {"category": "lodging", "city": "Beijing", "start_date": "2026-11-16", "nights": 2, "amount": "1400"}
 ZH = {"HTTP_ACCEPT_LANGUAGE": "zh-Hans"}
 EN = {"HTTP_ACCEPT_LANGUAGE": "en"}
-
-
-@pytest.fixture(autouse=True)
-def demo():
-    call_command("seed_demo", verbosity=0)
-    with no_broker():
-        yield
 
 
 def submitted_claim_of(username: str) -> int:

@@ -6,7 +6,6 @@ a history the engine would never produce (a skipped dependency, a duplicate)."""
 from datetime import timedelta
 
 import pytest
-from django.core.management import call_command
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -17,17 +16,10 @@ from payroll.models import IdempotencyRecord, PayrollGroup
 from timeline.models import Conversation, Event
 from workflows.models import Node, Plan, ProvenanceBlock, Run, ToolCall, Transition
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership, no_broker
+from workflows.tests.helpers import drive, membership
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 T0 = timezone.now() - timedelta(hours=2)
-
-
-@pytest.fixture(autouse=True)
-def demo():
-    call_command("seed_demo", verbosity=0)
-    with no_broker():
-        yield
 
 
 def figures(username: str = "alice", period: Period | None = None):

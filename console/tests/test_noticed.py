@@ -5,24 +5,16 @@ from pathlib import Path
 
 import pytest
 from django.contrib.staticfiles import finders
-from django.core.management import call_command
 from django.db import transaction
 
 from console.views.metrics import STATUS_COLOUR
 from timeline.models import Activity
 from timeline.tests.helpers import client_for, run_to_approval
 from workflows.models import Node
-from workflows.tests.helpers import no_broker
+
 from workflows.transitions import node_transition
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def demo():
-    call_command("seed_demo", verbosity=0)
-    with no_broker():
-        yield
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
 
 def test_every_page_names_a_favicon_that_exists():

@@ -1,21 +1,13 @@
 """The runs grid and the run's waterfall (issue 16)."""
 import pytest
-from django.core.management import call_command
 
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
 from timeline.tests.helpers import client_for, run_to_approval
 from workflows.models import Run
-from workflows.tests.helpers import drive, membership, no_broker
+from workflows.tests.helpers import drive, membership
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def demo():
-    call_command("seed_demo", verbosity=0)
-    with no_broker():
-        yield
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
 
 def test_the_grid_shows_the_tenants_runs_by_step_and_never_another_tenants():

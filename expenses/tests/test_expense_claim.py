@@ -1,6 +1,5 @@
 """The expense system of record and the expense_claim blueprint, driven without a broker."""
 import pytest
-from django.core.management import call_command
 
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
@@ -9,19 +8,12 @@ from expenses.models import ClaimStatus, ExpenseClaim, Invoice
 from expenses.services import Actor, PayloadTooLarge, claim_create, claim_submit, invoice_stage, invoice_upload
 from workflows.models import ProvenanceBlock
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership, no_broker, statuses
+from workflows.tests.helpers import drive, membership, statuses
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 PDF = b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n"
 OVER = {"category": "lodging", "city": "Beijing", "start_date": "2026-11-16", "nights": 2, "amount": "1800"}
 WITHIN = {**OVER, "amount": "1400"}
-
-
-@pytest.fixture(autouse=True)
-def demo():
-    call_command("seed_demo", verbosity=0)
-    with no_broker():
-        yield
 
 
 def actor(username: str) -> Actor:

@@ -1,20 +1,12 @@
 """The expense and hiring pages: each member sees their tenant's records, another tenant's are 404."""
 import pytest
-from django.core.management import call_command
 
 from expenses.models import ExpenseClaim
 from hr.models import OutboxEvent, Tan
-from workflows.tests.helpers import membership, no_broker
+from workflows.tests.helpers import membership
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 PDF = b"%PDF-1.4\n%%EOF\n"
-
-
-@pytest.fixture(autouse=True)
-def demo():
-    call_command("seed_demo", verbosity=0)
-    with no_broker():
-        yield
 
 
 def test_alice_files_a_claim_on_the_page_uploads_an_invoice_and_submits_it(client):

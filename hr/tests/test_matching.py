@@ -1,7 +1,6 @@
 """The HR plane: a TAN's approval event starts candidate matching once; matches are
 deterministic, explained, persisted once per TAN and candidate."""
 import pytest
-from django.core.management import call_command
 
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
@@ -13,16 +12,9 @@ from hr.supervisor import tan_event_consume
 from hr.tasks import outbox_sweep
 from timeline.models import Frame
 from workflows.models import Run
-from workflows.tests.helpers import drive, membership, no_broker, statuses
+from workflows.tests.helpers import drive, membership, statuses
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def demo():
-    call_command("seed_demo", verbosity=0)
-    with no_broker():
-        yield
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
 
 def actor(username: str) -> Actor:

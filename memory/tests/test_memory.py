@@ -2,7 +2,6 @@
 which ranks the approved template first for a similar request — in that tenant only —
 and grants nothing."""
 import pytest
-from django.core.management import call_command
 
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
@@ -12,20 +11,12 @@ from payroll.previews import template_memories
 from timeline.models import Frame
 from workflows.models import StateCoordinate
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership, no_broker
+from workflows.tests.helpers import drive, membership
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]
 
 SALES = "set up a monthly payroll group for our Shanghai sales team with commission"
 SIMILAR = "please create a Shanghai sales payroll group, paid every month, with commission"
-
-
-@pytest.fixture(autouse=True)
-def demo(monkeypatch):
-    monkeypatch.setenv("KEEL_LLM", "builtin")
-    call_command("seed_demo", verbosity=0)
-    with no_broker():
-        yield
 
 
 def start(username, request, group_name, **params):

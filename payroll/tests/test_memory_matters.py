@@ -3,7 +3,6 @@ template the tenant chose last time for a similar request change the builtin bac
 decisions; each use is a frame with its evidence, and L1 is a real record of the step's
 working set. A remembered statement authorises nothing."""
 import pytest
-from django.core.management import call_command
 
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
@@ -13,20 +12,12 @@ from timeline.models import Frame
 from timeline.services import conversation_create, event_append
 from workflows.models import Node, StateCoordinate
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership, no_broker, statuses
+from workflows.tests.helpers import drive, membership, statuses
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]
 
 EARLIER = "Our team sits in the Shanghai office and everyone is paid monthly."
 UNSAID = "set up a payroll group for our shift workers with overtime"
-
-
-@pytest.fixture(autouse=True)
-def demo(monkeypatch):
-    monkeypatch.setenv("KEEL_LLM", "builtin")
-    call_command("seed_demo", verbosity=0)
-    with no_broker():
-        yield
 
 
 def said(conversation, text: str, user: str = "alice") -> None:

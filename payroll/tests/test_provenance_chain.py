@@ -2,7 +2,6 @@
 attachment, the requirements, the match and the snapshot are coordinates with producers, and
 an admin follows the chain from the imported group back to the words the user typed."""
 import pytest
-from django.core.management import call_command
 from django.urls import reverse
 
 from agents.orchestrator import message_post
@@ -12,19 +11,11 @@ from timeline.services import conversation_create
 from workflows.models import CoordinateConsumption, Run, StateCoordinate
 from workflows.provenance import chain_reaches_origin, coordinate_chain, run_origin
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership, no_broker
+from workflows.tests.helpers import drive, membership
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]
 
 TYPED = "set up a monthly payroll group for our Shanghai sales team with commission"
-
-
-@pytest.fixture(autouse=True)
-def demo(monkeypatch):
-    monkeypatch.setenv("KEEL_LLM", "builtin")
-    call_command("seed_demo", verbosity=0)
-    with no_broker():
-        yield
 
 
 @pytest.fixture

@@ -1,7 +1,6 @@
 """Safety scoped to what a step touches (DESIGN.md §4): reservations, scoped snapshots
 and preconditions, and an undo that removes only this run's records."""
 import pytest
-from django.core.management import call_command
 
 from approvals.models import ApprovalRequest, ApprovalRule
 from approvals.services import approval_decide
@@ -12,17 +11,10 @@ from payroll.tests.support import actor_for, api
 from timeline.models import Event
 from workflows.models import Node, Run, ToolCall
 from workflows.services import node_input_answer, run_start
-from workflows.tests.helpers import drive, membership, no_broker, statuses
+from workflows.tests.helpers import drive, membership, statuses
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
-
-
-@pytest.fixture(autouse=True)
-def demo():
-    call_command("seed_demo", verbosity=0)
-    with no_broker():
-        yield
 
 
 def start(group_name, **params):

@@ -2,7 +2,6 @@
 It deletes everyone's later work, so a second person approves it seeing exactly what
 goes, and it writes only if the tenant is still as that person saw it."""
 import pytest
-from django.core.management import call_command
 
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
@@ -12,16 +11,9 @@ from payroll.models import PayrollGroup, Snapshot
 from payroll.selectors import configuration_checksum
 from payroll.tests.support import actor_for, page, state_of, template
 from workflows.models import Run
-from workflows.tests.helpers import drive, membership, no_broker, statuses
+from workflows.tests.helpers import drive, membership, statuses
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def demo():
-    call_command("seed_demo", verbosity=0)
-    with no_broker():
-        yield
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
 
 def group(name: str, key: str) -> None:

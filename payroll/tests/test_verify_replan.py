@@ -4,7 +4,6 @@ failed step and what followed it with the next-best template, keeping what compl
 from __future__ import annotations
 
 import pytest
-from django.core.management import call_command
 from django.test import Client
 
 from approvals.models import ApprovalRequest
@@ -12,20 +11,13 @@ from approvals.services import approval_decide
 from payroll.models import ClaimKind, PayrollGroup, RecordClaim
 from workflows.models import Node, Plan, ToolCall
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership, no_broker, statuses
+from workflows.tests.helpers import drive, membership, statuses
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
 REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
 FIRST, SECOND = "cn-sales-commission", "cn-sh-monthly-salaried"
 UNSEEN = "verify_import.item_unseen#{}=on"
-
-
-@pytest.fixture(autouse=True)
-def demo():
-    call_command("seed_demo", verbosity=0)
-    with no_broker():
-        yield
 
 
 def start(group_name: str = "Shanghai Sales"):

@@ -1,6 +1,5 @@
 """The admin timeline: developers and tenant admins of one tenant, read-only."""
 import pytest
-from django.core.management import call_command
 from django.urls import reverse
 
 from approvals.models import ApprovalRequest
@@ -17,16 +16,9 @@ from workflows.models import (
     Transition,
 )
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership, no_broker
+from workflows.tests.helpers import drive, membership
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def demo():
-    call_command("seed_demo", verbosity=0)
-    with no_broker():
-        yield
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
 
 def start(username: str, group_name: str) -> Run:

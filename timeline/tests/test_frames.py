@@ -4,7 +4,6 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
-from django.core.management import call_command
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -12,18 +11,11 @@ from django.utils import timezone
 from timeline.masking import payload_mask
 from timeline.models import Activity, Frame, FramePayload
 from timeline.services import activity_open, conversation_create, frame_record
-from workflows.tests.helpers import membership, no_broker
+from workflows.tests.helpers import membership
 
 from .helpers import PROMPT, client_for, run_to_approval
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def demo():
-    call_command("seed_demo", verbosity=0)
-    with no_broker():
-        yield
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
 
 def test_developers_get_payloads_and_business_users_only_summaries():

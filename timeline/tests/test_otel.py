@@ -6,7 +6,6 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from django.core.management import call_command
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
 )
@@ -16,9 +15,9 @@ from approvals.services import approval_decide
 from timeline import otel
 from timeline.models import Activity, Frame, FramePayload
 from timeline.tests.helpers import run_to_approval
-from workflows.tests.helpers import drive, membership, no_broker
+from workflows.tests.helpers import drive, membership
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
 
 class Receiver:
@@ -72,13 +71,6 @@ def receiver(monkeypatch):
     yield r
     otel.provider_reset()
     r.server.shutdown()
-
-
-@pytest.fixture(autouse=True)
-def demo():
-    call_command("seed_demo", verbosity=0)
-    with no_broker():
-        yield
 
 
 def test_a_run_is_exported_as_one_trace_with_gen_ai_spans_as_it_goes(receiver, django_capture_on_commit_callbacks):

@@ -8,16 +8,9 @@ from approvals.services import approval_decide
 from approvals.models import ApprovalRequest
 from workflows.blueprints import BLUEPRINTS, blueprint_register
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership, no_broker, statuses
+from workflows.tests.helpers import drive, membership, statuses
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def demo():
-    call_command("seed_demo", verbosity=0)
-    with no_broker():
-        yield
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
 
 @pytest.fixture

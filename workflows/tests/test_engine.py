@@ -1,5 +1,4 @@
 import pytest
-from django.core.management import call_command
 
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
@@ -10,14 +9,7 @@ from workflows.models import ProvenanceBlock, StateCoordinate, Transition
 from workflows.services import node_input_answer, run_start
 from workflows.tests.helpers import drive, membership, no_broker, statuses
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def demo():
-    call_command("seed_demo", verbosity=0)
-    with no_broker():
-        yield
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
 
 def start(**params):

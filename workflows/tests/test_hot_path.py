@@ -4,7 +4,6 @@ the same either way."""
 from unittest import mock
 
 import pytest
-from django.core.management import call_command
 
 from timeline.models import ActivityLink, Event, Frame
 from workflows import sql  # noqa: F401 - read by the skipif condition below
@@ -12,16 +11,9 @@ from workflows.dispatch import NODE_RUN, NODES_RUN, SPREAD, dispatch_messages
 from workflows.executor import nodes_execute
 from workflows.models import Node, Run, ToolCall, Transition
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership, no_broker
+from workflows.tests.helpers import drive, membership
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def demo():
-    call_command("seed_demo", verbosity=0)
-    with no_broker() as send:
-        yield send
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
 
 def noop(shape: str, n: int) -> Run:

@@ -1,6 +1,5 @@
 """Cancel and retry (DESIGN.md §7), and compare-and-set on tool calls."""
 import pytest
-from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from approvals.models import ApprovalRequest
@@ -12,17 +11,10 @@ from workflows.executor import node_execute
 from workflows.models import Node, Run, ToolCall
 from workflows.pipeline import tool_call_transition
 from workflows.services import run_cancel, run_retry, run_start
-from workflows.tests.helpers import drive, membership, no_broker, statuses
+from workflows.tests.helpers import drive, membership, statuses
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
-
-
-@pytest.fixture(autouse=True)
-def demo():
-    call_command("seed_demo", verbosity=0)
-    with no_broker():
-        yield
 
 
 def start(username="alice", **params):
