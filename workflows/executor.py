@@ -188,10 +188,14 @@ def _take_over(node: Node, me: str) -> bool:
 
 
 def _reclaim(node: Node, run: Run, me: str) -> bool:
-    """Take over an expired lease (its worker died). Compare-and-set on the old lease."""
+    """Take over an expired lease (its worker died). Compare-and-set on the old lease.
+    A deferral ("not yet": the system of record still held the request's key) let its
+    lease go to wait, so its takeover goes on with the same attempt; any other takeover
+    (a crash, a retry, a lost hand-over) is a new attempt."""
+    waited = node.lease_owner.startswith(LET_GO_DEFERRED)
     with transaction.atomic():
         taken = Node.objects.filter(id=node.id, status=N.IN_PROGRESS, lease_expires_at=node.lease_expires_at).update(
-            lease_owner=me, attempts=F("attempts") + 1,
+            lease_owner=me, attempts=F("attempts") + (0 if waited else 1),
             lease_expires_at=timezone.now() + timedelta(seconds=lease_seconds()))
         if taken:
             event_append(conversation_id=run.conversation_id, run_id=run.id, type="node.reclaimed",

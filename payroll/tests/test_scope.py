@@ -165,9 +165,16 @@ def test_an_import_whose_key_is_still_held_by_a_dead_attempt_waits_instead_of_fa
     node.refresh_from_db()
     assert node.status == "in_progress" and node.lease_expires_at < timezone.now() + timedelta(seconds=2)
     assert Run.objects.get(id=run.id).status == "running"
+    attempts = node.attempts
+    # Still held at the next pass: the step waits again, and waiting is not another attempt.
+    Node.objects.filter(id=node.id).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    steps_execute(node.id)
+    node.refresh_from_db()
+    assert (node.status, node.attempts) == ("in_progress", attempts)
     # The dead attempt's lease runs out; the sweeper's redelivery takes the key over and completes.
     IdempotencyRecord.objects.filter(lease_token="dead").update(expires_at=timezone.now() - timedelta(seconds=1))
     Node.objects.filter(id=node.id).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
     steps_execute(node.id)
     assert drive(run).status == "completed"
     assert PayrollGroup.objects.filter(name="Held Key").count() == 1
+    assert Node.objects.get(id=node.id).attempts == attempts  # one attempt that waited twice
