@@ -5,6 +5,10 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django_asgi_app = get_asgi_application()  # before importing consumers: it sets Django up
 
+from config.serving import database_pool_use  # noqa: E402
+
+database_pool_use()  # a serving process's requests borrow pooled connections (before its first query)
+
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 

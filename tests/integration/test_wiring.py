@@ -1,22 +1,42 @@
 """Every real part wired: request → commit → broker → worker → row → channel
-layer → websocket, in both topologies (DESIGN.md §3)."""
+layer → websocket, in both topologies (DESIGN.md §3), and with the server in two
+processes (`serve --processes`, KEEL_WEB_PROCESSES)."""
 import asyncio
 import json
+import os
+import signal
 
 import psycopg
 import pytest
 import websockets
 
-from tests.support import Session, keel_start, keel_stop
+from tests.support import Api, Session, keel_start, keel_stop, wait_until
 
 
-@pytest.fixture(params=["production", "embedded"])
+@pytest.fixture(params=["production", "production, two server processes", "embedded"])
 def keel(request, tmp_path):
-    keel = keel_start(request.param, tmp_path)
-    if request.param == "production":
+    mode, _, processes = request.param.partition(", ")
+    keel = keel_start(mode, tmp_path, {"KEEL_WEB_PROCESSES": "2"} if processes else None)
+    if mode == "production":
         keel.worker_start(concurrency=2)
     yield keel
     keel_stop(keel)
+
+
+def server_processes(keel) -> set[int]:
+    """The processes serving requests: the supervisor's children that import Django."""
+    supervisor, found = keel.procs[0].pid, set()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                spawned = b"spawn_main" in f.read()
+        except OSError:
+            continue
+        if ppid == supervisor and spawned:
+            found.add(int(pid))
+    return found
 
 
 async def _round_trip(keel, alice: Session, idle_seconds: float) -> tuple[dict, dict]:
@@ -61,3 +81,28 @@ def test_oscar_never_hears_of_demos_checks(keel):
 
     check = asyncio.run(scenario())
     assert oscar.request("GET", f"/api/v1/wiring-checks/{check['id']}/")[0] == 404
+
+
+def test_a_server_process_that_dies_is_replaced_and_nobody_notices(tmp_path):
+    keel = keel_start("production", tmp_path, {"KEEL_WEB_PROCESSES": "2"})
+    try:
+        keel.worker_start(concurrency=1)
+        alice = Api(keel.base_url, "alice")
+        before = server_processes(keel)
+        assert len(before) == 2
+        os.kill(min(before), signal.SIGKILL)
+        # The survivor answers every request meanwhile; a chat message starts its run.
+        for _ in range(10):
+            assert alice.get("/api/v1/runs/")["results"] is not None
+        status, conv = alice.post("/api/v1/conversations/", {})
+        assert status == 201
+        status, reply = alice.post(f"/api/v1/conversations/{conv['id']}/messages/", {
+            "text": "set up a monthly payroll group for our Shanghai sales team with commission"})
+        assert status in (200, 201) and reply["run_id"]
+        assert alice.wait_for_run(reply["run_id"], {"awaiting_approval"})["status"] == "awaiting_approval"
+        # The supervisor has started a replacement.
+        wait_until(lambda: len(server_processes(keel)) == 2 and server_processes(keel) != before,
+                   "a replacement server process", timeout=30)
+        assert alice.get(f"/api/v1/runs/{reply['run_id']}/")["status"] == "awaiting_approval"
+    finally:
+        keel_stop(keel)
