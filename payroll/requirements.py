@@ -19,6 +19,7 @@ Hong Kong).
 """
 from __future__ import annotations
 
+import copy
 import json
 import re
 import unicodedata
@@ -279,7 +280,14 @@ def _headcount(text: str) -> int | None:
 
 
 def requirements_extract(text: str) -> dict[str, Any]:
-    """The requirements a payroll-group request states, and which required ones it lacks."""
+    """The requirements a payroll-group request states, and which required ones it lacks.
+    A function of the text alone: a chat turn asks several times (intent, reply, plan), so
+    the answer is kept for recent texts and each caller gets its own copy to change."""
+    return copy.deepcopy(_requirements_of(text))
+
+
+@lru_cache(maxsize=512)
+def _requirements_of(text: str) -> dict[str, Any]:
     stated_name = _named_group(text)
     unnamed = text.replace(stated_name, " ") if stated_name else text  # a name is not a requirement
     lowered = _corrected(text_normalize(unnamed))
