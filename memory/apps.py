@@ -5,3 +5,11 @@ class MemoryConfig(AppConfig):
     """Memory L2/L3 (seed 000 §8): generic — it learns what a tool declares it teaches."""
 
     name = "memory"
+
+    def ready(self):
+        from workflows.executor import learner_register
+
+        from .services import memory_learn
+
+        # Distilled on the worker when an approved step completes, not when a request recalls.
+        learner_register(memory_learn)

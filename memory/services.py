@@ -56,11 +56,16 @@ def memory_distill(*, tenant_id: int) -> int:
     return added
 
 
+def memory_learn(tenant_id: int) -> int:
+    """The learner the engine calls after an approved step of a teaching tool completes."""
+    return memory_distill(tenant_id=tenant_id)
+
+
 def memory_recall(*, tenant_id: int, signature: dict[str, Any],
                   similarity: Callable[[dict[str, Any], dict[str, Any]], float], limit: int = 3) -> list[MemoryItem]:
     """L3 items for requests like this one (by the caller's similarity), best first,
-    newest breaking ties. One tenant."""
-    memory_distill(tenant_id=tenant_id)
+    newest breaking ties. One tenant. Reads only: distilling happens when an approved step
+    completes (memory_learn, on the worker)."""
     scored = [(similarity(signature, item.signature), item.created_at, item)
               for item in MemoryItem.objects.filter(tenant_id=tenant_id, layer="L3").select_related("evidence")]
     scored = [s for s in scored if s[0] > 0]

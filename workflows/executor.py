@@ -8,6 +8,7 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Callable
 from datetime import timedelta
 
 from django.db import transaction
@@ -270,7 +271,30 @@ def _execute_claimed(node, run, tool, me, approval_id, arguments, consumed) -> i
                                                     for r in failed)
         return _fail(node, run, tool, reason, me, arguments, output, result_ref=str(call.id),
                      acceptance_results=outcome)
-    return _finish(node, run, N.COMPLETED, "accepted", me, result_ref=str(call.id), acceptance_results=outcome)
+    step = _finish(node, run, N.COMPLETED, "accepted", me, result_ref=str(call.id), acceptance_results=outcome)
+    if approval_id is not None and tool.experience is not None:
+        _learn(run.tenant_id)
+    return step
+
+
+# Who learns from an approved step that went through (a tool that declares what experience
+# it teaches): registered by the app that learns (memory, in its AppConfig.ready). Called on
+# the worker once the step has committed; a learner catches up on whatever it missed before.
+_LEARNERS: list[Callable[[int], object]] = []
+
+
+def learner_register(learn: Callable[[int], object]) -> None:
+    """`learn(tenant_id)` is called after an approved step of a teaching tool completes."""
+    if learn not in _LEARNERS:
+        _LEARNERS.append(learn)
+
+
+def _learn(tenant_id: int) -> None:
+    for learn in _LEARNERS:
+        try:
+            learn(tenant_id)
+        except Exception:  # the step is done and committed: failing to learn from it changes nothing
+            log.exception("learning from a completed step failed (tenant %s)", tenant_id)
 
 
 # DESIGN.md §4: a system of record refuses a request whose idempotency key is still

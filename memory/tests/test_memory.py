@@ -88,3 +88,17 @@ def test_the_planning_boundary_of_a_conversation_recalls_the_experience_as_conte
     memory = Frame.objects.get(activity_id=int(result["activity_id"]), kind="memory")
     assert memory.payload.data["items"][0]["approval"] == str(bob_approved_t.id)
     assert "authorise nothing" in memory.summary
+
+
+def test_memory_learns_when_the_approved_step_completes_and_a_request_only_reads_it(bob_approved_t):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    # Learnt by the worker that completed the import, before anyone asks.
+    learnt = MemoryItem.objects.filter(approval=bob_approved_t)
+    assert sorted(learnt.values_list("layer", flat=True)) == ["L2", "L3"]
+    with CaptureQueriesContext(connection) as recall:
+        items = template_memories(tenant_id=bob_approved_t.tenant_id, requirements={
+            "region": "CN-SH", "pay_frequency": "monthly", "population": "sales", "items_named": ["commission"]})
+    assert [i.layer for i in items] == ["L3"] and items[0].approval_id == bob_approved_t.id
+    assert all(q["sql"].lstrip().upper().startswith("SELECT") for q in recall.captured_queries)
