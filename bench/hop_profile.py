@@ -52,7 +52,7 @@ def main() -> None:
         status, run = alice.post("/api/v1/runs/", {"blueprint": "noop_chain", "params": {"n": args.n}})
         assert status == 201, run
         ids = list(Node.objects.filter(run_id=int(run["id"])).order_by("position").values_list("id", flat=True))
-        times, per = [], []
+        times, per, cpu = [], [], []
         profiler = cProfile.Profile() if args.cprofile else None
         with connection.execute_wrapper(orm_counter):
             for i, node_id in enumerate(ids):
@@ -61,14 +61,16 @@ def main() -> None:
                 before = dict(counts)
                 if profiler and (i >= 10 or args.in_place):
                     profiler.enable()
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 node_run.run(node_id)
                 times.append((time.perf_counter() - t0) * 1000)
+                cpu.append((time.process_time() - c0) * 1000)
                 if profiler:
                     profiler.disable()
                 per.append((counts["orm"] - before["orm"], counts["prepared"] - before["prepared"]))
         if args.in_place:
-            print(f"in place: {args.n} nodes in {times[0]:.1f} ms = {times[0] / args.n:.3f} ms/node; "
+            print(f"in place: {args.n} nodes in {times[0]:.1f} ms = {times[0] / args.n:.3f} ms/node "
+                  f"(this process's CPU {cpu[0] / args.n:.3f} ms/node); "
                   f"statements orm {counts['orm']}, prepared {counts['prepared']}")
         else:
             print(f"per node: p50 {statistics.median(times[10:]):.3f} ms; statements (orm, prepared) "

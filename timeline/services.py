@@ -107,6 +107,28 @@ _EVENTS_INSERT_PG = (
     "RETURNING seq")
 
 
+def events_take(conversation_id: int) -> list[dict[str, Any]] | None:
+    """Hand the open batch's pending events to a caller that writes them, with its own, in a
+    statement it runs anyway (the engine's hot path, workflows.sql): they are no longer
+    written at the end of the batch, and the caller reports what it wrote through
+    events_written(). None (nothing taken) when no batch is open or the batch holds events
+    of another conversation. Events appended afterwards are written at the end, after them."""
+    pending = getattr(_batch, "events", None)
+    if pending is None or any(item["conversation_id"] != conversation_id for item in pending):
+        return None
+    taken = list(pending)
+    pending.clear()
+    return taken
+
+
+def events_written(conversation_id: int, rows: list[tuple[int, int | None, str, dict[str, Any]]],
+                   created_at: datetime) -> None:
+    """What happens after events are written, for events a caller wrote itself (events_take):
+    rows of (seq, run id, type, data), in order."""
+    _events_after_write([Event(conversation_id=conversation_id, seq=seq, run_id=run_id, type=type, data=data,
+                               created_at=created_at) for seq, run_id, type, data in rows])
+
+
 def _events_write(pending: list[dict[str, Any]]) -> list[Event]:
     by_conversation: dict[int, list[dict[str, Any]]] = {}
     for item in pending:
@@ -130,6 +152,12 @@ def _events_write(pending: list[dict[str, Any]]) -> list[Event]:
         batch = [Event(seq=first + i, created_at=now, **item) for i, item in enumerate(items)]
         Event.objects.bulk_create(batch)
         events += batch
+    return _events_after_write(events)
+
+
+def _events_after_write(events: list[Event]) -> list[Event]:
+    if not events:
+        return events
     _subscribers_notify(events)
     if otel.enabled():  # a step or a run changed status (the hot path writes no Activity through here)
         for run_id in {e.run_id for e in events if e.run_id and e.type in ("node.status", "run.status")}:

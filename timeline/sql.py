@@ -43,6 +43,14 @@ def execute(sql: str, params: Any = None, *, fetch: str = "") -> Any:
         return cursor.rowcount
 
 
+def compact(statement: str) -> str:
+    """A statement without its comment lines and indentation: the text sent and
+    parsed on every execution (psycopg caches the conversion of statements up to
+    4 KiB only)."""
+    lines = (line.strip() for line in statement.splitlines())
+    return "\n".join(line for line in lines if line and not line.startswith("--"))
+
+
 def jsonb(value: Any) -> Any:
     """A JSON parameter for a PostgreSQL statement."""
     from psycopg.types.json import Jsonb

@@ -22,6 +22,8 @@ from timeline.services import (
     activity_open,
     event_append,
     events_batched,
+    events_take,
+    events_written,
     frame_record,
 )
 
@@ -60,7 +62,13 @@ from .tools import (
     is_compensation,
     tool_get,
 )
-from .transitions import cap_overrun, counts_take, node_transition, node_transitions_recorded
+from .transitions import (
+    cap_overrun,
+    counts_take,
+    node_transition,
+    node_transitions_checked,
+    node_transitions_recorded,
+)
 
 log = logging.getLogger(__name__)
 N = NodeStatus
@@ -642,14 +650,20 @@ def _promote_fast(run: Run, finished_keys: list[str], me: str, now) -> int | sql
     else:
         # The statement also counts the hop's transitions against the cap: those of this
         # batch so far (the completion) and its own (no separate UPDATE of the run).
+        # And it writes the batch's events so far with its own (no statement of their own).
+        pending = events_take(run.conversation_id)
         promotion = sql.successors_promote(run.id, finished_keys, now=now, claim_for=claim_for,
-                                           count=counts_take(run.id))
+                                           count=counts_take(run.id),
+                                           events=None if pending is None else (run.conversation_id, pending))
         promoted, busy, won = promotion.promoted, promotion.busy, promotion.claimed
-        node_transitions_recorded(run, [(p.key, p.plan_version, N.PENDING, N.READY, "dependencies met")
-                                        for p in promoted], counted=True)
+        changes = [(p.key, p.plan_version, N.PENDING, N.READY, "dependencies met") for p in promoted]
         if won is not None:
-            node_transitions_recorded(won.run, [(won.node.key, won.node.plan_version, N.READY, N.IN_PROGRESS,
-                                                 "claimed")], counted=True)
+            changes.append((won.node.key, won.node.plan_version, N.READY, N.IN_PROGRESS, "claimed"))
+        if pending is None:
+            node_transitions_recorded(run, changes, counted=True)
+        else:  # the statement wrote their events: check them against the table all the same
+            node_transitions_checked(changes)
+            events_written(run.conversation_id, promotion.events, now)
         if not promotion.within_cap:
             cap_overrun(run.id)  # the run stops here: nothing runs in place
             run.status, won = RunStatus.STOPPED, None

@@ -68,7 +68,7 @@ def _attname(model, column: str) -> str:
 # here unless it has one from an earlier attempt) and the transition row. Only
 # nodes still ready, still in the current plan, of a live run and with a tool the
 # hot path may run (no approval gate, no compensation) are taken.
-_CLAIM = f"""
+_CLAIM = sql.compact(f"""
 WITH c AS (
   UPDATE workflows_node n SET status = 'in_progress', status_reason = 'claimed', attempts = n.attempts + 1,
          lease_owner = %(me)s, lease_expires_at = %(lease)s, started_at = %(now)s,
@@ -88,7 +88,7 @@ WITH c AS (
   SELECT c.run_id, c.id, 'ready', 'in_progress', 'claimed', %(me)s, %(now)s FROM c
 )
 SELECT {", ".join("c." + c for c in _NODE_COLS)}, {", ".join("c.r_" + c for c in _RUN_COLS)} FROM c
-"""
+""")
 
 
 def nodes_claim(node_ids: list[int], *, me: str, lease: datetime, now: datetime, tools: list[str]) -> list[Claimed]:
@@ -103,7 +103,7 @@ def nodes_claim(node_ids: list[int], *, me: str, lease: datetime, now: datetime,
 # the other still in progress). The next statement (the promotion) then reads
 # the other one's committed status. NO KEY UPDATE: it must not block the
 # foreign-key checks (KEY SHARE) other transactions take on the run at commit.
-_FINISH_HEAD = """
+_FINISH_HEAD = sql.compact("""
 WITH lk AS (
   SELECT id, status FROM workflows_run WHERE id = %(run)s FOR NO KEY UPDATE
 ), f AS (
@@ -122,7 +122,7 @@ WITH lk AS (
   UPDATE timeline_activity SET status = f.to_status, ended_at = %(now)s FROM f WHERE timeline_activity.id = f.activity_id
 )
 SELECT (SELECT status FROM lk), array_agg(f.id), array_agg(f.key) FROM f
-"""
+""")
 
 
 def nodes_finish(run_id: int, finished: list[dict[str, Any]], *, me: str, now: datetime) -> tuple[str, list[int]]:
@@ -171,12 +171,12 @@ _ROLLUP = """frame_count = frame_count + 1, latency_ms = latency_ms + %(lat)s,
          frames_from = LEAST(COALESCE(frames_from, %(started)s), %(started)s),
          frames_until = GREATEST(COALESCE(frames_until, %(now)s), %(now)s)"""
 
-_INLINE_CALL = f"""
+_INLINE_CALL = sql.compact(f"""
 WITH {_CALL_CTES}, a AS (
   UPDATE timeline_activity SET {_ROLLUP} FROM fr WHERE timeline_activity.id = %(act)s
 )
 SELECT id FROM tc
-"""
+""")
 
 
 def _call_params(*, node: Node, run: Run, tool, arguments: dict, output: dict, idempotency_key: str,
@@ -196,7 +196,7 @@ def inline_call_record(**call: Any) -> int:
 # The hop of a plain inline node in one statement: its call recorded (as above) and
 # the node completed with the call as its result, the run row locked first (as in
 # _FINISH_HEAD, whose one-node case this is).
-_INLINE_CALL_FINISH = f"""
+_INLINE_CALL_FINISH = sql.compact(f"""
 WITH {_CALL_CTES}, lk AS (
   SELECT id, status FROM workflows_run WHERE id = %(run)s FOR NO KEY UPDATE
 ), f AS (
@@ -213,7 +213,7 @@ WITH {_CALL_CTES}, lk AS (
     FROM fr WHERE timeline_activity.id = %(act)s
 )
 SELECT (SELECT status FROM lk), EXISTS (SELECT 1 FROM f), (SELECT id FROM tc)
-"""
+""")
 
 
 def inline_call_finish(*, me: str, reason: str, **call: Any) -> tuple[str, bool, int]:
@@ -230,7 +230,7 @@ def inline_call_finish(*, me: str, reason: str, **call: Any) -> tuple[str, bool,
 # With %(claim)s, a single successor whose tool the hot path may run goes straight
 # on to in_progress, claimed for this worker to run in place (what _CLAIM does,
 # in the same statement: a row is updated once per statement).
-_PROMOTE = f"""
+_PROMOTE = sql.compact(f"""
 WITH cand AS (
   SELECT c.id, c.tool FROM workflows_node c
    WHERE c.run_id = %(run)s AND c.status = 'pending' AND c.retired_in IS NULL
@@ -271,6 +271,34 @@ WITH cand AS (
   SELECT %(run)s, p.id, 'pending', 'ready', 'dependencies met', '', %(now)s FROM p
   UNION ALL
   SELECT %(run)s, p.id, 'ready', 'in_progress', 'claimed', %(me)s, %(now)s FROM p WHERE p.claimed
+), ev AS (
+  -- with %(emit)s: the batch's pending events (handed over by timeline.events_take), then
+  -- this statement's own, numbered on from the conversation's counter (its row locked
+  -- until commit, so the sequence stays gapless), as timeline.services writes them
+  SELECT 0 AS g, x.o, x.run_id, x.type, x.data
+    FROM unnest(%(ev_runs)s::bigint[], %(ev_types)s::text[], %(ev_datas)s::jsonb[]) WITH ORDINALITY
+         AS x(run_id, type, data, o)
+  UNION ALL
+  SELECT 1, row_number() OVER (ORDER BY p.position, p.plan_version), %(run)s, 'node.status',
+         jsonb_build_object('node', p.key, 'plan_version', p.plan_version, 'from', 'pending', 'to', 'ready',
+                            'reason', 'dependencies met')
+    FROM p
+  UNION ALL
+  SELECT 2, 1, %(run)s, 'node.status',
+         jsonb_build_object('node', p.key, 'plan_version', p.plan_version, 'from', 'ready', 'to', 'in_progress',
+                            'reason', 'claimed')
+    FROM p WHERE p.claimed
+), evn AS (
+  SELECT row_number() OVER (ORDER BY ev.g, ev.o) AS o, count(*) OVER () AS n, ev.run_id, ev.type, ev.data
+    FROM ev WHERE %(emit)s
+), sq AS (
+  UPDATE timeline_conversation SET last_seq = last_seq + (SELECT count(*) FROM evn)
+   WHERE id = %(conv)s AND EXISTS (SELECT 1 FROM evn)
+  RETURNING last_seq
+), ins AS (
+  INSERT INTO timeline_event (conversation_id, run_id, seq, type, data, created_at)
+  SELECT %(conv)s, evn.run_id, sq.last_seq - evn.n + evn.o, evn.type, evn.data, %(now)s FROM evn, sq
+  RETURNING seq, run_id, type, data
 ), k AS (
   SELECT %(count)s::int + (SELECT count(*) FROM p)::int + (SELECT count(*) FROM p WHERE p.claimed)::int AS n
 ), cnt AS (
@@ -283,10 +311,11 @@ SELECT {", ".join("p." + c for c in _NODE_COLS)}, p.claimed,
        EXISTS (SELECT 1 FROM workflows_node WHERE run_id = %(run)s AND retired_in IS NULL
                   AND status IN ('ready', 'in_progress')),
        EXISTS (SELECT 1 FROM cnt),
+       (SELECT jsonb_agg(jsonb_build_array(ins.seq, ins.run_id, ins.type, ins.data) ORDER BY ins.seq) FROM ins),
        {", ".join("r." + c for c in _RUN_COLS)}
   FROM (SELECT 1) AS x LEFT JOIN p ON true LEFT JOIN workflows_run r ON p.claimed AND r.id = p.run_id
  ORDER BY p.position, p.plan_version
-"""
+""")
 
 
 @dataclass
@@ -303,20 +332,30 @@ class Promotion:
     busy: bool  # whether other nodes of the run are active
     claimed: Claimed | None  # the one claimed for this worker
     within_cap: bool  # whether the counted transitions stayed within the run's cap
+    events: list[tuple[int, int | None, str, dict]]  # with `events`: those written, (seq, run, type, data)
 
 
 def successors_promote(run_id: int, keys: list[str] | None, *, now: datetime,
                        claim_for: tuple[str, datetime, list[str]] | None = None,
-                       count: int | None = None) -> Promotion:
+                       count: int | None = None,
+                       events: tuple[int, list[dict[str, Any]]] | None = None) -> Promotion:
     """pending → ready for the successors of `keys` (None: every pending node) whose
     dependencies allow it. With claim_for = (this worker, its lease, the tools it may
     run), a single successor with one of those tools is claimed at once (the caller
     holds the run's lock). With `count`, that many transitions plus the statement's
-    own are counted against the run's cap (transitions_count)."""
+    own are counted against the run's cap (transitions_count). With events =
+    (conversation, pending events), those events and the statement's own node.status
+    events are written here (timeline.services.events_take); without, the caller
+    appends the latter."""
     me, lease, tools = claim_for or ("", None, [])
+    conversation, pending = events if events is not None else (0, [])
     rows = sql.execute(_PROMOTE, {"run": run_id, "keys": keys, "now": now, "claim": claim_for is not None,
                                   "me": me, "lease": lease, "tools": tools, "act": new_id(),
-                                  "counting": count is not None, "count": count or 0}, fetch="all")
+                                  "counting": count is not None, "count": count or 0,
+                                  "emit": events is not None, "conv": conversation,
+                                  "ev_runs": [e["run_id"] for e in pending],
+                                  "ev_types": [e["type"] for e in pending],
+                                  "ev_datas": [sql.jsonb(e["data"]) for e in pending]}, fetch="all")
     n = len(_NODE_COLS)
     promoted, claimed = [], None
     for row in rows:
@@ -325,8 +364,9 @@ def successors_promote(run_id: int, keys: list[str] | None, *, now: datetime,
         nd = {_attname(Node, c): (sql.json_value(v) if c in _JSON_NODE else v) for c, v in zip(_NODE_COLS, row[:n])}
         promoted.append(Promoted(nd["id"], nd["key"], nd["tool"], nd["plan_version"]))
         if row[n]:
-            claimed = _rows_to_claimed([row[:n] + row[n + 3:]])[0]
-    return Promotion(promoted, bool(rows[0][n + 1]), claimed, count is None or bool(rows[0][n + 2]))
+            claimed = _rows_to_claimed([row[:n] + row[n + 4:]])[0]
+    written = [tuple(e) for e in sql.json_value(rows[0][n + 3]) or []]
+    return Promotion(promoted, bool(rows[0][n + 1]), claimed, count is None or bool(rows[0][n + 2]), written)
 
 
 _COUNT = ("UPDATE workflows_run SET transition_count = transition_count + %s "

@@ -144,13 +144,19 @@ def node_transitions_recorded(run: Run, changes: list[tuple[str, int, str, str, 
     (unless the statement counted them too).
     changes: (node key, plan version, from, to, reason), in the order they happened."""
     _assert_atomic()
+    node_transitions_checked(changes)
     for key, plan_version, frm, to, reason in changes:
-        if to not in NODE_TRANSITIONS[frm]:
-            raise TransitionNotAllowed(f"node {key}: {frm} → {to} is not an allowed transition")
         event_append(conversation_id=run.conversation_id, run_id=run.id, type="node.status",
                      data={"node": key, "plan_version": plan_version, "from": frm, "to": to, "reason": reason})
         if not counted:
             _count(run)
+
+
+def node_transitions_checked(changes: list[tuple[str, int, str, str, str]]) -> None:
+    """Each change (node key, plan version, from, to, reason) is one the table allows."""
+    for key, _, frm, to, _ in changes:
+        if to not in NODE_TRANSITIONS[frm]:
+            raise TransitionNotAllowed(f"node {key}: {frm} → {to} is not an allowed transition")
 
 
 def run_transition(run: Run, to: str, *, expected: str | None = None, reason: str = "", counted: bool = True,

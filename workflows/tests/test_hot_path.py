@@ -37,14 +37,25 @@ def assert_recorded(run: Run, n: int) -> None:
                                            object_id=str(calls[0].id)).count() == 1
     seqs = list(Event.objects.filter(conversation_id=run.conversation_id).order_by("seq").values_list("seq", flat=True))
     assert seqs == list(range(1, len(seqs) + 1))
-    node_events = Event.objects.filter(conversation_id=run.conversation_id, type="node.status").count()
-    assert node_events == 3 * n
+    node_events = list(Event.objects.filter(conversation_id=run.conversation_id, type="node.status")
+                       .order_by("seq").values_list("data", flat=True))
+    assert len(node_events) == 3 * n
+    # In the order it happened: each node ready, then claimed, then completed.
+    for node in nodes:
+        told = [(e["from"], e["to"]) for e in node_events if e["node"] == node.key]
+        assert told == [("pending", "ready"), ("ready", "in_progress"), ("in_progress", "completed")], told
     assert run.transition_count == 3 * n + 1  # and the run's own completion
 
 
 def test_it_runs_a_chain_in_place_with_every_record():
     run = drive(noop("chain", 6))
     assert_recorded(run, 6)
+    # A chain's timeline reads as one: a step completes before the next is ready.
+    keys = list(Node.objects.filter(run=run).order_by("position").values_list("key", flat=True))
+    told = [(e["node"], e["to"]) for e in Event.objects.filter(conversation_id=run.conversation_id,
+                                                                type="node.status")
+            .order_by("seq").values_list("data", flat=True)]
+    assert told == [(key, to) for key in keys for to in ("ready", "in_progress", "completed")]
 
 
 def test_it_completes_a_fan_out_chunk_together_with_every_record(demo):
