@@ -44,7 +44,7 @@ def main() -> None:
             try:
                 return real_execute(statement, *a, **k)
             finally:
-                key = " ".join(statement.split())[:60]
+                key = " ".join(str(statement).split())[:60]
                 by_statement.setdefault(key, []).append((time.perf_counter() - t0) * 1000)
 
         tsql.execute = prepared_counter

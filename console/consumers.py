@@ -115,15 +115,20 @@ class ConversationConsumer(AsyncJsonWebsocketConsumer):
                 return
 
     async def timeline_event(self, message):
-        event = message["event"]
+        await self.timeline_events({"events": [message["event"]]})
+
+    async def timeline_events(self, message):
+        """Committed events of this conversation, in order (timeline.push.EVENTS); each goes
+        out as its own timeline.event frame."""
         async with self.lock:
-            if self.cursor is None or event["seq"] <= self.cursor:
-                return  # not resumed yet (the replay will read it) or already sent
-            if event["seq"] == self.cursor + 1:
-                await self.send_json({"type": "timeline.event", "event": self._project(event)})
-                self.cursor = event["seq"]
-            else:
-                await self._catch_up()
+            for event in message["events"]:
+                if self.cursor is None or event["seq"] <= self.cursor:
+                    continue  # not resumed yet (the replay will read it) or already sent
+                if event["seq"] == self.cursor + 1:
+                    await self.send_json({"type": "timeline.event", "event": self._project(event)})
+                    self.cursor = event["seq"]
+                else:
+                    await self._catch_up()  # reads this one and the rest of the gap
 
     def _project(self, event):
         return event_project(event, self.membership)

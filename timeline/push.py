@@ -12,6 +12,9 @@ import asyncio
 import logging
 import os
 import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -57,15 +60,92 @@ def _loop_for(layer) -> asyncio.AbstractEventLoop | None:
 _order_locks: dict[int, asyncio.Lock] = {}
 
 
+def _order_lock() -> asyncio.Lock:
+    return _order_locks.setdefault(id(asyncio.get_running_loop()), asyncio.Lock())
+
+
 async def _send_batch(layer, batch: list[tuple[str, dict[str, Any]]]) -> None:
     # Batches run in submission order: asyncio.Lock wakes its waiters first-come first-served.
-    lock = _order_locks.setdefault(id(asyncio.get_running_loop()), asyncio.Lock())
-    async with lock:
-        for group, message in batch:
-            try:
-                await layer.group_send(group, message)
-            except Exception:
-                log.exception("broadcast to %s failed", group)
+    async with _order_lock():
+        await _send(layer, batch)
+
+
+async def _send(layer, batch: list[tuple[str, dict[str, Any]]]) -> None:
+    for group, message in batch:
+        try:
+            await layer.group_send(group, message)
+        except Exception:
+            log.exception("broadcast to %s failed", group)
+
+
+# A conversation's events go to its group as one message per hand-over ("timeline.events",
+# their list in order) instead of one message each: a group_send costs several Redis
+# round trips, and a hop writes three events. Batches handed over while the push loop was
+# busy are merged the same way before they are sent (coalesced), so a worker's pushes
+# cost less the faster it commits. Every other message is sent as it is, in order.
+EVENTS = "timeline.events"
+
+
+def coalesced(batch: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+    """The batch with each group's consecutive timeline.events messages merged into one,
+    the order of every group's messages kept."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    last: dict[str, int] = {}  # group → index in `out` of its latest message
+    for group, message in batch:
+        i = last.get(group)
+        if message.get("type") == EVENTS and i is not None and out[i][1].get("type") == EVENTS:
+            out[i] = (group, {"type": EVENTS, "events": out[i][1]["events"] + message["events"]})
+            continue
+        last[group] = len(out)
+        out.append((group, message))
+    return out
+
+
+_queues: dict[int, list[tuple[str, dict[str, Any]]]] = {}  # id(loop) → batches not yet sent, in order
+_drained: dict[int, float] = {}  # id(loop) → when its queue was last taken (time.monotonic)
+_queues_lock = threading.Lock()
+_gathering = threading.local()
+
+
+@contextmanager
+def pushes_gathered(window: float = 0.01) -> Iterator[None]:
+    """Within, this thread's pushes go out at most once per `window` seconds, merged
+    (coalesced): for a worker that commits step after step (an in-place chain, a
+    fan-out chunk), a group_send per commit would cost more than the step. The first
+    push after a quiet spell goes at once, the others wait `window` at most, stalled
+    step or not (the push loop keeps the timer)."""
+    outer = getattr(_gathering, "window", None)
+    _gathering.window = window if outer is None else outer
+    try:
+        yield
+    finally:
+        _gathering.window = outer
+
+
+def _hand_over(layer, loop: asyncio.AbstractEventLoop, batch: list[tuple[str, dict[str, Any]]]) -> None:
+    window = getattr(_gathering, "window", None)
+    with _queues_lock:
+        queued = _queues.get(id(loop))
+        if queued is not None:  # a drain is already scheduled: it takes this batch too
+            queued.extend(batch)
+            return
+        _queues[id(loop)] = list(batch)
+        delay = 0.0 if window is None else max(0.0, _drained.get(id(loop), 0.0) + window - time.monotonic())
+
+    def drain_later() -> None:
+        loop.call_later(delay, lambda: loop.create_task(_drain(layer, loop)))
+
+    loop.call_soon_threadsafe(drain_later)
+
+
+async def _drain(layer, loop: asyncio.AbstractEventLoop) -> None:
+    # Takes the queue only once the sends before it are done: whatever was handed over
+    # meanwhile goes out together, so the push keeps up however fast workers commit.
+    async with _order_lock():
+        with _queues_lock:
+            batch = _queues.pop(id(loop), [])
+            _drained[id(loop)] = time.monotonic()
+        await _send(layer, coalesced(batch))
 
 
 def group_send_many(batch: list[tuple[str, dict[str, Any]]], *, wait: bool = False) -> None:
@@ -74,18 +154,19 @@ def group_send_many(batch: list[tuple[str, dict[str, Any]]], *, wait: bool = Fal
         return
     loop = _loop_for(layer)
     if loop is None:
-        async_to_sync(_send_batch)(layer, batch)
+        async_to_sync(_send_batch)(layer, coalesced(batch))
         return
     try:
         running = asyncio.get_running_loop()
     except RuntimeError:
         running = None
     if running is loop:  # already on that loop (an async consumer): schedule, never block it
-        loop.create_task(_send_batch(layer, batch))
+        loop.create_task(_send_batch(layer, coalesced(batch)))
         return
-    future = asyncio.run_coroutine_threadsafe(_send_batch(layer, batch), loop)
     if wait:
-        future.result(timeout=10)
+        asyncio.run_coroutine_threadsafe(_send_batch(layer, coalesced(batch)), loop).result(timeout=10)
+        return
+    _hand_over(layer, loop, batch)
 
 
 def group_send_now(group: str, message: dict[str, Any]) -> None:

@@ -20,7 +20,7 @@ from tenants.models import Membership
 from .masking import payload_mask
 from .models import Activity, ActivityLink, Conversation, Event, Frame, FramePayload, WiringCheck
 from . import otel, sql
-from .push import broadcast_many_on_commit, broadcast_on_commit, conversation_group, tenant_group
+from .push import EVENTS, broadcast_many_on_commit, broadcast_on_commit, conversation_group, tenant_group
 
 
 def conversation_create(*, tenant_id: int, user_id: int, title: str = "") -> Conversation:
@@ -97,7 +97,7 @@ def event_append(*, conversation_id: int, type: str, data: dict[str, Any], run_i
     return _events_write([pending])[0]
 
 
-_EVENTS_INSERT_PG = (
+_EVENTS_INSERT_PG = sql.Statement(
     # One statement per conversation: reserve the numbers (the row lock keeps them
     # gapless until commit) and insert the events, prepared once per connection.
     "WITH s AS (UPDATE timeline_conversation SET last_seq = last_seq + %(n)s WHERE id = %(c)s RETURNING last_seq) "
@@ -162,9 +162,12 @@ def _events_after_write(events: list[Event]) -> list[Event]:
     if otel.enabled():  # a step or a run changed status (the hot path writes no Activity through here)
         for run_id in {e.run_id for e in events if e.run_id and e.type in ("node.status", "run.status")}:
             otel.export_on_commit(run_id=run_id)
-    # One hand-over to the push loop for the whole transaction's events, in order.
-    broadcast_many_on_commit([(conversation_group(event.conversation_id),
-                               {"type": "timeline.event", "event": event_json(event)}) for event in events])
+    # One hand-over to the push loop for the whole transaction's events, in order: one
+    # message per conversation (timeline.push.EVENTS).
+    by_group: dict[str, list[dict[str, Any]]] = {}
+    for event in events:
+        by_group.setdefault(conversation_group(event.conversation_id), []).append(event_json(event))
+    broadcast_many_on_commit([(group, {"type": EVENTS, "events": items}) for group, items in by_group.items()])
     return events
 
 

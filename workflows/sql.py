@@ -12,6 +12,7 @@ ORM path. KEEL_FAST_SQL=0 turns this module off on PostgreSQL too."""
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -27,6 +28,19 @@ _NODE_COLS = [f.column for f in Node._meta.concrete_fields]
 _RUN_COLS = [f.column for f in Run._meta.concrete_fields]
 _JSON_NODE = {f.column for f in Node._meta.concrete_fields if f.get_internal_type() == "JSONField"}
 _JSON_RUN = {f.column for f in Run._meta.concrete_fields if f.get_internal_type() == "JSONField"}
+
+
+_TERMINAL_ARRAY = sql.text_array(_TERMINAL)
+
+
+@lru_cache(maxsize=64)
+def _text_array_of(values: tuple[str, ...]) -> str:
+    return sql.text_array(list(values))
+
+
+def _text_array(values: list[str]) -> str:
+    """The tools a statement may claim, as an array literal formatted once per set."""
+    return _text_array_of(tuple(values))
 
 
 def enabled() -> bool:
@@ -68,7 +82,7 @@ def _attname(model, column: str) -> str:
 # here unless it has one from an earlier attempt) and the transition row. Only
 # nodes still ready, still in the current plan, of a live run and with a tool the
 # hot path may run (no approval gate, no compensation) are taken.
-_CLAIM = sql.compact(f"""
+_CLAIM = sql.Statement(f"""
 WITH c AS (
   UPDATE workflows_node n SET status = 'in_progress', status_reason = 'claimed', attempts = n.attempts + 1,
          lease_owner = %(me)s, lease_expires_at = %(lease)s, started_at = %(now)s,
@@ -94,7 +108,7 @@ SELECT {", ".join("c." + c for c in _NODE_COLS)}, {", ".join("c.r_" + c for c in
 def nodes_claim(node_ids: list[int], *, me: str, lease: datetime, now: datetime, tools: list[str]) -> list[Claimed]:
     """Claim the given ready nodes (compare-and-set on status). Returns those won."""
     rows = sql.execute(_CLAIM, {"ids": node_ids, "acts": [new_id() for _ in node_ids], "me": me, "lease": lease,
-                                "now": now, "terminal": _TERMINAL, "tools": tools}, fetch="all")
+                                "now": now, "terminal": _TERMINAL_ARRAY, "tools": _text_array(tools)}, fetch="all")
     return _rows_to_claimed(rows)
 
 
@@ -103,7 +117,7 @@ def nodes_claim(node_ids: list[int], *, me: str, lease: datetime, now: datetime,
 # the other still in progress). The next statement (the promotion) then reads
 # the other one's committed status. NO KEY UPDATE: it must not block the
 # foreign-key checks (KEY SHARE) other transactions take on the run at commit.
-_FINISH_HEAD = sql.compact("""
+_FINISH_HEAD = sql.Statement("""
 WITH lk AS (
   SELECT id, status FROM workflows_run WHERE id = %(run)s FOR NO KEY UPDATE
 ), f AS (
@@ -171,7 +185,7 @@ _ROLLUP = """frame_count = frame_count + 1, latency_ms = latency_ms + %(lat)s,
          frames_from = LEAST(COALESCE(frames_from, %(started)s), %(started)s),
          frames_until = GREATEST(COALESCE(frames_until, %(now)s), %(now)s)"""
 
-_INLINE_CALL = sql.compact(f"""
+_INLINE_CALL = sql.Statement(f"""
 WITH {_CALL_CTES}, a AS (
   UPDATE timeline_activity SET {_ROLLUP} FROM fr WHERE timeline_activity.id = %(act)s
 )
@@ -196,7 +210,7 @@ def inline_call_record(**call: Any) -> int:
 # The hop of a plain inline node in one statement: its call recorded (as above) and
 # the node completed with the call as its result, the run row locked first (as in
 # _FINISH_HEAD, whose one-node case this is).
-_INLINE_CALL_FINISH = sql.compact(f"""
+_INLINE_CALL_FINISH = sql.Statement(f"""
 WITH {_CALL_CTES}, lk AS (
   SELECT id, status FROM workflows_run WHERE id = %(run)s FOR NO KEY UPDATE
 ), f AS (
@@ -230,7 +244,7 @@ def inline_call_finish(*, me: str, reason: str, **call: Any) -> tuple[str, bool,
 # With %(claim)s, a single successor whose tool the hot path may run goes straight
 # on to in_progress, claimed for this worker to run in place (what _CLAIM does,
 # in the same statement: a row is updated once per statement).
-_PROMOTE = sql.compact(f"""
+_PROMOTE = sql.Statement(f"""
 WITH cand AS (
   SELECT c.id, c.tool FROM workflows_node c
    WHERE c.run_id = %(run)s AND c.status = 'pending' AND c.retired_in IS NULL
@@ -350,7 +364,7 @@ def successors_promote(run_id: int, keys: list[str] | None, *, now: datetime,
     me, lease, tools = claim_for or ("", None, [])
     conversation, pending = events if events is not None else (0, [])
     rows = sql.execute(_PROMOTE, {"run": run_id, "keys": keys, "now": now, "claim": claim_for is not None,
-                                  "me": me, "lease": lease, "tools": tools, "act": new_id(),
+                                  "me": me, "lease": lease, "tools": _text_array(tools), "act": new_id(),
                                   "counting": count is not None, "count": count or 0,
                                   "emit": events is not None, "conv": conversation,
                                   "ev_runs": [e["run_id"] for e in pending],

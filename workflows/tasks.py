@@ -7,6 +7,8 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
+from timeline.push import pushes_gathered
+
 from .executor import nodes_execute, steps_execute
 from .gate import gate
 from .models import RUN_TERMINAL, Node, NodeStatus, Run, RunStatus
@@ -21,8 +23,9 @@ def node_run(node_id: int) -> None:
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def nodes_run(node_ids: list[int]) -> None:
     """A chunk of a fan-out: claimed together, side-effect-free ones completed together."""
-    for step in nodes_execute(node_ids):
-        steps_execute(step)
+    with pushes_gathered():  # one commit per run of the chunk: their pushes merged
+        for step in nodes_execute(node_ids):
+            steps_execute(step)
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)

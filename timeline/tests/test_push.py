@@ -1,5 +1,8 @@
 """The conversation websocket: tenant checks on connect, replay then live, each
 sequence number once, and the business projection of events."""
+import asyncio
+import threading
+import time
 from unittest import mock
 
 import pytest
@@ -12,8 +15,8 @@ from django.core.management import call_command
 from django.db import transaction
 
 from config.routing import websocket_urlpatterns
-from timeline.push import conversation_group
-from timeline.services import conversation_create, event_append, event_json
+from timeline.push import EVENTS, _hand_over, coalesced, conversation_group, pushes_gathered
+from timeline.services import conversation_create, event_append, event_json, events_batched
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -27,7 +30,7 @@ def demo_conversation() -> int:
 
 @sync_to_async
 def append(conversation_id: int, type_: str = "node.status", broadcast: bool = True, **data):
-    with mock.patch("timeline.services.broadcast_on_commit") if not broadcast else _nothing():
+    with mock.patch("timeline.services.broadcast_many_on_commit") if not broadcast else _nothing():
         with transaction.atomic():
             return event_json(event_append(conversation_id=conversation_id, type=type_, data=data))
 
@@ -140,3 +143,73 @@ async def test_a_run_stream_is_its_conversations_stream_and_closed_to_other_tena
     await ws.disconnect()
     ws, _, _ = await connect("oscar", f"/ws/runs/{run_id}/")
     assert await ws.receive_output(timeout=5) == {"type": "websocket.close", "code": 4404}
+
+
+async def test_a_transactions_events_arrive_as_one_message_and_leave_as_frames_in_order():
+    conversation_id = await demo_conversation()
+    ws, _, _ = await connect("alice", f"/ws/conversations/{conversation_id}/")
+    await ws.send_json_to({"after": 0})
+    assert (await ws.receive_json_from(timeout=5)) == {"type": "resumed", "last_seq": 0}
+
+    @sync_to_async
+    def three_in_one_transaction():
+        with events_batched():  # as the engine writes a hop
+            for node in ("match", "snapshot", "import"):
+                event_append(conversation_id=conversation_id, type="node.status", data={"node": node, "to": "ready"})
+
+    sent = []
+    layer = get_channel_layer()
+    real_send = layer.group_send
+
+    async def spy(group, message):
+        sent.append(message["type"])
+        await real_send(group, message)
+
+    with mock.patch.object(layer, "group_send", spy):
+        await three_in_one_transaction()
+        assert await received_seqs(ws, 3) == [1, 2, 3]
+    assert sent == [EVENTS]  # one message to the group, three frames to the browser
+    await ws.disconnect()
+
+
+def test_batches_handed_over_together_are_merged_per_group_in_order():
+    def events(*seqs):
+        return {"type": EVENTS, "events": [{"seq": s} for s in seqs]}
+
+    other = {"type": "approval.changed", "approval": "7"}
+    batch = [("conversation.1", events(1, 2)), ("conversation.2", events(1)), ("conversation.1", events(3)),
+             ("conversation.1", other), ("conversation.1", events(4)), ("conversation.2", events(2, 3))]
+    assert coalesced(batch) == [("conversation.1", events(1, 2, 3)), ("conversation.2", events(1, 2, 3)),
+                                ("conversation.1", other), ("conversation.1", events(4))]
+
+
+def test_a_workers_gathered_pushes_go_out_merged_and_a_stalled_step_holds_none_back():
+    sent = []
+
+    class Layer:
+        async def group_send(self, group, message):
+            sent.append((group, message))
+
+    def events(*seqs):
+        return {"type": EVENTS, "events": [{"seq": s} for s in seqs]}
+
+    def until(n):
+        deadline = time.monotonic() + 5
+        while len(sent) < n and time.monotonic() < deadline:
+            time.sleep(0.005)
+        return len(sent)
+
+    loop = asyncio.new_event_loop()
+    threading.Thread(target=loop.run_forever, daemon=True).start()
+    try:
+        with pushes_gathered(window=0.3):
+            _hand_over(Layer(), loop, [("conversation.1", events(1))])  # after a quiet spell: at once
+            assert until(1) == 1
+            _hand_over(Layer(), loop, [("conversation.1", events(2))])
+            _hand_over(Layer(), loop, [("conversation.1", events(3)), ("conversation.2", events(1))])
+            # …and then the worker's next step takes long: nothing else is pushed.
+        assert until(3) == 3
+        assert sent == [("conversation.1", events(1)), ("conversation.1", events(2, 3)),
+                        ("conversation.2", events(1))]
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
