@@ -1,4 +1,5 @@
 import os
+import time
 
 from celery import Celery
 from celery.signals import task_postrun, task_prerun, worker_process_init
@@ -32,9 +33,31 @@ def _keep_database_connection(**kwargs) -> None:
             worker_fixup.db_reuse_max = 1_000_000
 
 
+# A connection used by a task that ended less than this long ago is not checked again
+# before the next task (a SELECT 1 round trip per task, on the engine's hot path): were
+# it broken since, the task's first statement fails, nothing commits, and the sweeper
+# hands the step out again.
+FRESH_SECONDS = 2.0
+_last_used: dict[str, float] = {}
+
+
 @task_prerun.connect
-@task_postrun.connect
-def _close_old_connections(**kwargs) -> None:
-    from django.db import close_old_connections
+def _connections_before_task(**kwargs) -> None:
+    from django.db import close_old_connections, connections
 
     close_old_connections()
+    now = time.monotonic()
+    for connection in connections.all(initialized_only=True):
+        if connection.connection is not None and now - _last_used.get(connection.alias, -FRESH_SECONDS) < FRESH_SECONDS:
+            connection.health_check_done = True
+
+
+@task_postrun.connect
+def _connections_after_task(**kwargs) -> None:
+    from django.db import close_old_connections, connections
+
+    close_old_connections()
+    now = time.monotonic()
+    for connection in connections.all(initialized_only=True):
+        if connection.connection is not None:  # still open: it served this task without an error
+            _last_used[connection.alias] = now

@@ -55,27 +55,27 @@ class Claimed:
     run: Run
 
 
+_JSON_NODE_AT = [i for i, c in enumerate(_NODE_COLS) if c in _JSON_NODE]
+_JSON_RUN_AT = [i for i, c in enumerate(_RUN_COLS) if c in _JSON_RUN]
+
+
+def _loaded(model, values: list, json_at: list[int]):
+    """A model instance from a row of all its concrete columns, in their order (as a
+    queryset loads one: positional, no keyword matching)."""
+    for i in json_at:
+        values[i] = sql.json_value(values[i])
+    return model.from_db("default", None, values)
+
+
 def _rows_to_claimed(rows) -> list[Claimed]:
     out = []
     n = len(_NODE_COLS)
     for row in rows:
-        nd = {c: (sql.json_value(v) if c in _JSON_NODE else v) for c, v in zip(_NODE_COLS, row[:n])}
-        rd = {c: (sql.json_value(v) if c in _JSON_RUN else v) for c, v in zip(_RUN_COLS, row[n:])}
-        run = Run(**{_attname(Run, c): v for c, v in rd.items()})
-        node = Node(**{_attname(Node, c): v for c, v in nd.items()})
+        run = _loaded(Run, list(row[n:n + len(_RUN_COLS)]), _JSON_RUN_AT)
+        node = _loaded(Node, list(row[:n]), _JSON_NODE_AT)
         node.run = run
         out.append(Claimed(node, run))
     return out
-
-
-_ATTNAMES: dict[tuple[type, str], str] = {}
-
-
-def _attname(model, column: str) -> str:
-    key = (model, column)
-    if key not in _ATTNAMES:
-        _ATTNAMES[key] = next(f.attname for f in model._meta.concrete_fields if f.column == column)
-    return _ATTNAMES[key]
 
 
 # ready → in_progress for a batch of nodes: the lease, the node's activity (opened
@@ -332,6 +332,9 @@ SELECT {", ".join("p." + c for c in _NODE_COLS)}, p.claimed,
 """)
 
 
+_PROMOTED_AT = [_NODE_COLS.index(c) for c in ("id", "key", "tool", "plan_version")]
+
+
 @dataclass
 class Promoted:
     id: int
@@ -375,8 +378,7 @@ def successors_promote(run_id: int, keys: list[str] | None, *, now: datetime,
     for row in rows:
         if row[0] is None:
             continue  # nothing was promoted
-        nd = {_attname(Node, c): (sql.json_value(v) if c in _JSON_NODE else v) for c, v in zip(_NODE_COLS, row[:n])}
-        promoted.append(Promoted(nd["id"], nd["key"], nd["tool"], nd["plan_version"]))
+        promoted.append(Promoted(*(row[i] for i in _PROMOTED_AT)))
         if row[n]:
             claimed = _rows_to_claimed([row[:n] + row[n + 4:]])[0]
     written = [tuple(e) for e in sql.json_value(rows[0][n + 3]) or []]
