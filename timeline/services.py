@@ -104,7 +104,7 @@ _EVENTS_INSERT_PG = sql.Statement(
     "INSERT INTO timeline_event (conversation_id, run_id, seq, type, data, created_at) "
     "SELECT %(c)s, x.run_id, s.last_seq - %(n)s + x.o, x.type, x.data, %(at)s FROM s, "
     "unnest(%(runs)s::bigint[], %(types)s::text[], %(datas)s::jsonb[]) WITH ORDINALITY AS x(run_id, type, data, o) "
-    "RETURNING seq")
+    "RETURNING id, seq")
 
 
 def events_take(conversation_id: int) -> list[dict[str, Any]] | None:
@@ -121,12 +121,12 @@ def events_take(conversation_id: int) -> list[dict[str, Any]] | None:
     return taken
 
 
-def events_written(conversation_id: int, rows: list[tuple[int, int | None, str, dict[str, Any]]],
+def events_written(conversation_id: int, rows: list[tuple[int, int, int | None, str, dict[str, Any]]],
                    created_at: datetime) -> None:
     """What happens after events are written, for events a caller wrote itself (events_take):
-    rows of (seq, run id, type, data), in order."""
-    _events_after_write([Event(conversation_id=conversation_id, seq=seq, run_id=run_id, type=type, data=data,
-                               created_at=created_at) for seq, run_id, type, data in rows])
+    rows of (id, seq, run id, type, data), in order."""
+    _events_after_write([Event(id=id, conversation_id=conversation_id, seq=seq, run_id=run_id, type=type, data=data,
+                               created_at=created_at) for id, seq, run_id, type, data in rows])
 
 
 def _events_write(pending: list[dict[str, Any]]) -> list[Event]:
@@ -140,8 +140,9 @@ def _events_write(pending: list[dict[str, Any]]) -> list[Event]:
             rows = sql.execute(_EVENTS_INSERT_PG, {
                 "n": len(items), "c": conversation_id, "at": now, "runs": [i["run_id"] for i in items],
                 "types": [i["type"] for i in items], "datas": [sql.jsonb(i["data"]) for i in items]}, fetch="all")
-            first = min(r[0] for r in rows)
-            events += [Event(seq=first + i, created_at=now, **item) for i, item in enumerate(items)]
+            ids = dict((seq, id) for id, seq in rows)  # the subscribers are sent each event by its id
+            first = min(ids)
+            events += [Event(id=ids[first + i], seq=first + i, created_at=now, **item) for i, item in enumerate(items)]
             continue
         # One UPDATE … RETURNING reserves the numbers; the row lock keeps them gapless.
         with connection.cursor() as cursor:

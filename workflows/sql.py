@@ -312,7 +312,7 @@ WITH cand AS (
 ), ins AS (
   INSERT INTO timeline_event (conversation_id, run_id, seq, type, data, created_at)
   SELECT %(conv)s, evn.run_id, sq.last_seq - evn.n + evn.o, evn.type, evn.data, %(now)s FROM evn, sq
-  RETURNING seq, run_id, type, data
+  RETURNING id, seq, run_id, type, data
 ), k AS (
   SELECT %(count)s::int + (SELECT count(*) FROM p)::int + (SELECT count(*) FROM p WHERE p.claimed)::int AS n
 ), cnt AS (
@@ -325,7 +325,7 @@ SELECT {", ".join("p." + c for c in _NODE_COLS)}, p.claimed,
        EXISTS (SELECT 1 FROM workflows_node WHERE run_id = %(run)s AND retired_in IS NULL
                   AND status IN ('ready', 'in_progress')),
        EXISTS (SELECT 1 FROM cnt),
-       (SELECT jsonb_agg(jsonb_build_array(ins.seq, ins.run_id, ins.type, ins.data) ORDER BY ins.seq) FROM ins),
+       (SELECT jsonb_agg(jsonb_build_array(ins.id, ins.seq, ins.run_id, ins.type, ins.data) ORDER BY ins.seq) FROM ins),
        {", ".join("r." + c for c in _RUN_COLS)}
   FROM (SELECT 1) AS x LEFT JOIN p ON true LEFT JOIN workflows_run r ON p.claimed AND r.id = p.run_id
  ORDER BY p.position, p.plan_version
@@ -349,7 +349,7 @@ class Promotion:
     busy: bool  # whether other nodes of the run are active
     claimed: Claimed | None  # the one claimed for this worker
     within_cap: bool  # whether the counted transitions stayed within the run's cap
-    events: list[tuple[int, int | None, str, dict]]  # with `events`: those written, (seq, run, type, data)
+    events: list[tuple[int, int, int | None, str, dict]]  # with `events`: those written, (id, seq, run, type, data)
 
 
 def successors_promote(run_id: int, keys: list[str] | None, *, now: datetime,

@@ -77,6 +77,17 @@ def test_a_message_with_an_employee_list_sets_up_the_group_and_assigns_them(keel
     assert run["status"] == "completed", run["status_reason"]
     group = next(g for g in alice.get("/api/v1/payroll/groups/")["results"] if g["name"] == "Integration Sales")
     assert group["employee_count"] == 2
+    # The agent told the conversation what happened, from the engine's events (agents.news):
+    # who must approve, then that it is done.
+    deadline, told = time.monotonic() + 30, []
+    while time.monotonic() < deadline:
+        told = [e["data"]["text"] for e in alice.get(f"/api/v1/conversations/{conv}/events/?after=0")["results"]
+                if e["type"] == "message.news"]
+        if len(told) >= 2:
+            break
+        time.sleep(0.2)
+    assert told[:1] and "waiting for" in told[0], told
+    assert told[-1:] == ["Done: the payroll group “Integration Sales” has been created."], told
 
     status, chat = alice.post(f"/api/v1/conversations/{conv}/messages/", {"text": "thanks!"})
     assert status == 201 and chat["intent"] == "chat" and chat["run_id"] is None
