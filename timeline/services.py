@@ -1,9 +1,12 @@
 """The only writers of timeline records. Call them inside the transaction that
 makes the change they describe, so the timeline never lies."""
+from __future__ import annotations
+
 import socket
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -41,7 +44,7 @@ def event_subscribe(*, types: tuple[str, ...], task: str) -> None:
         _SUBSCRIBERS.append((types, task))
 
 
-def _subscribers_notify(events: list[Event]) -> None:
+def _subscribers_notify(events: list[Event] | list[WrittenEvent]) -> None:
     for event in events:
         for types, task in _SUBSCRIBERS:
             if event.type.startswith(types):
@@ -125,8 +128,21 @@ def events_written(conversation_id: int, rows: list[tuple[int, int, int | None, 
                    created_at: datetime) -> None:
     """What happens after events are written, for events a caller wrote itself (events_take):
     rows of (id, seq, run id, type, data), in order."""
-    _events_after_write([Event(id=id, conversation_id=conversation_id, seq=seq, run_id=run_id, type=type, data=data,
-                               created_at=created_at) for id, seq, run_id, type, data in rows])
+    _events_after_write([WrittenEvent(id, conversation_id, seq, run_id, type, data, created_at)
+                         for id, seq, run_id, type, data in rows])
+
+
+@dataclass(slots=True)
+class WrittenEvent:
+    """An event as written, for what follows the write (no model instance on the hot path)."""
+
+    id: int
+    conversation_id: int
+    seq: int
+    run_id: int | None
+    type: str
+    data: dict[str, Any]
+    created_at: datetime
 
 
 def _events_write(pending: list[dict[str, Any]]) -> list[Event]:
@@ -156,7 +172,7 @@ def _events_write(pending: list[dict[str, Any]]) -> list[Event]:
     return _events_after_write(events)
 
 
-def _events_after_write(events: list[Event]) -> list[Event]:
+def _events_after_write(events: list[Event] | list[WrittenEvent]) -> list[Event] | list[WrittenEvent]:
     if not events:
         return events
     _subscribers_notify(events)
@@ -172,7 +188,7 @@ def _events_after_write(events: list[Event]) -> list[Event]:
     return events
 
 
-def event_json(event: Event) -> dict[str, Any]:
+def event_json(event: Event | WrittenEvent) -> dict[str, Any]:
     return {"seq": event.seq, "type": event.type, "run": str(event.run_id) if event.run_id else None,
             "data": event.data, "at": event.created_at.isoformat()}
 
