@@ -36,8 +36,9 @@ def _name(run: Run) -> str:
 
 
 def news_compose(event: Event) -> dict | None:
-    """The message an event calls for, or None: {text, options, link}."""
-    run = Run.objects.filter(id=event.run_id).first() if event.run_id else None
+    """The message an event calls for, or None: {text, options, link}. None for a replay's
+    sandbox run: nobody reads its conversation, and it is deleted as the replay ends."""
+    run = Run.objects.filter(id=event.run_id, tenant__sandbox=False).first() if event.run_id else None
     if run is None:
         return None
     zh, name, data = _zh(run), _name(run), event.data or {}

@@ -61,7 +61,7 @@ from payroll.services import employee_copy, snapshot_copy
 from policy.models import PolicyVersion
 from policy.services import policy_corpus_copy
 from tenants.models import Membership, Role, Tenant
-from timeline.models import Activity, Event, Frame
+from timeline.models import Activity, Conversation, Event, Frame
 from timeline.services import conversation_create, event_append
 from workflows.dispatch import dispatch_held
 from workflows.executor import steps_execute
@@ -453,6 +453,10 @@ def sandbox_delete(tenant_id: int) -> bool:
         tenant = Tenant.objects.select_for_update().filter(id=tenant_id, sandbox=True).first()
         if tenant is None:
             return False
+        # Its conversations locked first: an event being appended to one (it bumps the
+        # conversation's counter) waits for this deletion and then finds nothing to append to,
+        # instead of committing a row that points at a run being deleted.
+        list(Conversation.objects.select_for_update().filter(tenant=tenant).values_list("id", flat=True))
         people = list(User.objects.filter(membership__tenant=tenant).values_list("id", flat=True))
         ReplayResult.objects.filter(sandbox_tenant=tenant).update(sandbox_deleted_at=timezone.now())
         # Rows that protect others inside the sandbox go first: a coordinate protects the call

@@ -12,7 +12,8 @@ from django.core.management import call_command
 from django.test import Client
 from rest_framework.test import APIClient
 
-from agents.models import ReplayResult
+from agents.models import Message, ReplayResult
+from agents.news import NEWS_TYPES, news_post
 from agents.orchestrator import message_post
 from agents.replay import replay_run, sandbox_delete, sandboxes_clean
 from approvals.models import ApprovalRequest
@@ -21,6 +22,7 @@ from llm import backend_scoped
 from llm.replay import ReplayBackend
 from payroll.tests.support import state_of
 from tenants.models import Membership, Tenant
+from timeline.models import Event
 from timeline.services import conversation_create
 from workflows.models import Run
 from workflows.services import run_start
@@ -75,6 +77,11 @@ def test_a_kept_sandbox_is_never_listed_and_the_periodic_cleanup_deletes_it():
     replay = Run.objects.get(id=int(result["sandbox_run"]))
     assert replay.tenant_id == sandbox.id != run.tenant_id
     assert sandbox.payroll_groups.filter(name="Shanghai Sales").count() == 1
+    # Its events tell nobody anything: no news is posted into a sandbox (it goes as the replay ends).
+    told = [e for e in Event.objects.filter(conversation_id=replay.conversation_id) if e.type.startswith(NEWS_TYPES)]
+    assert {e.type for e in told} >= {"approval.requested", "run.status"}
+    assert [news_post(e.id) for e in told] == [None] * len(told)
+    assert not Message.objects.filter(conversation_id=replay.conversation_id, intent="news").exists()
     admin = Client()
     admin.force_login(User.objects.create_superuser("root", "root@example.com", "x" * 12))
     listed = admin.get("/admin/tenants/tenant/").content.decode()
