@@ -1,8 +1,5 @@
 """The conversation websocket: tenant checks on connect, replay then live, each
 sequence number once, and the business projection of events."""
-import asyncio
-import threading
-import time
 from unittest import mock
 
 import pytest
@@ -15,7 +12,7 @@ from django.core.management import call_command
 from django.db import transaction
 
 from config.routing import websocket_urlpatterns
-from timeline.push import EVENTS, _hand_over, coalesced, conversation_group, pushes_gathered
+from timeline.push import EVENTS, conversation_group
 from timeline.services import conversation_create, event_append, event_json, events_batched
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
@@ -170,46 +167,3 @@ async def test_a_transactions_events_arrive_as_one_message_and_leave_as_frames_i
         assert await received_seqs(ws, 3) == [1, 2, 3]
     assert sent == [EVENTS]  # one message to the group, three frames to the browser
     await ws.disconnect()
-
-
-def test_batches_handed_over_together_are_merged_per_group_in_order():
-    def events(*seqs):
-        return {"type": EVENTS, "events": [{"seq": s} for s in seqs]}
-
-    other = {"type": "approval.changed", "approval": "7"}
-    batch = [("conversation.1", events(1, 2)), ("conversation.2", events(1)), ("conversation.1", events(3)),
-             ("conversation.1", other), ("conversation.1", events(4)), ("conversation.2", events(2, 3))]
-    assert coalesced(batch) == [("conversation.1", events(1, 2, 3)), ("conversation.2", events(1, 2, 3)),
-                                ("conversation.1", other), ("conversation.1", events(4))]
-
-
-def test_a_workers_gathered_pushes_go_out_merged_and_a_stalled_step_holds_none_back():
-    sent = []
-
-    class Layer:
-        async def group_send(self, group, message):
-            sent.append((group, message))
-
-    def events(*seqs):
-        return {"type": EVENTS, "events": [{"seq": s} for s in seqs]}
-
-    def until(n):
-        deadline = time.monotonic() + 5
-        while len(sent) < n and time.monotonic() < deadline:
-            time.sleep(0.005)
-        return len(sent)
-
-    loop = asyncio.new_event_loop()
-    threading.Thread(target=loop.run_forever, daemon=True).start()
-    try:
-        with pushes_gathered(window=0.3):
-            _hand_over(Layer(), loop, [("conversation.1", events(1))])  # after a quiet spell: at once
-            assert until(1) == 1
-            _hand_over(Layer(), loop, [("conversation.1", events(2))])
-            _hand_over(Layer(), loop, [("conversation.1", events(3)), ("conversation.2", events(1))])
-            # …and then the worker's next step takes long: nothing else is pushed.
-        assert until(3) == 3
-        assert sent == [("conversation.1", events(1)), ("conversation.1", events(2, 3)),
-                        ("conversation.2", events(1))]
-    finally:
-        loop.call_soon_threadsafe(loop.stop)
