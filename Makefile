@@ -34,9 +34,11 @@ test-layers: venv
 test-unit: venv
 	env -u DATABASE_URL -u REDIS_URL $(PY) -m pytest -q $(APPS)
 
-# PostgreSQL, Redis and real worker processes.
+# PostgreSQL, Redis and real worker processes; and the engine's hot path, whose hand-written
+# statements run on PostgreSQL only (on SQLite the same tests take the ORM path).
 test-integration: venv
 	DATABASE_URL=$(PG_TEST_URL) REDIS_URL=$(REDIS_TEST_URL) $(PY) -m pytest -q tests/integration
+	DATABASE_URL=$(PG_TEST_URL) REDIS_URL=$(REDIS_TEST_URL) $(PY) -m pytest -q workflows/tests/test_hot_path.py
 
 # Chromium against the embedded server, as `make run` serves it.
 test-browser: venv
