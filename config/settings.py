@@ -164,6 +164,7 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 CHANNEL_CAPACITY = 2000  # the default 100 drops group_send bursts silently
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
+    CELERY_BROKER_TRANSPORT = "config.broker:Transport"  # kombu's, one Redis client per pool
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",

@@ -100,14 +100,23 @@ def event_append(*, conversation_id: int, type: str, data: dict[str, Any], run_i
     return _events_write([pending])[0]
 
 
-_EVENTS_INSERT_PG = sql.Statement(
-    # One statement per conversation: reserve the numbers (the row lock keeps them
-    # gapless until commit) and insert the events, prepared once per connection.
-    "WITH s AS (UPDATE timeline_conversation SET last_seq = last_seq + %(n)s WHERE id = %(c)s RETURNING last_seq) "
-    "INSERT INTO timeline_event (conversation_id, run_id, seq, type, data, created_at) "
-    "SELECT %(c)s, x.run_id, s.last_seq - %(n)s + x.o, x.type, x.data, %(at)s FROM s, "
-    "unnest(%(runs)s::bigint[], %(types)s::text[], %(datas)s::jsonb[]) WITH ORDINALITY AS x(run_id, type, data, o) "
-    "RETURNING id, seq")
+# One statement per conversation: the numbers reserved and the events inserted
+# (timeline.sql.events_insert_ctes), prepared once per connection.
+_EVENTS_INSERT_PG = sql.Statement(f"""
+WITH x AS (
+  SELECT x.o, x.run_id, x.type, x.data
+    FROM unnest(%(runs)s::bigint[], %(types)s::text[], %(datas)s::jsonb[]) WITH ORDINALITY AS x(run_id, type, data, o)
+), {sql.events_insert_ctes("x")}
+SELECT id, seq FROM ins""")
+
+
+def events_pending(conversation_id: int) -> list[dict[str, Any]] | None:
+    """What events_take would hand over, left in the batch: for a statement that writes
+    them only if it goes ahead (the caller then takes them)."""
+    pending = getattr(_batch, "events", None)
+    if pending is None or any(item["conversation_id"] != conversation_id for item in pending):
+        return None
+    return list(pending)
 
 
 def events_take(conversation_id: int) -> list[dict[str, Any]] | None:
@@ -116,11 +125,9 @@ def events_take(conversation_id: int) -> list[dict[str, Any]] | None:
     written at the end of the batch, and the caller reports what it wrote through
     events_written(). None (nothing taken) when no batch is open or the batch holds events
     of another conversation. Events appended afterwards are written at the end, after them."""
-    pending = getattr(_batch, "events", None)
-    if pending is None or any(item["conversation_id"] != conversation_id for item in pending):
-        return None
-    taken = list(pending)
-    pending.clear()
+    taken = events_pending(conversation_id)
+    if taken is not None:
+        _batch.events.clear()
     return taken
 
 
@@ -154,8 +161,10 @@ def _events_write(pending: list[dict[str, Any]]) -> list[Event]:
     for conversation_id, items in by_conversation.items():
         if sql.is_postgres():
             rows = sql.execute(_EVENTS_INSERT_PG, {
-                "n": len(items), "c": conversation_id, "at": now, "runs": [i["run_id"] for i in items],
+                "conv": conversation_id, "now": now, "runs": [i["run_id"] for i in items],
                 "types": [i["type"] for i in items], "datas": [sql.jsonb(i["data"]) for i in items]}, fetch="all")
+            if not rows:
+                raise _conversation_gone(conversation_id)
             ids = dict((seq, id) for id, seq in rows)  # the subscribers are sent each event by its id
             first = min(ids)
             events += [Event(id=ids[first + i], seq=first + i, created_at=now, **item) for i, item in enumerate(items)]
@@ -164,12 +173,19 @@ def _events_write(pending: list[dict[str, Any]]) -> list[Event]:
         with connection.cursor() as cursor:
             cursor.execute(f"UPDATE {Conversation._meta.db_table} SET last_seq = last_seq + %s WHERE id = %s "
                            "RETURNING last_seq", [len(items), conversation_id])
-            last = cursor.fetchone()[0]
+            row = cursor.fetchone()
+        if row is None:
+            raise _conversation_gone(conversation_id)
+        last = row[0]
         first = last - len(items) + 1
         batch = [Event(seq=first + i, created_at=now, **item) for i, item in enumerate(items)]
         Event.objects.bulk_create(batch)
         events += batch
     return _events_after_write(events)
+
+
+def _conversation_gone(conversation_id: int) -> Conversation.DoesNotExist:
+    return Conversation.DoesNotExist(f"conversation {conversation_id} is gone: its events have nowhere to go")
 
 
 def _events_after_write(events: list[Event] | list[WrittenEvent]) -> list[Event] | list[WrittenEvent]:

@@ -23,6 +23,7 @@ from timeline.services import (
     activity_open,
     event_append,
     events_batched,
+    events_pending,
     events_take,
     events_written,
     frame_record,
@@ -65,6 +66,7 @@ from .tools import (
 )
 from .transitions import (
     cap_overrun,
+    counts_pending,
     counts_take,
     node_transition,
     node_transitions_checked,
@@ -617,21 +619,19 @@ def _inline_run(node, run, tool) -> dict | None:
 def _finish_fast(node, run, to: str, reason: str, me: str, result_ref: str = "",
                  acceptance_results: list[dict] | None = None, call: dict | None = None) -> int | sql.Claimed | None:
     """Complete or fail a node, promote its successors and claim the one to run in
-    place, in one transaction: 3-4 statements, then the cap count and the events."""
+    place, in one transaction: one statement for a plain inline node's hop when it is
+    safe (_inline_hop_fast), else two or three, then the cap count and the events."""
     now = timezone.now()
     try:
         with events_batched():
-            if call is not None:  # the call recorded and the node completed in one statement
-                run_status, won_one, call_id = sql.inline_call_finish(node=node, run=run, now=now, me=me,
-                                                                      reason=reason, **call)
-                won, result_ref = [node.id] if won_one else [], str(call_id)
-            else:
-                run_status, won = sql.nodes_finish(run.id, [{"id": node.id, "to": to, "reason": reason,
-                                                             "result_ref": result_ref,
-                                                             "acceptance_results": acceptance_results}],
-                                                   me=me, now=now)
+            if call is not None:
+                return _inline_hop_fast(node, run, reason, me, now, call)
+            run_status, won = sql.nodes_finish(run.id, [{"id": node.id, "to": to, "reason": reason,
+                                                         "result_ref": result_ref,
+                                                         "acceptance_results": acceptance_results}],
+                                               me=me, now=now)
             if not won:
-                raise _LostRace  # someone else finished it: roll back the call record too
+                raise _LostRace  # someone else finished it
             run.status = run_status
             node.status, node.status_reason, node.result_ref = to, reason, result_ref
             node_transitions_recorded(run, [(node.key, node.plan_version, N.IN_PROGRESS, to, reason)])
@@ -640,23 +640,63 @@ def _finish_fast(node, run, to: str, reason: str, me: str, result_ref: str = "",
         return None
 
 
+def _inline_hop_fast(node, run, reason: str, me: str, now, call: dict) -> int | sql.Claimed | None:
+    """A plain inline node's call recorded and the node completed with it, and — in the
+    same statement when its snapshot allows (sql.inline_hop) — its successors promoted,
+    the one to run in place claimed, the hop counted and its events written."""
+    # The completion's event and count, handed to the statement with the promotion's.
+    node_transitions_recorded(run, [(node.key, node.plan_version, N.IN_PROGRESS, N.COMPLETED, reason)])
+    pending = events_pending(run.conversation_id)
+    in_place = in_place_enabled()
+    if pending is None:  # the batch holds another conversation's events: two statements
+        run_status, won, call_id = sql.inline_call_finish(node=node, run=run, now=now, me=me, reason=reason, **call)
+        hop = sql.InlineHop(run_status, won, call_id, None)
+    else:
+        hop = sql.inline_hop(node=node, run=run, now=now, me=me, reason=reason,
+                             claim_for=_claim_for(me, now) if in_place else None,
+                             count=counts_pending(run.id), events=(run.conversation_id, pending), **call)
+    if not hop.won:
+        raise _LostRace  # someone else finished it: roll back the call record too
+    run.status = hop.run_status
+    node.status, node.status_reason, node.result_ref = N.COMPLETED, reason, str(hop.call_id)
+    if hop.promotion is None:
+        return _promote_fast(run, [node.key], me, now)
+    events_take(run.conversation_id)  # the statement wrote them, and counted the hop
+    counts_take(run.id)
+    return _promoted(run, hop.promotion, pending, in_place, now)
+
+
+def _claim_for(me: str, now) -> tuple[str, object, list[str]]:
+    """A single successor the hot path may run is claimed in the promoting statement."""
+    return me, now + timedelta(seconds=lease_seconds()), fast_tools()
+
+
 def _promote_fast(run: Run, finished_keys: list[str], me: str, now) -> int | sql.Claimed | None:
     """Inside the completing transaction (the run row is locked): promote the
     successors, claim the single one in place or dispatch them all after commit,
     and settle the run unless it is plainly still running."""
     in_place = in_place_enabled()
-    # A single successor the hot path may run is claimed in the promoting statement.
-    claim_for = (me, now + timedelta(seconds=lease_seconds()), fast_tools()) if in_place else None
     if run.status in RUN_TERMINAL:
-        promoted, busy, won = [], False, None
-    else:
-        # The statement also counts the hop's transitions against the cap: those of this
-        # batch so far (the completion) and its own (no separate UPDATE of the run).
-        # And it writes the batch's events so far with its own (no statement of their own).
-        pending = events_take(run.conversation_id)
-        promotion = sql.successors_promote(run.id, finished_keys, now=now, claim_for=claim_for,
-                                           count=counts_take(run.id),
-                                           events=None if pending is None else (run.conversation_id, pending))
+        return _promoted(run, None, None, in_place, now)
+    # The statement also counts the hop's transitions against the cap: those of this
+    # batch so far (the completion) and its own (no separate UPDATE of the run).
+    # And it writes the batch's events so far with its own (no statement of their own).
+    pending = events_take(run.conversation_id)
+    promotion = sql.successors_promote(run.id, finished_keys, now=now,
+                                       claim_for=_claim_for(me, now) if in_place else None,
+                                       count=counts_take(run.id),
+                                       events=None if pending is None else (run.conversation_id, pending))
+    return _promoted(run, promotion, pending, in_place, now)
+
+
+def _promoted(run: Run, promotion: sql.Promotion | None, pending: list | None, in_place: bool,
+              now) -> int | sql.Claimed | None:
+    """What follows a promotion (None: none, the run is over) in its transaction: its
+    changes checked, the successors dispatched after commit unless one runs in place,
+    the events followed up (`pending`: the statement wrote them) and the run settled
+    unless it is plainly still running."""
+    promoted, busy, won = [], False, None
+    if promotion is not None:
         promoted, busy, won = promotion.promoted, promotion.busy, promotion.claimed
         changes = [(p.key, p.plan_version, N.PENDING, N.READY, "dependencies met") for p in promoted]
         if won is not None:
@@ -665,7 +705,6 @@ def _promote_fast(run: Run, finished_keys: list[str], me: str, now) -> int | sql
             node_transitions_recorded(run, changes, counted=True)
         else:  # the statement wrote their events: check them against the table all the same
             node_transitions_checked(changes)
-            events_written(run.conversation_id, promotion.events, now)
         if not promotion.within_cap:
             cap_overrun(run.id)  # the run stops here: nothing runs in place
             run.status, won = RunStatus.STOPPED, None
@@ -674,6 +713,10 @@ def _promote_fast(run: Run, finished_keys: list[str], me: str, now) -> int | sql
         claimed = promoted[0].id  # a gated step: the general path asks the gate, on this worker
     if claimed is None and run.status not in RUN_TERMINAL:
         nodes_dispatch_on_commit([p.id for p in promoted])
+    if promotion is not None and pending is not None:
+        # After the dispatch: what follows the events (their push) runs after the commit's
+        # messages are sent, so the next step's worker waits for no push of this one.
+        events_written(run.conversation_id, promotion.events, now)
     if not (run.status == RunStatus.RUNNING and (busy or promoted)):
         run_settle(run)
     return claimed

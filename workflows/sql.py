@@ -31,6 +31,7 @@ _JSON_RUN = {f.column for f in Run._meta.concrete_fields if f.get_internal_type(
 
 
 _TERMINAL_ARRAY = sql.text_array(_TERMINAL)
+_NONE = "SELECT 0::bigint WHERE false"  # no node ids, as an SQL set
 
 
 @lru_cache(maxsize=64)
@@ -210,8 +211,7 @@ def inline_call_record(**call: Any) -> int:
 # The hop of a plain inline node in one statement: its call recorded (as above) and
 # the node completed with the call as its result, the run row locked first (as in
 # _FINISH_HEAD, whose one-node case this is).
-_INLINE_CALL_FINISH = sql.Statement(f"""
-WITH {_CALL_CTES}, lk AS (
+_FINISH_ONE_CTES = f"""lk AS (
   SELECT id, status FROM workflows_run WHERE id = %(run)s FOR NO KEY UPDATE
 ), f AS (
   UPDATE workflows_node n SET status = 'completed', status_reason = %(reason)s, result_ref = (SELECT id FROM tc)::text,
@@ -225,7 +225,9 @@ WITH {_CALL_CTES}, lk AS (
   UPDATE timeline_activity SET {_ROLLUP}, status = CASE WHEN EXISTS (SELECT 1 FROM f) THEN 'completed' ELSE status END,
          ended_at = CASE WHEN EXISTS (SELECT 1 FROM f) THEN %(now)s ELSE ended_at END
     FROM fr WHERE timeline_activity.id = %(act)s
-)
+)"""
+_INLINE_CALL_FINISH = sql.Statement(f"""
+WITH {_CALL_CTES}, {_FINISH_ONE_CTES}
 SELECT (SELECT status FROM lk), EXISTS (SELECT 1 FROM f), (SELECT id FROM tc)
 """)
 
@@ -244,10 +246,12 @@ def inline_call_finish(*, me: str, reason: str, **call: Any) -> tuple[str, bool,
 # With %(claim)s, a single successor whose tool the hot path may run goes straight
 # on to in_progress, claimed for this worker to run in place (what _CLAIM does,
 # in the same statement: a row is updated once per statement).
-_PROMOTE = sql.Statement(f"""
-WITH cand AS (
+# `gate`: an SQL condition all of it waits on; `done`: the ids of nodes the same
+# statement completed (its snapshot still sees them in progress).
+def _promotion_ctes(gate: str = "true", done: str = _NONE) -> str:
+    return f"""cand AS (
   SELECT c.id, c.tool FROM workflows_node c
-   WHERE c.run_id = %(run)s AND c.status = 'pending' AND c.retired_in IS NULL
+   WHERE ({gate}) AND c.run_id = %(run)s AND c.status = 'pending' AND c.retired_in IS NULL
      AND (%(keys)s::text[] IS NULL OR c.depends_on ?| %(keys)s::text[])
      AND CASE WHEN c.run_when = 'failed' THEN EXISTS (
                SELECT 1 FROM jsonb_array_elements_text(c.depends_on) k(key)
@@ -256,7 +260,7 @@ WITH cand AS (
          ELSE NOT EXISTS (
                SELECT 1 FROM jsonb_array_elements_text(c.depends_on) k(key)
                 WHERE NOT EXISTS (SELECT 1 FROM workflows_node d WHERE d.run_id = c.run_id AND d.key = k.key
-                                     AND d.retired_in IS NULL AND d.status = 'completed'))
+                                     AND d.retired_in IS NULL AND (d.status = 'completed' OR d.id IN ({done}))))
          END
 ), one AS (
   SELECT CASE WHEN %(claim)s AND count(*) = 1 AND bool_and(cand.tool = ANY(%(tools)s::text[]))
@@ -270,25 +274,24 @@ WITH cand AS (
          lease_owner = CASE WHEN c.id = one.id THEN %(me)s ELSE c.lease_owner END,
          lease_expires_at = CASE WHEN c.id = one.id THEN %(lease)s::timestamptz ELSE c.lease_expires_at END,
          started_at = CASE WHEN c.id = one.id THEN %(now)s ELSE c.started_at END,
-         activity_id = CASE WHEN c.id = one.id THEN COALESCE(c.activity_id, %(act)s::bigint) ELSE c.activity_id END
+         activity_id = CASE WHEN c.id = one.id THEN COALESCE(c.activity_id, %(new_act)s::bigint) ELSE c.activity_id END
     FROM one
    WHERE c.id IN (SELECT id FROM cand) AND c.status = 'pending'
   RETURNING {", ".join("c." + c for c in _NODE_COLS)}, (c.id = one.id) IS TRUE AS claimed,
-            (c.id = one.id AND c.activity_id = %(act)s::bigint) IS TRUE AS opened
-), a AS (
+            (c.id = one.id AND c.activity_id = %(new_act)s::bigint) IS TRUE AS opened
+), pa AS (
   INSERT INTO timeline_activity (id, conversation_id, kind, title, summary, status, intent, route, run_id, node_key,
          started_at, cost, error_count, frame_count, latency_ms, tokens_in, tokens_out)
   SELECT p.activity_id, r.conversation_id, 'node', left('node ' || p.key, 200), p.goal, 'in_progress', '', '',
          p.run_id, p.key, %(now)s, 0, 0, 0, 0, 0, 0 FROM p JOIN workflows_run r ON r.id = p.run_id WHERE p.opened
-), t AS (
+), pt AS (
   INSERT INTO workflows_transition (run_id, node_id, from_status, to_status, reason, worker, at)
   SELECT %(run)s, p.id, 'pending', 'ready', 'dependencies met', '', %(now)s FROM p
   UNION ALL
   SELECT %(run)s, p.id, 'ready', 'in_progress', 'claimed', %(me)s, %(now)s FROM p WHERE p.claimed
 ), ev AS (
   -- with %(emit)s: the batch's pending events (handed over by timeline.events_take), then
-  -- this statement's own, numbered on from the conversation's counter (its row locked
-  -- until commit, so the sequence stays gapless), as timeline.services writes them
+  -- this statement's own, numbered on from the conversation's counter
   SELECT 0 AS g, x.o, x.run_id, x.type, x.data
     FROM unnest(%(ev_runs)s::bigint[], %(ev_types)s::text[], %(ev_datas)s::jsonb[]) WITH ORDINALITY
          AS x(run_id, type, data, o)
@@ -303,33 +306,33 @@ WITH cand AS (
                             'reason', 'claimed')
     FROM p WHERE p.claimed
 ), evn AS (
-  SELECT row_number() OVER (ORDER BY ev.g, ev.o) AS o, count(*) OVER () AS n, ev.run_id, ev.type, ev.data
-    FROM ev WHERE %(emit)s
-), sq AS (
-  UPDATE timeline_conversation SET last_seq = last_seq + (SELECT count(*) FROM evn)
-   WHERE id = %(conv)s AND EXISTS (SELECT 1 FROM evn)
-  RETURNING last_seq
-), ins AS (
-  INSERT INTO timeline_event (conversation_id, run_id, seq, type, data, created_at)
-  SELECT %(conv)s, evn.run_id, sq.last_seq - evn.n + evn.o, evn.type, evn.data, %(now)s FROM evn, sq
-  RETURNING id, seq, run_id, type, data
-), k AS (
+  SELECT row_number() OVER (ORDER BY ev.g, ev.o) AS o, ev.run_id, ev.type, ev.data FROM ev WHERE %(emit)s AND ({gate})
+), {sql.events_insert_ctes("evn")}, k AS (
   SELECT %(count)s::int + (SELECT count(*) FROM p)::int + (SELECT count(*) FROM p WHERE p.claimed)::int AS n
 ), cnt AS (
   -- with %(counting)s: the hop's transitions against the run's cap (transitions_count below)
   UPDATE workflows_run SET transition_count = transition_count + k.n FROM k
-   WHERE %(counting)s AND workflows_run.id = %(run)s AND transition_count <= transition_cap - k.n
+   WHERE %(counting)s AND ({gate}) AND workflows_run.id = %(run)s AND transition_count <= transition_cap - k.n
   RETURNING 1
-)
-SELECT {", ".join("p." + c for c in _NODE_COLS)}, p.claimed,
+)"""
+
+
+def _promotion_columns(done: str = _NONE) -> str:
+    """What a promoting statement returns, a row per node promoted (one row of NULLs if
+    none): the node's columns, claimed, busy (other nodes of the run active), within
+    the cap, the events written, the columns of the claimed node's run."""
+    return f"""{", ".join("p." + c for c in _NODE_COLS)}, p.claimed,
        EXISTS (SELECT 1 FROM workflows_node WHERE run_id = %(run)s AND retired_in IS NULL
-                  AND status IN ('ready', 'in_progress')),
+                  AND status IN ('ready', 'in_progress') AND id NOT IN ({done})),
        EXISTS (SELECT 1 FROM cnt),
        (SELECT jsonb_agg(jsonb_build_array(ins.id, ins.seq, ins.run_id, ins.type, ins.data) ORDER BY ins.seq) FROM ins),
-       {", ".join("r." + c for c in _RUN_COLS)}
-  FROM (SELECT 1) AS x LEFT JOIN p ON true LEFT JOIN workflows_run r ON p.claimed AND r.id = p.run_id
- ORDER BY p.position, p.plan_version
-""")
+       {", ".join("r." + c for c in _RUN_COLS)}"""
+
+
+_PROMOTED_FROM = """FROM (SELECT 1) AS x LEFT JOIN p ON true LEFT JOIN workflows_run r ON p.claimed AND r.id = p.run_id
+ ORDER BY p.position, p.plan_version"""
+
+_PROMOTE = sql.Statement(f"WITH {_promotion_ctes()}\nSELECT {_promotion_columns()}\n{_PROMOTED_FROM}")
 
 
 _PROMOTED_AT = [_NODE_COLS.index(c) for c in ("id", "key", "tool", "plan_version")]
@@ -352,6 +355,36 @@ class Promotion:
     events: list[tuple[int, int, int | None, str, dict]]  # with `events`: those written, (id, seq, run, type, data)
 
 
+def _promotion_params(run_id: int, keys: list[str] | None, now: datetime,
+                      claim_for: tuple[str, datetime, list[str]] | None, count: int | None,
+                      events: tuple[int, list[dict[str, Any]]] | None) -> dict[str, Any]:
+    me, lease, tools = claim_for or ("", None, [])
+    conversation, pending = events if events is not None else (0, [])
+    return {"run": run_id, "keys": keys, "now": now, "claim": claim_for is not None,
+            "me": me, "lease": lease, "tools": _text_array(tools), "new_act": new_id(),
+            "counting": count is not None, "count": count or 0,
+            "emit": events is not None, "conv": conversation,
+            "ev_runs": [e["run_id"] for e in pending],
+            "ev_types": [e["type"] for e in pending],
+            "ev_datas": [sql.jsonb(e["data"]) for e in pending]}
+
+
+_PROMOTION_WIDTH = len(_NODE_COLS) + 4 + len(_RUN_COLS)  # the columns of _promotion_columns
+
+
+def _promotion(rows: list, counting: bool) -> Promotion:
+    n = len(_NODE_COLS)
+    promoted, claimed = [], None
+    for row in rows:
+        if row[0] is None:
+            continue  # nothing was promoted
+        promoted.append(Promoted(*(row[i] for i in _PROMOTED_AT)))
+        if row[n]:
+            claimed = _rows_to_claimed([row[:n] + row[n + 4:_PROMOTION_WIDTH]])[0]
+    written = [tuple(e) for e in sql.json_value(rows[0][n + 3]) or []]
+    return Promotion(promoted, bool(rows[0][n + 1]), claimed, not counting or bool(rows[0][n + 2]), written)
+
+
 def successors_promote(run_id: int, keys: list[str] | None, *, now: datetime,
                        claim_for: tuple[str, datetime, list[str]] | None = None,
                        count: int | None = None,
@@ -364,25 +397,56 @@ def successors_promote(run_id: int, keys: list[str] | None, *, now: datetime,
     (conversation, pending events), those events and the statement's own node.status
     events are written here (timeline.services.events_take); without, the caller
     appends the latter."""
-    me, lease, tools = claim_for or ("", None, [])
-    conversation, pending = events if events is not None else (0, [])
-    rows = sql.execute(_PROMOTE, {"run": run_id, "keys": keys, "now": now, "claim": claim_for is not None,
-                                  "me": me, "lease": lease, "tools": _text_array(tools), "act": new_id(),
-                                  "counting": count is not None, "count": count or 0,
-                                  "emit": events is not None, "conv": conversation,
-                                  "ev_runs": [e["run_id"] for e in pending],
-                                  "ev_types": [e["type"] for e in pending],
-                                  "ev_datas": [sql.jsonb(e["data"]) for e in pending]}, fetch="all")
-    n = len(_NODE_COLS)
-    promoted, claimed = [], None
-    for row in rows:
-        if row[0] is None:
-            continue  # nothing was promoted
-        promoted.append(Promoted(*(row[i] for i in _PROMOTED_AT)))
-        if row[n]:
-            claimed = _rows_to_claimed([row[:n] + row[n + 4:]])[0]
-    written = [tuple(e) for e in sql.json_value(rows[0][n + 3]) or []]
-    return Promotion(promoted, bool(rows[0][n + 1]), claimed, count is None or bool(rows[0][n + 2]), written)
+    rows = sql.execute(_PROMOTE, _promotion_params(run_id, keys, now, claim_for, count, events), fetch="all")
+    return _promotion(rows, count is not None)
+
+
+# A chain's hop in one statement: a plain inline node's call recorded and the node
+# completed (as _INLINE_CALL_FINISH), then its successors promoted and the one to run
+# in place claimed (as _PROMOTE) — when that is safe on the statement's snapshot,
+# taken before the run's lock. It is unless another node of the run is active (its
+# completion may have committed since: a fan-in would miss it, and so would the
+# check that the run is done) or a successor waits on a dependency not completed in
+# that snapshot. Otherwise (`go` false) only the completion happens, and the caller
+# promotes in a statement of its own, whose snapshot follows the lock.
+_GO = """go AS (
+  SELECT (SELECT status FROM lk) <> ALL(%(terminal)s::text[]) AND EXISTS (SELECT 1 FROM f)
+     AND NOT EXISTS (SELECT 1 FROM workflows_node o WHERE o.run_id = %(run)s AND o.retired_in IS NULL
+                        AND o.status IN ('ready', 'in_progress') AND o.id <> %(node)s)
+     AND NOT EXISTS (SELECT 1 FROM workflows_node c, jsonb_array_elements_text(c.depends_on) k(key)
+                      WHERE c.run_id = %(run)s AND c.status = 'pending' AND c.retired_in IS NULL
+                        AND c.depends_on ?| %(keys)s::text[] AND k.key <> ALL(%(keys)s::text[])
+                        AND NOT EXISTS (SELECT 1 FROM workflows_node d WHERE d.run_id = c.run_id AND d.key = k.key
+                                           AND d.retired_in IS NULL AND d.status = 'completed')) AS ok
+)"""
+_DONE = "SELECT id FROM f"
+_INLINE_HOP = sql.Statement(f"""
+WITH {_CALL_CTES}, {_FINISH_ONE_CTES}, {_GO}, {_promotion_ctes("SELECT ok FROM go", _DONE)}
+SELECT {_promotion_columns(_DONE)}, (SELECT status FROM lk), EXISTS (SELECT 1 FROM f), (SELECT id FROM tc),
+       (SELECT ok FROM go)
+{_PROMOTED_FROM}
+""")
+
+
+@dataclass
+class InlineHop:
+    run_status: str  # read under the run's lock
+    won: bool  # whether the completion's compare-and-set won
+    call_id: int
+    promotion: Promotion | None  # None: nothing promoted here, the caller promotes
+
+
+def inline_hop(*, me: str, reason: str, claim_for: tuple[str, datetime, list[str]] | None, count: int,
+               events: tuple[int, list[dict[str, Any]]], **call: Any) -> InlineHop:
+    """Record a plain inline node's call, complete the node, and (when safe, see above)
+    promote its successors, claim the one to run in place, count the hop's transitions
+    and write the events (`events`: the batch's so far, with the completion's)."""
+    node, run = call["node"], call["run"]
+    params = {**_call_params(**call), "me": me, "reason": reason, "terminal": _TERMINAL_ARRAY,
+              **_promotion_params(run.id, [node.key], call["now"], claim_for, count, events)}
+    rows = sql.execute(_INLINE_HOP, params, fetch="all")
+    status, won, call_id, go = rows[0][_PROMOTION_WIDTH:]
+    return InlineHop(status, bool(won), call_id, _promotion(rows, True) if go else None)
 
 
 _COUNT = ("UPDATE workflows_run SET transition_count = transition_count + %s "

@@ -87,6 +87,12 @@ def _counts_flush() -> None:
             cap_overrun(run_id)
 
 
+def counts_pending(run_id: int) -> int:
+    """What counts_take would hand over, left in the batch."""
+    counts = getattr(_deferred_counts, "runs", None)
+    return counts.get(run_id, 0) if counts else 0
+
+
 def counts_take(run_id: int) -> int:
     """The run's transitions counted in the open batch and not yet written, handed to
     a caller that writes them itself in a statement it runs anyway (the hot path's

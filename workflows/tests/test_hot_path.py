@@ -1,17 +1,21 @@
 """The hop's hot path (issue 14). On PostgreSQL these run the hand-written
 statements of workflows/sql.py, on SQLite the ORM path: the records must be
 the same either way."""
+import threading
 from unittest import mock
 
 import pytest
+from django.db import connection
 
 from timeline.models import ActivityLink, Event, Frame
-from workflows import sql  # noqa: F401 - read by the skipif condition below
+from tests.support import wait_until
+from workflows import executor, sql  # noqa: F401 - sql is read by the skipif conditions below
+from workflows.blueprints import BLUEPRINTS, blueprint_register
 from workflows.dispatch import NODE_RUN, NODES_RUN, SPREAD, dispatch_messages
-from workflows.executor import nodes_execute
+from workflows.executor import nodes_execute, steps_execute
 from workflows.models import Node, Run, ToolCall, Transition
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership
+from workflows.tests.helpers import drive, membership, statuses
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
@@ -56,6 +60,19 @@ def test_it_runs_a_chain_in_place_with_every_record():
                                                                 type="node.status")
             .order_by("seq").values_list("data", flat=True)]
     assert told == [(key, to) for key in keys for to in ("ready", "in_progress", "completed")]
+
+
+def test_a_step_sends_its_successors_message_before_its_push(monkeypatch, django_capture_on_commit_callbacks):
+    """The next step's worker waits for no push of this one: the message goes first."""
+    monkeypatch.setenv("KEEL_IN_PLACE", "0")
+    run = noop("chain", 2)
+    first = Node.objects.get(run=run, status="ready")
+    sent = []
+    with mock.patch("workflows.dispatch.messages_send", side_effect=lambda messages: sent.append("message")), \
+            mock.patch("timeline.push.group_send_many", side_effect=lambda batch, **kw: sent.append("push")):
+        with django_capture_on_commit_callbacks(execute=True):
+            steps_execute(first.id)
+    assert sent[:2] == ["message", "push"], sent
 
 
 def test_it_completes_a_fan_out_chunk_together_with_every_record(demo):
@@ -117,3 +134,61 @@ def test_a_chain_stops_at_its_transition_cap_and_nothing_runs_after_it():
     assert ran == {key for key, status in statuses.items() if status == "completed"} and 0 < len(ran) < 6
     assert not Node.objects.filter(run=run, status="ready").exclude(key__in=ran).filter(
         transitions__to_status="in_progress").exists()
+
+
+@pytest.fixture
+def join_blueprint():
+    blueprint_register({"name": "noop_join", "title": "No-op join", "params": {}, "required": [], "nodes": [
+        {"key": "a", "tool": "noop", "goal": "A", "depends_on": [], "arguments": {}},
+        {"key": "b", "tool": "noop", "goal": "B", "depends_on": ["a"], "arguments": {}},
+        {"key": "c", "tool": "noop", "goal": "C", "depends_on": ["a"], "arguments": {}},
+        {"key": "d", "tool": "noop", "goal": "D, the join", "depends_on": ["b", "c"], "arguments": {}}]})
+    yield
+    BLUEPRINTS.pop("noop_join")
+
+
+@pytest.mark.skipif("not sql.enabled()")
+@pytest.mark.django_db(transaction=True)
+def test_two_branches_finishing_at_once_still_start_their_join(join_blueprint):
+    """B finishes while C's completion holds the run's lock: B's hop waits for it, and
+    its snapshot, taken before, still sees C running. The join must start all the same
+    (a chain's one-statement hop is for when nothing else of the run is active)."""
+    run = run_start(membership=membership("alice"), blueprint="noop_join", params={})
+    steps_execute(Node.objects.get(run=run, key="a").id)
+    b, c = (Node.objects.get(run=run, key=key) for key in ("b", "c"))
+    assert b.status == c.status == "ready"
+    holding, release = threading.Event(), threading.Event()
+    real_promoted = executor._promoted
+
+    def promoted_then_hold(*args, **kwargs):
+        if threading.current_thread().name == "finishing-c":
+            holding.set()  # C is completed, the run row locked, nothing committed yet
+            release.wait(10)
+        return real_promoted(*args, **kwargs)
+
+    def step(node_id: int) -> None:
+        try:
+            steps_execute(node_id)
+        finally:
+            connection.close()
+
+    with mock.patch.object(executor, "_promoted", promoted_then_hold):
+        finishing_c = threading.Thread(target=step, args=(c.id,), name="finishing-c")
+        finishing_c.start()
+        assert holding.wait(10)
+        finishing_b = threading.Thread(target=step, args=(b.id,), name="finishing-b")
+        finishing_b.start()
+        wait_until(lambda: _waiting_for_a_lock() > 0, "B's hop waiting for the run's lock", timeout=10)
+        release.set()
+        finishing_c.join(10)
+        finishing_b.join(10)
+    run.refresh_from_db()
+    assert statuses(run) == {"a": "completed", "b": "completed", "c": "completed", "d": "completed"}
+    assert run.status == "completed"
+
+
+def _waiting_for_a_lock() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                       "AND wait_event_type = 'Lock'")
+        return cursor.fetchone()[0]
