@@ -65,9 +65,10 @@ def _order_lock() -> asyncio.Lock:
 
 
 async def _send_batch(layer, batch: list[tuple[str, dict[str, Any]]]) -> None:
-    # Batches run in submission order: asyncio.Lock wakes its waiters first-come first-served.
+    # Batches run in submission order (asyncio.Lock wakes its waiters first-come first-served),
+    # after what this loop still holds gathered (pushes_gathered): none overtakes an earlier one.
     async with _order_lock():
-        await _send(layer, batch)
+        await _send(layer, coalesced(_queue_take(asyncio.get_running_loop()) + batch))
 
 
 async def _send(layer, batch: list[tuple[str, dict[str, Any]]]) -> None:
@@ -142,10 +143,14 @@ async def _drain(layer, loop: asyncio.AbstractEventLoop) -> None:
     # Takes the queue only once the sends before it are done: whatever was handed over
     # meanwhile goes out together, so the push keeps up however fast workers commit.
     async with _order_lock():
-        with _queues_lock:
-            batch = _queues.pop(id(loop), [])
-            _drained[id(loop)] = time.monotonic()
-        await _send(layer, coalesced(batch))
+        await _send(layer, coalesced(_queue_take(loop)))
+
+
+def _queue_take(loop: asyncio.AbstractEventLoop) -> list[tuple[str, dict[str, Any]]]:
+    """The batches handed over to this loop and not yet sent, in order; the loop drained now."""
+    with _queues_lock:
+        _drained[id(loop)] = time.monotonic()
+        return _queues.pop(id(loop), [])
 
 
 def group_send_many(batch: list[tuple[str, dict[str, Any]]], *, wait: bool = False) -> None:

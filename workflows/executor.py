@@ -17,7 +17,6 @@ from django.utils import timezone
 
 from config.api import DomainError
 from timeline.models import Activity
-from timeline.push import pushes_gathered
 from timeline.services import (
     activity_close,
     activity_open,
@@ -532,9 +531,8 @@ def _plain_inline(tool, node) -> bool:
 def steps_execute(step: int | sql.Claimed | None) -> None:
     """Run a step and, in place, the successors it leaves to this worker: a node id
     (claimed here if it is ours to run) or a node already claimed."""
-    with pushes_gathered():  # a chain run in place commits step after step: its pushes merged
-        while step is not None:
-            step = claimed_execute(step) if isinstance(step, sql.Claimed) else node_execute(step)
+    while step is not None:
+        step = claimed_execute(step) if isinstance(step, sql.Claimed) else node_execute(step)
 
 
 def claimed_execute(claimed: sql.Claimed) -> int | sql.Claimed | None:
