@@ -276,7 +276,9 @@ def _promotion_ctes(gate: str = "true", done: str = _NONE) -> str:
          started_at = CASE WHEN c.id = one.id THEN %(now)s ELSE c.started_at END,
          activity_id = CASE WHEN c.id = one.id THEN COALESCE(c.activity_id, %(new_act)s::bigint) ELSE c.activity_id END
     FROM one
-   WHERE c.id IN (SELECT id FROM cand) AND c.status = 'pending'
+   -- by id (`|| ''`: not a condition the status index can serve; given it, a generic plan
+   -- on young statistics scanned every pending node of every run, a hop O(pending nodes))
+   WHERE c.id IN (SELECT id FROM cand) AND c.status || '' = 'pending'
   RETURNING {", ".join("c." + c for c in _NODE_COLS)}, (c.id = one.id) IS TRUE AS claimed,
             (c.id = one.id AND c.activity_id = %(new_act)s::bigint) IS TRUE AS opened
 ), pa AS (

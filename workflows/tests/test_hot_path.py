@@ -192,3 +192,20 @@ def _waiting_for_a_lock() -> int:
         cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
                        "AND wait_event_type = 'Lock'")
         return cursor.fetchone()[0]
+
+
+@pytest.mark.skipif("not sql.enabled()")
+def test_a_promotion_finds_its_nodes_by_run_and_id_never_by_scanning_every_pending_node():
+    """However young the statistics, no part of a hop reads the pending nodes of every run
+    (the status index): a hop would slow down with every run waiting in the database."""
+    import psycopg
+
+    run = noop("chain", 3)
+    params = sql._promotion_params(run.id, ["n0"], run.created_at, None, 0, (run.conversation_id, []))
+    with connection.cursor():
+        cursor = psycopg.RawCursor(connection.connection)
+        cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+        statement = sql._PROMOTE
+        cursor.execute(f"EXPLAIN {statement.positional}", [params[name] for name in statement.names])
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "workflows_n_status_aaf1da_idx" not in plan, plan
