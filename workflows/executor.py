@@ -644,23 +644,21 @@ def _inline_hop_fast(node, run, reason: str, me: str, now, call: dict) -> int | 
     the one to run in place claimed, the hop counted and its events written."""
     # The completion's event and count, handed to the statement with the promotion's.
     node_transitions_recorded(run, [(node.key, node.plan_version, N.IN_PROGRESS, N.COMPLETED, reason)])
+    # None: the batch holds another conversation's events, so it writes them all at its end.
     pending = events_pending(run.conversation_id)
     in_place = in_place_enabled()
-    if pending is None:  # the batch holds another conversation's events: two statements
-        run_status, won, call_id = sql.inline_call_finish(node=node, run=run, now=now, me=me, reason=reason, **call)
-        hop = sql.InlineHop(run_status, won, call_id, None)
-    else:
-        hop = sql.inline_hop(node=node, run=run, now=now, me=me, reason=reason,
-                             claim_for=_claim_for(me, now) if in_place else None,
-                             count=counts_pending(run.id), events=(run.conversation_id, pending), **call)
+    hop = sql.inline_hop(node=node, run=run, now=now, me=me, reason=reason,
+                         claim_for=_claim_for(me, now) if in_place else None, count=counts_pending(run.id),
+                         events=None if pending is None else (run.conversation_id, pending), **call)
     if not hop.won:
         raise _LostRace  # someone else finished it: roll back the call record too
     run.status = hop.run_status
     node.status, node.status_reason, node.result_ref = N.COMPLETED, reason, str(hop.call_id)
     if hop.promotion is None:
         return _promote_fast(run, [node.key], me, now)
-    events_take(run.conversation_id)  # the statement wrote them, and counted the hop
-    counts_take(run.id)
+    if pending is not None:
+        events_take(run.conversation_id)  # the statement wrote them
+    counts_take(run.id)  # and counted the hop
     return _promoted(run, hop.promotion, pending, in_place, now)
 
 

@@ -208,9 +208,9 @@ def inline_call_record(**call: Any) -> int:
     return sql.execute(_INLINE_CALL, _call_params(**call), fetch="one")[0]
 
 
-# The hop of a plain inline node in one statement: its call recorded (as above) and
-# the node completed with the call as its result, the run row locked first (as in
-# _FINISH_HEAD, whose one-node case this is).
+# A plain inline node completed with its call (recorded as above) as its result, the
+# run row locked first (as in _FINISH_HEAD, whose one-node case this is): the first
+# half of _INLINE_HOP below.
 _FINISH_ONE_CTES = f"""lk AS (
   SELECT id, status FROM workflows_run WHERE id = %(run)s FOR NO KEY UPDATE
 ), f AS (
@@ -226,18 +226,6 @@ _FINISH_ONE_CTES = f"""lk AS (
          ended_at = CASE WHEN EXISTS (SELECT 1 FROM f) THEN %(now)s ELSE ended_at END
     FROM fr WHERE timeline_activity.id = %(act)s
 )"""
-_INLINE_CALL_FINISH = sql.Statement(f"""
-WITH {_CALL_CTES}, {_FINISH_ONE_CTES}
-SELECT (SELECT status FROM lk), EXISTS (SELECT 1 FROM f), (SELECT id FROM tc)
-""")
-
-
-def inline_call_finish(*, me: str, reason: str, **call: Any) -> tuple[str, bool, int]:
-    """Record a plain inline node's call and complete the node with it. Returns (the
-    run's status, read under its lock; whether the compare-and-set won; the call's id)."""
-    row = sql.execute(_INLINE_CALL_FINISH, {**_call_params(**call), "me": me, "reason": reason}, fetch="one")
-    return row[0], bool(row[1]), row[2]
-
 
 # pending → ready for the successors of the nodes just finished (only a finished
 # dependency can make a pending node ready), with their transition rows. Reads
@@ -404,7 +392,7 @@ def successors_promote(run_id: int, keys: list[str] | None, *, now: datetime,
 
 
 # A chain's hop in one statement: a plain inline node's call recorded and the node
-# completed (as _INLINE_CALL_FINISH), then its successors promoted and the one to run
+# completed (_FINISH_ONE_CTES), then its successors promoted and the one to run
 # in place claimed (as _PROMOTE) — when that is safe on the statement's snapshot,
 # taken before the run's lock. It is unless another node of the run is active (its
 # completion may have committed since: a fan-in would miss it, and so would the
@@ -439,10 +427,11 @@ class InlineHop:
 
 
 def inline_hop(*, me: str, reason: str, claim_for: tuple[str, datetime, list[str]] | None, count: int,
-               events: tuple[int, list[dict[str, Any]]], **call: Any) -> InlineHop:
+               events: tuple[int, list[dict[str, Any]]] | None, **call: Any) -> InlineHop:
     """Record a plain inline node's call, complete the node, and (when safe, see above)
     promote its successors, claim the one to run in place, count the hop's transitions
-    and write the events (`events`: the batch's so far, with the completion's)."""
+    and write the events (`events`: the batch's so far, with the completion's; None:
+    none written here, as successors_promote)."""
     node, run = call["node"], call["run"]
     params = {**_call_params(**call), "me": me, "reason": reason, "terminal": _TERMINAL_ARRAY,
               **_promotion_params(run.id, [node.key], call["now"], claim_for, count, events)}

@@ -8,6 +8,7 @@ import pytest
 from django.db import connection
 
 from timeline.models import ActivityLink, Event, Frame
+from timeline.services import conversation_create, event_append, events_batched
 from tests.support import wait_until
 from workflows import executor, sql  # noqa: F401 - sql is read by the skipif conditions below
 from workflows.blueprints import BLUEPRINTS, blueprint_register
@@ -209,3 +210,16 @@ def test_a_promotion_finds_its_nodes_by_run_and_id_never_by_scanning_every_pendi
         cursor.execute(f"EXPLAIN {statement.positional}", [params[name] for name in statement.names])
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "workflows_n_status_aaf1da_idx" not in plan, plan
+
+
+def test_a_chain_run_in_a_batch_that_holds_another_conversations_event_is_recorded_all_the_same():
+    """The hop's statement cannot write a batch that holds events of two conversations:
+    they are all written at the end of the batch, each conversation's numbered on."""
+    run = noop("chain", 3)
+    alice = membership("alice")
+    other = conversation_create(tenant_id=alice.tenant_id, user_id=alice.user_id, title="other")
+    with events_batched():
+        event_append(conversation_id=other.id, type="message.received", data={"text": "meanwhile"})
+        steps_execute(Node.objects.get(run=run, key="n0").id)
+    assert_recorded(run, 3)
+    assert list(Event.objects.filter(conversation_id=other.id).values_list("seq", flat=True)) == [1]
