@@ -93,8 +93,8 @@ def event_append(*, conversation_id: int, type: str, data: dict[str, Any], run_i
     returned); otherwise now. Either way it commits or rolls back with the change
     it describes."""
     assert transaction.get_connection().in_atomic_block, "event_append must run inside the change's transaction"
-    pending = {"conversation_id": conversation_id, "type": type, "data": data, "run_id": run_id}
-    if getattr(_batch, "events", None) is not None:
+    pending = event_pending(conversation_id=conversation_id, type=type, data=data, run_id=run_id)
+    if events_batch_open():
         _batch.events.append(pending)
         return None
     return _events_write([pending])[0]
@@ -108,6 +108,17 @@ WITH x AS (
     FROM unnest(%(runs)s::bigint[], %(types)s::text[], %(datas)s::jsonb[]) WITH ORDINALITY AS x(run_id, type, data, o)
 ), {sql.events_insert_ctes("x")}
 SELECT id, seq FROM ins""")
+
+
+def event_pending(*, conversation_id: int, type: str, data: dict[str, Any], run_id: int | None = None
+                  ) -> dict[str, Any]:
+    """An event as a batch holds it until it is written: what events_take hands over, and
+    what a caller that writes its own events in a statement passes it with them."""
+    return {"conversation_id": conversation_id, "type": type, "data": data, "run_id": run_id}
+
+
+def events_batch_open() -> bool:
+    return getattr(_batch, "events", None) is not None
 
 
 def events_pending(conversation_id: int) -> list[dict[str, Any]] | None:

@@ -21,6 +21,7 @@ from timeline.services import (
     activity_close,
     activity_open,
     event_append,
+    events_batch_open,
     events_batched,
     events_pending,
     events_take,
@@ -68,6 +69,7 @@ from .transitions import (
     counts_pending,
     counts_take,
     node_transition,
+    node_status_events,
     node_transitions_checked,
     node_transitions_recorded,
 )
@@ -476,40 +478,33 @@ def _claim_fast(node_ids: list[int], tools: list[str] | None = None) -> list[sql
 _UNCLAIMED = object()
 
 
-class _RunOutside(Exception):
-    """The tool of a node claimed in the hop's transaction failed: roll the claim back
-    and take the path that commits the claim first and records the failure."""
-
-
 def _claim_run_fast(node_id: int) -> int | sql.Claimed | None | object:
-    """A hop that costs one commit: claim a ready node and, when its tool is plain
-    inline (side-effect-free), run it and complete it in the same transaction — the
-    claim, the completion, the promotion of its successors (and the claim of the one
-    run in place) commit together. A crash before the commit leaves the node ready
-    (the late-acked message comes back; the sweeper covers a lost one). Any other
-    tool gets its claim committed first, as its effects must not run in a
-    transaction. Returns _UNCLAIMED when the node was not ours to claim here."""
+    """A hop that costs one statement: a ready node whose tool is plain inline
+    (side-effect-free) is read, its tool run, and the node claimed and completed — its
+    call recorded, its successors promoted, the one to run in place claimed — in one
+    statement, a transaction of its own (_inline_hop_fast). A crash before it leaves
+    the node ready (the late-acked message comes back; the sweeper covers a lost one);
+    a rival run of the same node writes nothing. Any other tool gets its claim
+    committed first, as its effects must not run in a transaction. Returns _UNCLAIMED
+    when the node was not ours to claim here."""
     me = worker_name()
-    try:
-        with events_batched():
-            claimed = _claim_in_transaction([node_id], me, timezone.now())
-            if not claimed:
-                return _UNCLAIMED
-            node, run = claimed[0].node, claimed[0].run
-            tool = tool_get(node.tool)
-            if _plain_inline(tool, node):
-                call = _inline_run(node, run, tool)
-                if call is None:
-                    raise _RunOutside
-                return _finish_fast(node, run, N.COMPLETED, "accepted", me, "", [], call=call)
-            # Any other tool: the claim commits here, and the tool runs after it.
-    except _RunOutside:
-        claimed = _claim_fast([node_id])
-        if not claimed:
-            return None
-        node, run = claimed[0].node, claimed[0].run
-        tool = tool_get(node.tool)
-    return _execute_claimed(node, run, tool, me, None, None, None)
+    read = sql.node_ready_read(node_id, tools=fast_tools())
+    if read is None:
+        return _UNCLAIMED
+    node, run = read.node, read.run
+    tool = tool_get(node.tool)
+    if _plain_inline(tool, node):
+        call = _inline_run(node, run, tool)
+        if call is not None:
+            if read.busy:  # another branch of the run is active: the one statement could not promote
+                return _inline_hop_in_steps(node, run, me, call, ready=True)
+            return _inline_hop_fast(node, run, me, call, ready=True)
+        # The tool failed: the general path runs it again and records the failure.
+    claimed = _claim_fast([node_id])
+    if not claimed:
+        return None
+    node, run = claimed[0].node, claimed[0].run
+    return _execute_claimed(node, run, tool_get(node.tool), me, None, None, None)
 
 
 def _claim_in_transaction(node_ids: list[int], me: str, now, tools: list[str] | None = None) -> list[sql.Claimed]:
@@ -544,7 +539,9 @@ def claimed_execute(claimed: sql.Claimed) -> int | sql.Claimed | None:
     call = _inline_run(node, run, tool)
     if call is None:  # the tool failed: the general path records the failed call and fails the node
         return _execute_claimed(node, run, tool, me, None, None, None)
-    return _finish_fast(node, run, N.COMPLETED, "accepted", me, "", [], call=call)
+    if claimed.busy:  # another branch of the run was active: the one statement could not promote
+        return _inline_hop_in_steps(node, run, me, call, ready=False)
+    return _inline_hop_fast(node, run, me, call, ready=False)
 
 
 def nodes_execute(node_ids: list[int]) -> list[int | sql.Claimed | None]:
@@ -615,15 +612,12 @@ def _inline_run(node, run, tool) -> dict | None:
 
 
 def _finish_fast(node, run, to: str, reason: str, me: str, result_ref: str = "",
-                 acceptance_results: list[dict] | None = None, call: dict | None = None) -> int | sql.Claimed | None:
+                 acceptance_results: list[dict] | None = None) -> int | sql.Claimed | None:
     """Complete or fail a node, promote its successors and claim the one to run in
-    place, in one transaction: one statement for a plain inline node's hop when it is
-    safe (_inline_hop_fast), else two or three, then the cap count and the events."""
+    place, in one transaction: two or three statements, then the cap count and the events."""
     now = timezone.now()
     try:
         with events_batched():
-            if call is not None:
-                return _inline_hop_fast(node, run, reason, me, now, call)
             run_status, won = sql.nodes_finish(run.id, [{"id": node.id, "to": to, "reason": reason,
                                                          "result_ref": result_ref,
                                                          "acceptance_results": acceptance_results}],
@@ -638,28 +632,56 @@ def _finish_fast(node, run, to: str, reason: str, me: str, result_ref: str = "",
         return None
 
 
-def _inline_hop_fast(node, run, reason: str, me: str, now, call: dict) -> int | sql.Claimed | None:
-    """A plain inline node's call recorded and the node completed with it, and — in the
-    same statement when its snapshot allows (sql.inline_hop) — its successors promoted,
-    the one to run in place claimed, the hop counted and its events written."""
-    # The completion's event and count, handed to the statement with the promotion's.
-    node_transitions_recorded(run, [(node.key, node.plan_version, N.IN_PROGRESS, N.COMPLETED, reason)])
-    # None: the batch holds another conversation's events, so it writes them all at its end.
-    pending = events_pending(run.conversation_id)
+def _inline_hop_fast(node, run, me: str, call: dict, *, ready: bool) -> int | sql.Claimed | None:
+    """A plain inline node's hop in one statement (sql.inline_hop): its call recorded and
+    the node completed — `ready`: claimed too — its successors promoted, the one to run in
+    place claimed, the hop counted and its events written. Outside a transaction the
+    statement is one of its own (no BEGIN and no COMMIT round trip); inside, it joins it
+    and its events batch. When the statement's snapshot cannot decide the promotion
+    (another branch of the run is active), it writes nothing and the hop takes several
+    statements in a transaction (_inline_hop_in_steps)."""
+    now = timezone.now()
+    changes = [(node.key, node.plan_version, N.READY, N.IN_PROGRESS, "claimed")] if ready else []
+    changes.append((node.key, node.plan_version, N.IN_PROGRESS, N.COMPLETED, "accepted"))
+    node_transitions_checked(changes)
+    batched = events_batch_open()
+    if batched:  # the batch's events so far go first (None: it holds another conversation's, it writes them all)
+        pending = events_pending(run.conversation_id)
+        events = None if pending is None else (run.conversation_id, pending + node_status_events(run, changes))
+        count = counts_pending(run.id) + len(changes)
+    else:
+        events, count = (run.conversation_id, node_status_events(run, changes)), len(changes)
     in_place = in_place_enabled()
-    hop = sql.inline_hop(node=node, run=run, now=now, me=me, reason=reason,
-                         claim_for=_claim_for(me, now) if in_place else None, count=counts_pending(run.id),
-                         events=None if pending is None else (run.conversation_id, pending), **call)
+    hop = sql.inline_hop(ready=ready, node=node, run=run, now=now, me=me, reason="accepted",
+                         claim_for=_claim_for(me, now) if in_place else None, count=count, events=events, **call)
+    if not hop.go:
+        return _inline_hop_in_steps(node, run, me, call, ready=ready)
     if not hop.won:
-        raise _LostRace  # someone else finished it: roll back the call record too
+        return None  # someone else claimed or finished it: nothing was written
     run.status = hop.run_status
-    node.status, node.status_reason, node.result_ref = N.COMPLETED, reason, str(hop.call_id)
-    if hop.promotion is None:
-        return _promote_fast(run, [node.key], me, now)
-    if pending is not None:
-        events_take(run.conversation_id)  # the statement wrote them
-    counts_take(run.id)  # and counted the hop
-    return _promoted(run, hop.promotion, pending, in_place, now)
+    node.status, node.status_reason, node.result_ref = N.COMPLETED, "accepted", str(hop.call_id)
+    # Joins the caller's batch; on its own, a transaction with no statement unless the run settles.
+    with events_batched():
+        if batched:
+            if events is None:
+                node_transitions_recorded(run, changes, counted=True)
+            else:
+                events_take(run.conversation_id)  # the statement wrote them
+            counts_take(run.id)  # and counted them
+        return _promoted(run, hop.promotion, events is not None, in_place, now)
+
+
+def _inline_hop_in_steps(node, run, me: str, call: dict, *, ready: bool) -> int | sql.Claimed | None:
+    """A plain inline node's hop when another branch of its run is active: claimed (if
+    `ready`), its call recorded and completed, then its successors promoted after the
+    run's lock, in one transaction."""
+    with events_batched():
+        if ready:
+            claimed = _claim_in_transaction([node.id], me, timezone.now())
+            if not claimed:
+                return None
+            node, run = claimed[0].node, claimed[0].run
+        return _finish_many_fast([(sql.Claimed(node, run), call)])
 
 
 def _claim_for(me: str, now) -> tuple[str, object, list[str]]:
@@ -673,7 +695,7 @@ def _promote_fast(run: Run, finished_keys: list[str], me: str, now) -> int | sql
     and settle the run unless it is plainly still running."""
     in_place = in_place_enabled()
     if run.status in RUN_TERMINAL:
-        return _promoted(run, None, None, in_place, now)
+        return _promoted(run, None, False, in_place, now)
     # The statement also counts the hop's transitions against the cap: those of this
     # batch so far (the completion) and its own (no separate UPDATE of the run).
     # And it writes the batch's events so far with its own (no statement of their own).
@@ -682,14 +704,14 @@ def _promote_fast(run: Run, finished_keys: list[str], me: str, now) -> int | sql
                                        claim_for=_claim_for(me, now) if in_place else None,
                                        count=counts_take(run.id),
                                        events=None if pending is None else (run.conversation_id, pending))
-    return _promoted(run, promotion, pending, in_place, now)
+    return _promoted(run, promotion, pending is not None, in_place, now)
 
 
-def _promoted(run: Run, promotion: sql.Promotion | None, pending: list | None, in_place: bool,
+def _promoted(run: Run, promotion: sql.Promotion | None, written: bool, in_place: bool,
               now) -> int | sql.Claimed | None:
     """What follows a promotion (None: none, the run is over) in its transaction: its
     changes checked, the successors dispatched after commit unless one runs in place,
-    the events followed up (`pending`: the statement wrote them) and the run settled
+    the events followed up (`written`: the statement wrote them) and the run settled
     unless it is plainly still running."""
     promoted, busy, won = [], False, None
     if promotion is not None:
@@ -697,19 +719,21 @@ def _promoted(run: Run, promotion: sql.Promotion | None, pending: list | None, i
         changes = [(p.key, p.plan_version, N.PENDING, N.READY, "dependencies met") for p in promoted]
         if won is not None:
             changes.append((won.node.key, won.node.plan_version, N.READY, N.IN_PROGRESS, "claimed"))
-        if pending is None:
+        if not written:
             node_transitions_recorded(run, changes, counted=True)
         else:  # the statement wrote their events: check them against the table all the same
             node_transitions_checked(changes)
         if not promotion.within_cap:
             cap_overrun(run.id)  # the run stops here: nothing runs in place
             run.status, won = RunStatus.STOPPED, None
+    if won is not None:
+        won.busy = busy
     claimed: int | sql.Claimed | None = won
     if won is None and len(promoted) == 1 and in_place and run.status not in RUN_TERMINAL:
         claimed = promoted[0].id  # a gated step: the general path asks the gate, on this worker
     if claimed is None and run.status not in RUN_TERMINAL:
         nodes_dispatch_on_commit([p.id for p in promoted])
-    if promotion is not None and pending is not None:
+    if promotion is not None and written:
         # After the dispatch: what follows the events (their push) runs after the commit's
         # messages are sent, so the next step's worker waits for no push of this one.
         events_written(run.conversation_id, promotion.events, now)

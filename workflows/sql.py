@@ -54,6 +54,7 @@ class Claimed:
 
     node: Node
     run: Run
+    busy: bool = False  # claimed in place while other nodes of its run were active
 
 
 _JSON_NODE_AT = [i for i, c in enumerate(_NODE_COLS) if c in _JSON_NODE]
@@ -68,15 +69,46 @@ def _loaded(model, values: list, json_at: list[int]):
     return model.from_db("default", None, values)
 
 
-def _rows_to_claimed(rows) -> list[Claimed]:
-    out = []
+def _node_and_run(row) -> tuple[Node, Run]:
+    """A node and its run from a row of the node's columns, then the run's."""
     n = len(_NODE_COLS)
-    for row in rows:
-        run = _loaded(Run, list(row[n:n + len(_RUN_COLS)]), _JSON_RUN_AT)
-        node = _loaded(Node, list(row[:n]), _JSON_NODE_AT)
-        node.run = run
-        out.append(Claimed(node, run))
-    return out
+    run = _loaded(Run, list(row[n:n + len(_RUN_COLS)]), _JSON_RUN_AT)
+    node = _loaded(Node, list(row[:n]), _JSON_NODE_AT)
+    node.run = run
+    return node, run
+
+
+def _rows_to_claimed(rows) -> list[Claimed]:
+    return [Claimed(*_node_and_run(row)) for row in rows]
+
+
+# A ready node and its run, read (no lock, no write): what a plain inline node's hop
+# needs to run its tool before the statement that claims and completes it at once —
+# and whether another node of the run is active (then that statement could not promote).
+_READY = sql.Statement(f"""
+SELECT {", ".join("n." + c for c in _NODE_COLS)}, {", ".join("r." + c for c in _RUN_COLS)},
+       EXISTS (SELECT 1 FROM workflows_node o WHERE o.run_id = n.run_id AND o.retired_in IS NULL
+                  AND o.status IN ('ready', 'in_progress') AND o.id <> n.id)
+  FROM workflows_node n JOIN workflows_run r ON r.id = n.run_id
+ WHERE n.id = %(id)s AND n.status = 'ready' AND n.retired_in IS NULL AND r.status <> ALL(%(terminal)s::text[])
+   AND n.tool = ANY(%(tools)s::text[])
+""")
+
+
+@dataclass
+class Ready:
+    """A ready node as read, with its run."""
+
+    node: Node
+    run: Run
+    busy: bool  # whether other nodes of the run are active
+
+
+def node_ready_read(node_id: int, *, tools: list[str]) -> Ready | None:
+    """The node and its run if the node is ready, of a live run and has one of `tools`."""
+    row = sql.execute(_READY, {"id": node_id, "terminal": _TERMINAL_ARRAY, "tools": _text_array(tools)},
+                      fetch="one")
+    return None if row is None else Ready(*_node_and_run(row), bool(row[-1]))
 
 
 # ready → in_progress for a batch of nodes: the lease, the node's activity (opened
@@ -153,14 +185,14 @@ def nodes_finish(run_id: int, finished: list[dict[str, Any]], *, me: str, now: d
 
 # An inline (side-effect-free) tool's call, recorded in one statement: the tool
 # call (its idempotency key makes a rerun reuse the row), its frame and payload,
-# and the activity's roll-up and link. Written before the completion, which names
-# the call as the node's result.
-_CALL_CTES = """
-tc AS (
+# and the activity's roll-up and link. `source`: a FROM clause its rows follow (one
+# hop's completion: nothing is recorded unless it won); `act`: the activity's id.
+def _call_ctes(source: str = "", act: str = "%(act)s") -> str:
+    return f"""tc AS (
   INSERT INTO agents_toolcall (id, tenant_id, run_id, node_id, tool, arguments, result, status, error,
          idempotency_key, approval_id, started_at, ended_at, latency_ms)
-  VALUES (%(call)s, %(tenant)s, %(run)s, %(node)s, %(tool)s, %(args)s, %(result)s, 'succeeded', '', %(key)s, NULL,
-          %(started)s, %(now)s, %(lat)s)
+  SELECT %(call)s, %(tenant)s, %(run)s, %(node)s, %(tool)s, %(args)s, %(result)s, 'succeeded', '', %(key)s, NULL,
+         %(started)s, %(now)s, %(lat)s {source}
   ON CONFLICT (node_id, idempotency_key) DO UPDATE SET arguments = EXCLUDED.arguments, result = EXCLUDED.result,
          status = 'succeeded', error = '', ended_at = EXCLUDED.ended_at, latency_ms = EXCLUDED.latency_ms
   RETURNING id
@@ -168,18 +200,20 @@ tc AS (
   INSERT INTO timeline_frame (id, activity_id, parent_id, kind, name, status, level, summary, started_at,
          first_token_at, ended_at, latency_ms, gen_ai_operation_name, gen_ai_provider_name, gen_ai_request_model,
          gen_ai_usage_input_tokens, gen_ai_usage_output_tokens, gen_ai_tool_name, gen_ai_tool_call_id, cost)
-  SELECT %(frame)s, %(act)s, NULL, 'tool_call', left(%(tool)s, 120), 'ok', 'info', %(summary)s, %(started)s, NULL,
+  SELECT %(frame)s, {act}, NULL, 'tool_call', left(%(tool)s, 120), 'ok', 'info', %(summary)s, %(started)s, NULL,
          %(now)s, %(lat)s, 'execute_tool', '', '', 0, 0, %(tool)s, tc.id::text, 0 FROM tc
   RETURNING id, gen_ai_tool_call_id
 ), fp AS (
   INSERT INTO timeline_framepayload (frame_id, data)
-  SELECT fr.id, jsonb_set(%(payload)s::jsonb, '{idempotency_key}', to_jsonb(%(key)s::text)) FROM fr
+  SELECT fr.id, jsonb_set(%(payload)s::jsonb, '{{idempotency_key}}', to_jsonb(%(key)s::text)) FROM fr
 ), l AS (
   -- the activity's link to the call: a row, inserted or ignored (timeline.ActivityLink)
   INSERT INTO timeline_activitylink (activity_id, kind, object_id)
-  SELECT %(act)s, 'tool_call', fr.gen_ai_tool_call_id FROM fr
+  SELECT {act}, 'tool_call', fr.gen_ai_tool_call_id FROM fr
   ON CONFLICT DO NOTHING
 )"""
+
+
 # The activity's roll-up of the call's frame (one UPDATE of the row per statement:
 # PostgreSQL applies only one of two updates of a row in one statement).
 _ROLLUP = """frame_count = frame_count + 1, latency_ms = latency_ms + %(lat)s,
@@ -187,7 +221,7 @@ _ROLLUP = """frame_count = frame_count + 1, latency_ms = latency_ms + %(lat)s,
          frames_until = GREATEST(COALESCE(frames_until, %(now)s), %(now)s)"""
 
 _INLINE_CALL = sql.Statement(f"""
-WITH {_CALL_CTES}, a AS (
+WITH {_call_ctes()}, a AS (
   UPDATE timeline_activity SET {_ROLLUP} FROM fr WHERE timeline_activity.id = %(act)s
 )
 SELECT id FROM tc
@@ -207,25 +241,6 @@ def _call_params(*, node: Node, run: Run, tool, arguments: dict, output: dict, i
 def inline_call_record(**call: Any) -> int:
     return sql.execute(_INLINE_CALL, _call_params(**call), fetch="one")[0]
 
-
-# A plain inline node completed with its call (recorded as above) as its result, the
-# run row locked first (as in _FINISH_HEAD, whose one-node case this is): the first
-# half of _INLINE_HOP below.
-_FINISH_ONE_CTES = f"""lk AS (
-  SELECT id, status FROM workflows_run WHERE id = %(run)s FOR NO KEY UPDATE
-), f AS (
-  UPDATE workflows_node n SET status = 'completed', status_reason = %(reason)s, result_ref = (SELECT id FROM tc)::text,
-         acceptance_results = '[]'::jsonb, lease_owner = '', lease_expires_at = NULL, finished_at = %(now)s
-   WHERE n.id = %(node)s AND n.status = 'in_progress' AND EXISTS (SELECT 1 FROM lk)
-  RETURNING n.id
-), t AS (
-  INSERT INTO workflows_transition (run_id, node_id, from_status, to_status, reason, worker, at)
-  SELECT %(run)s, f.id, 'in_progress', 'completed', %(reason)s, %(me)s, %(now)s FROM f
-), a AS (
-  UPDATE timeline_activity SET {_ROLLUP}, status = CASE WHEN EXISTS (SELECT 1 FROM f) THEN 'completed' ELSE status END,
-         ended_at = CASE WHEN EXISTS (SELECT 1 FROM f) THEN %(now)s ELSE ended_at END
-    FROM fr WHERE timeline_activity.id = %(act)s
-)"""
 
 # pending → ready for the successors of the nodes just finished (only a finished
 # dependency can make a pending node ready), with their transition rows. Reads
@@ -391,16 +406,18 @@ def successors_promote(run_id: int, keys: list[str] | None, *, now: datetime,
     return _promotion(rows, count is not None)
 
 
-# A chain's hop in one statement: a plain inline node's call recorded and the node
-# completed (_FINISH_ONE_CTES), then its successors promoted and the one to run
-# in place claimed (as _PROMOTE) — when that is safe on the statement's snapshot,
-# taken before the run's lock. It is unless another node of the run is active (its
+# A chain's hop in one statement, a transaction of its own (no BEGIN, no COMMIT
+# round trip): a plain inline node completed — `ready`: claimed at once, its tool
+# having run before (side-effect-free: a rival run of it writes nothing) — with its
+# call recorded, its successors promoted and the one to run in place claimed (as
+# _PROMOTE). Everything waits on `go`, decided on the statement's snapshot, taken
+# before the run's lock: it holds unless another node of the run is active (its
 # completion may have committed since: a fan-in would miss it, and so would the
 # check that the run is done) or a successor waits on a dependency not completed in
-# that snapshot. Otherwise (`go` false) only the completion happens, and the caller
-# promotes in a statement of its own, whose snapshot follows the lock.
+# that snapshot. Without `go` nothing is written, and the caller takes the path of
+# several statements in a transaction, whose promotion reads after the lock.
 _GO = """go AS (
-  SELECT (SELECT status FROM lk) <> ALL(%(terminal)s::text[]) AND EXISTS (SELECT 1 FROM f)
+  SELECT (SELECT status FROM lk) <> ALL(%(terminal)s::text[])
      AND NOT EXISTS (SELECT 1 FROM workflows_node o WHERE o.run_id = %(run)s AND o.retired_in IS NULL
                         AND o.status IN ('ready', 'in_progress') AND o.id <> %(node)s)
      AND NOT EXISTS (SELECT 1 FROM workflows_node c, jsonb_array_elements_text(c.depends_on) k(key)
@@ -410,34 +427,71 @@ _GO = """go AS (
                                            AND d.retired_in IS NULL AND d.status = 'completed')) AS ok
 )"""
 _DONE = "SELECT id FROM f"
-_INLINE_HOP = sql.Statement(f"""
-WITH {_CALL_CTES}, {_FINISH_ONE_CTES}, {_GO}, {_promotion_ctes("SELECT ok FROM go", _DONE)}
+
+
+def _inline_hop_statement(ready: bool) -> sql.Statement:
+    if ready:  # ready → in_progress → completed: the claim's changes too, and its activity opened
+        expected = "n.status = 'ready' AND n.retired_in IS NULL"
+        claim = (", attempts = n.attempts + 1, started_at = %(started)s,"
+                 " activity_id = COALESCE(n.activity_id, %(open_act)s::bigint)")
+        opened = "n.activity_id = %(open_act)s::bigint"
+        claimed = "SELECT %(run)s, f.id, 'ready', 'in_progress', 'claimed', %(me)s, %(started)s FROM f UNION ALL\n  "
+    else:  # in_progress → completed, by the worker holding the lease
+        expected, claim, opened, claimed = "n.status = 'in_progress' AND n.lease_owner = %(me)s", "", "false", ""
+    return sql.Statement(f"""
+WITH lk AS (
+  SELECT id, status FROM workflows_run WHERE id = %(run)s FOR NO KEY UPDATE
+), {_GO}, f AS (
+  UPDATE workflows_node n SET status = 'completed', status_reason = %(reason)s, acceptance_results = '[]'::jsonb,
+         result_ref = COALESCE((SELECT c.id FROM agents_toolcall c WHERE c.node_id = %(node)s
+                                   AND c.idempotency_key = %(key)s), %(call)s)::text,
+         lease_owner = '', lease_expires_at = NULL, finished_at = %(now)s{claim}
+   WHERE n.id = %(node)s AND {expected} AND (SELECT ok FROM go)
+  RETURNING n.id, n.key, n.goal, n.activity_id, {opened} AS opened
+), {_call_ctes("FROM f", "(SELECT activity_id FROM f)")}, t AS (
+  INSERT INTO workflows_transition (run_id, node_id, from_status, to_status, reason, worker, at)
+  {claimed}SELECT %(run)s, f.id, 'in_progress', 'completed', %(reason)s, %(me)s, %(now)s FROM f
+), ao AS (
+  INSERT INTO timeline_activity (id, conversation_id, kind, title, summary, status, intent, route, run_id, node_key,
+         started_at, ended_at, cost, error_count, frame_count, latency_ms, tokens_in, tokens_out, frames_from,
+         frames_until)
+  SELECT f.activity_id, %(run_conv)s, 'node', left('node ' || f.key, 200), f.goal, 'completed', '', '', %(run)s,
+         f.key, %(started)s, %(now)s, 0, 0, 1, %(lat)s, 0, 0, %(started)s, %(now)s FROM f WHERE f.opened
+), a AS (
+  UPDATE timeline_activity SET {_ROLLUP}, status = 'completed', ended_at = %(now)s
+    FROM f WHERE timeline_activity.id = f.activity_id AND NOT f.opened
+), {_promotion_ctes("(SELECT ok FROM go) AND EXISTS (SELECT 1 FROM f)", _DONE)}
 SELECT {_promotion_columns(_DONE)}, (SELECT status FROM lk), EXISTS (SELECT 1 FROM f), (SELECT id FROM tc),
        (SELECT ok FROM go)
 {_PROMOTED_FROM}
 """)
 
 
+_INLINE_HOP = {ready: _inline_hop_statement(ready) for ready in (False, True)}
+
+
 @dataclass
 class InlineHop:
-    run_status: str  # read under the run's lock
+    go: bool  # False: nothing written, the caller takes the path of several statements
     won: bool  # whether the completion's compare-and-set won
-    call_id: int
-    promotion: Promotion | None  # None: nothing promoted here, the caller promotes
+    run_status: str  # read under the run's lock
+    call_id: int | None  # the node's result
+    promotion: Promotion | None
 
 
-def inline_hop(*, me: str, reason: str, claim_for: tuple[str, datetime, list[str]] | None, count: int,
-               events: tuple[int, list[dict[str, Any]]] | None, **call: Any) -> InlineHop:
-    """Record a plain inline node's call, complete the node, and (when safe, see above)
-    promote its successors, claim the one to run in place, count the hop's transitions
-    and write the events (`events`: the batch's so far, with the completion's; None:
-    none written here, as successors_promote)."""
+def inline_hop(*, ready: bool, me: str, reason: str, claim_for: tuple[str, datetime, list[str]] | None,
+               count: int, events: tuple[int, list[dict[str, Any]]] | None, **call: Any) -> InlineHop:
+    """A plain inline node's hop (see above): `ready`, claim it too (else this worker
+    holds its lease). `count`: the transitions to count besides the statement's own
+    (the claim's and the completion's among them); `events`: the events to write
+    before its own (theirs among them; None: none written, as successors_promote)."""
     node, run = call["node"], call["run"]
     params = {**_call_params(**call), "me": me, "reason": reason, "terminal": _TERMINAL_ARRAY,
+              "run_conv": run.conversation_id, "open_act": new_id(),
               **_promotion_params(run.id, [node.key], call["now"], claim_for, count, events)}
-    rows = sql.execute(_INLINE_HOP, params, fetch="all")
+    rows = sql.execute(_INLINE_HOP[ready], params, fetch="all")
     status, won, call_id, go = rows[0][_PROMOTION_WIDTH:]
-    return InlineHop(status, bool(won), call_id, _promotion(rows, True) if go else None)
+    return InlineHop(bool(go), bool(won), status, call_id, _promotion(rows, True) if won else None)
 
 
 _COUNT = ("UPDATE workflows_run SET transition_count = transition_count + %s "

@@ -14,7 +14,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from timeline.services import before_events_flush, event_append
+from timeline.services import before_events_flush, event_append, event_pending
 
 from .models import RUN_FINAL, RUN_TERMINAL, Node, NodeStatus, Run, RunStatus, Transition
 from .sql import transitions_count
@@ -151,11 +151,18 @@ def node_transitions_recorded(run: Run, changes: list[tuple[str, int, str, str, 
     changes: (node key, plan version, from, to, reason), in the order they happened."""
     _assert_atomic()
     node_transitions_checked(changes)
-    for key, plan_version, frm, to, reason in changes:
-        event_append(conversation_id=run.conversation_id, run_id=run.id, type="node.status",
-                     data={"node": key, "plan_version": plan_version, "from": frm, "to": to, "reason": reason})
+    for event in node_status_events(run, changes):
+        event_append(**event)
         if not counted:
             _count(run)
+
+
+def node_status_events(run: Run, changes: list[tuple[str, int, str, str, str]]) -> list[dict[str, Any]]:
+    """The node.status events of changes as node_transitions_recorded lists them, pending
+    (timeline.event_pending): for a statement that writes them itself."""
+    return [event_pending(conversation_id=run.conversation_id, run_id=run.id, type="node.status",
+                          data={"node": key, "plan_version": plan_version, "from": frm, "to": to, "reason": reason})
+            for key, plan_version, frm, to, reason in changes]
 
 
 def node_transitions_checked(changes: list[tuple[str, int, str, str, str]]) -> None:

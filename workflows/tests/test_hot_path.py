@@ -223,3 +223,93 @@ def test_a_chain_run_in_a_batch_that_holds_another_conversations_event_is_record
         steps_execute(Node.objects.get(run=run, key="n0").id)
     assert_recorded(run, 3)
     assert list(Event.objects.filter(conversation_id=other.id).values_list("seq", flat=True)) == [1]
+
+
+@pytest.mark.skipif("not sql.enabled()")
+@pytest.mark.django_db(transaction=True)
+def test_a_chains_hop_is_one_statement_that_commits_by_itself():
+    """Outside a transaction, a plain inline node's hop is one statement and no BEGIN or
+    COMMIT: through the broker a read and the statement, in place the statement alone."""
+    run = noop("chain", 4)
+    seen = []
+    real_execute = sql.sql.execute
+
+    def execute(statement, *args, **kwargs):
+        seen.append((str(statement).split()[0:3], connection.in_atomic_block))
+        return real_execute(statement, *args, **kwargs)
+
+    with mock.patch.object(sql.sql, "execute", execute):
+        steps_execute(Node.objects.get(run=run, key="n0").id)
+    # n0's read, then one statement per node, each its own transaction (no BEGIN, no COMMIT)...
+    assert [words[0] for words, _ in seen[:5]] == ["SELECT", "WITH", "WITH", "WITH", "WITH"], seen
+    assert not any(in_transaction for _, in_transaction in seen[:5]), seen
+    # ...and then the run's completion, in a transaction of its own
+    assert seen[5:] and all(in_transaction for _, in_transaction in seen[5:]), seen
+    assert_recorded(run, 4)
+
+
+@pytest.mark.skipif("not sql.enabled()")
+def test_a_node_run_twice_at_once_is_recorded_once():
+    """Two workers got the same message (a redelivery): both read the node ready and run
+    its side-effect-free tool; the first statement wins, the second writes nothing."""
+    run = noop("chain", 2)
+    first = Node.objects.get(run=run, key="n0")
+    read, rival = (sql.node_ready_read(first.id, tools=executor.fast_tools()) for _ in range(2))
+    node, loaded_run, rival_node, rival_run = read.node, read.run, rival.node, rival.run
+    tool = executor.tool_get(node.tool)
+    mine, theirs = executor._inline_run(node, loaded_run, tool), executor._inline_run(rival_node, rival_run, tool)
+    next_step = executor._inline_hop_fast(node, loaded_run, executor.worker_name(), mine, ready=True)
+    before = (Transition.objects.count(), Event.objects.count(), ToolCall.objects.count(), Frame.objects.count())
+    assert executor._inline_hop_fast(rival_node, rival_run, "rival:1:1", theirs, ready=True) is None
+    assert (Transition.objects.count(), Event.objects.count(), ToolCall.objects.count(),
+            Frame.objects.count()) == before
+    steps_execute(next_step)
+    assert_recorded(run, 2)
+
+
+@pytest.fixture
+def beside_blueprint():
+    blueprint_register({"name": "noop_beside", "title": "A chain beside a branch", "params": {}, "required": [],
+                        "nodes": [
+        {"key": "a", "tool": "noop", "goal": "A", "depends_on": [], "arguments": {}},
+        {"key": "b", "tool": "noop", "goal": "B", "depends_on": ["a"], "arguments": {}},
+        {"key": "c", "tool": "noop", "goal": "C, the other branch", "depends_on": ["a"], "arguments": {}},
+        {"key": "d", "tool": "noop", "goal": "D, after B", "depends_on": ["b"], "arguments": {}},
+        {"key": "e", "tool": "noop", "goal": "E, the join", "depends_on": ["c", "d"], "arguments": {}}]})
+    yield
+    BLUEPRINTS.pop("noop_beside")
+
+
+@pytest.mark.skipif("not sql.enabled()")
+def test_a_chain_beside_a_running_branch_waits_for_it_at_the_join(beside_blueprint):
+    """While C runs, B's hop and D's, run in place after it, cannot promote on their
+    statement's snapshot: they take the steps of a transaction, and the join E starts
+    only once C is done."""
+    run = run_start(membership=membership("alice"), blueprint="noop_beside", params={})
+    steps_execute(Node.objects.get(run=run, key="a").id)
+    c = Node.objects.get(run=run, key="c")
+    (claimed_c,) = executor._claim_fast([c.id])  # C is running on another worker
+    steps_execute(Node.objects.get(run=run, key="b").id)
+    assert statuses(run) == {"a": "completed", "b": "completed", "c": "in_progress", "d": "completed",
+                             "e": "pending"}
+    assert Transition.objects.filter(node__key="d", node__run=run, to_status="in_progress",
+                                     reason="claimed").count() == 1  # run in place, once
+    steps_execute(claimed_c)
+    assert_recorded(run, 5)
+
+
+@pytest.mark.skipif("not sql.enabled()")
+def test_a_hop_that_finds_another_branch_active_writes_nothing_and_takes_the_steps(join_blueprint):
+    """B was read while it looked alone, but C is ready by the time B's statement runs:
+    the statement writes nothing, and B's hop is done in steps, the join left waiting for C."""
+    run = run_start(membership=membership("alice"), blueprint="noop_join", params={})
+    steps_execute(Node.objects.get(run=run, key="a").id)
+    read = sql.node_ready_read(Node.objects.get(run=run, key="b").id, tools=executor.fast_tools())
+    assert read.busy  # C is ready
+    call = executor._inline_run(read.node, read.run, executor.tool_get(read.node.tool))
+    with mock.patch.object(executor, "_inline_hop_in_steps", wraps=executor._inline_hop_in_steps) as in_steps:
+        assert executor._inline_hop_fast(read.node, read.run, executor.worker_name(), call, ready=True) is None
+    in_steps.assert_called_once()
+    assert statuses(run) == {"a": "completed", "b": "completed", "c": "ready", "d": "pending"}
+    steps_execute(Node.objects.get(run=run, key="c").id)
+    assert_recorded(run, 4)
