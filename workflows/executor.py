@@ -496,9 +496,7 @@ def _claim_run_fast(node_id: int) -> int | sql.Claimed | None | object:
     if _plain_inline(tool, node):
         call = _inline_run(node, run, tool)
         if call is not None:
-            if read.busy:  # another branch of the run is active: the one statement could not promote
-                return _inline_hop_in_steps(node, run, me, call, ready=True)
-            return _inline_hop_fast(node, run, me, call, ready=True)
+            return _inline_hop_fast(node, run, me, call, ready=True, alone=not read.busy)
         # The tool failed: the general path runs it again and records the failure.
     claimed = _claim_fast([node_id])
     if not claimed:
@@ -539,9 +537,7 @@ def claimed_execute(claimed: sql.Claimed) -> int | sql.Claimed | None:
     call = _inline_run(node, run, tool)
     if call is None:  # the tool failed: the general path records the failed call and fails the node
         return _execute_claimed(node, run, tool, me, None, None, None)
-    if claimed.busy:  # another branch of the run was active: the one statement could not promote
-        return _inline_hop_in_steps(node, run, me, call, ready=False)
-    return _inline_hop_fast(node, run, me, call, ready=False)
+    return _inline_hop_fast(node, run, me, call, ready=False, alone=not claimed.busy)
 
 
 def nodes_execute(node_ids: list[int]) -> list[int | sql.Claimed | None]:
@@ -632,14 +628,26 @@ def _finish_fast(node, run, to: str, reason: str, me: str, result_ref: str = "",
         return None
 
 
-def _inline_hop_fast(node, run, me: str, call: dict, *, ready: bool) -> int | sql.Claimed | None:
-    """A plain inline node's hop in one statement (sql.inline_hop): its call recorded and
-    the node completed — `ready`: claimed too — its successors promoted, the one to run in
-    place claimed, the hop counted and its events written. Outside a transaction the
-    statement is one of its own (no BEGIN and no COMMIT round trip); inside, it joins it
-    and its events batch. When the statement's snapshot cannot decide the promotion
-    (another branch of the run is active), it writes nothing and the hop takes several
-    statements in a transaction (_inline_hop_in_steps)."""
+def _inline_hop_fast(node, run, me: str, call: dict, *, ready: bool, alone: bool) -> int | sql.Claimed | None:
+    """A plain inline node's hop: its call recorded and the node completed — `ready`:
+    claimed too — its successors promoted, the one to run in place claimed, the hop
+    counted and its events written. `alone` (no other node of the run was active) and
+    outside a transaction, that is one statement, a transaction of its own: no BEGIN,
+    no COMMIT round trip (sql.inline_hop). Otherwise, or when that statement finds the
+    run no longer alone (it then writes nothing), a transaction: the same statement,
+    which promotes only when its snapshot allows, else a promotion after the run's lock."""
+    if alone and not transaction.get_connection().in_atomic_block:
+        step = _inline_hop(node, run, me, call, ready=ready, anyway=False)
+        if step is not _NOT_ALONE:
+            return step
+    with events_batched():
+        return _inline_hop(node, run, me, call, ready=ready, anyway=True)
+
+
+_NOT_ALONE = object()
+
+
+def _inline_hop(node, run, me: str, call: dict, *, ready: bool, anyway: bool) -> int | sql.Claimed | None | object:
     now = timezone.now()
     changes = [(node.key, node.plan_version, N.READY, N.IN_PROGRESS, "claimed")] if ready else []
     changes.append((node.key, node.plan_version, N.IN_PROGRESS, N.COMPLETED, "accepted"))
@@ -652,14 +660,15 @@ def _inline_hop_fast(node, run, me: str, call: dict, *, ready: bool) -> int | sq
     else:
         events, count = (run.conversation_id, node_status_events(run, changes)), len(changes)
     in_place = in_place_enabled()
-    hop = sql.inline_hop(ready=ready, node=node, run=run, now=now, me=me, reason="accepted",
+    hop = sql.inline_hop(ready=ready, anyway=anyway, node=node, run=run, now=now, me=me, reason="accepted",
                          claim_for=_claim_for(me, now) if in_place else None, count=count, events=events, **call)
-    if not hop.go:
-        return _inline_hop_in_steps(node, run, me, call, ready=ready)
-    if not hop.won:
-        return None  # someone else claimed or finished it: nothing was written
+    if not hop.won:  # someone else claimed or finished it, or (not `anyway`) the run is not alone: nothing written
+        return None if anyway else _NOT_ALONE
     run.status = hop.run_status
     node.status, node.status_reason, node.result_ref = N.COMPLETED, "accepted", str(hop.call_id)
+    if hop.promotion is None:  # completed only (`anyway`): the promotion follows the run's lock
+        node_transitions_recorded(run, changes)
+        return _promote_fast(run, [node.key], me, now)
     # Joins the caller's batch; on its own, a transaction with no statement unless the run settles.
     with events_batched():
         if batched:
@@ -669,19 +678,6 @@ def _inline_hop_fast(node, run, me: str, call: dict, *, ready: bool) -> int | sq
                 events_take(run.conversation_id)  # the statement wrote them
             counts_take(run.id)  # and counted them
         return _promoted(run, hop.promotion, events is not None, in_place, now)
-
-
-def _inline_hop_in_steps(node, run, me: str, call: dict, *, ready: bool) -> int | sql.Claimed | None:
-    """A plain inline node's hop when another branch of its run is active: claimed (if
-    `ready`), its call recorded and completed, then its successors promoted after the
-    run's lock, in one transaction."""
-    with events_batched():
-        if ready:
-            claimed = _claim_in_transaction([node.id], me, timezone.now())
-            if not claimed:
-                return None
-            node, run = claimed[0].node, claimed[0].run
-        return _finish_many_fast([(sql.Claimed(node, run), call)])
 
 
 def _claim_for(me: str, now) -> tuple[str, object, list[str]]:

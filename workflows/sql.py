@@ -406,16 +406,17 @@ def successors_promote(run_id: int, keys: list[str] | None, *, now: datetime,
     return _promotion(rows, count is not None)
 
 
-# A chain's hop in one statement, a transaction of its own (no BEGIN, no COMMIT
-# round trip): a plain inline node completed — `ready`: claimed at once, its tool
-# having run before (side-effect-free: a rival run of it writes nothing) — with its
-# call recorded, its successors promoted and the one to run in place claimed (as
-# _PROMOTE). Everything waits on `go`, decided on the statement's snapshot, taken
-# before the run's lock: it holds unless another node of the run is active (its
-# completion may have committed since: a fan-in would miss it, and so would the
-# check that the run is done) or a successor waits on a dependency not completed in
-# that snapshot. Without `go` nothing is written, and the caller takes the path of
-# several statements in a transaction, whose promotion reads after the lock.
+# A chain's hop in one statement — outside a transaction, a transaction of its own
+# (no BEGIN, no COMMIT round trip): a plain inline node completed — `ready`: claimed
+# at once, its tool having run before (side-effect-free: a rival run of it writes
+# nothing) — with its call recorded, its successors promoted and the one to run in
+# place claimed (as _PROMOTE). The promotion waits on `go`, decided on the
+# statement's snapshot, taken before the run's lock: it holds unless another node of
+# the run is active (its completion may have committed since: a fan-in would miss
+# it, and so would the check that the run is done) or a successor waits on a
+# dependency not completed in that snapshot. Without `go` the completion waits too,
+# unless %(anyway)s (in a transaction: the caller then promotes in a statement of
+# its own, whose snapshot follows the lock); without it nothing is written.
 _GO = """go AS (
   SELECT (SELECT status FROM lk) <> ALL(%(terminal)s::text[])
      AND NOT EXISTS (SELECT 1 FROM workflows_node o WHERE o.run_id = %(run)s AND o.retired_in IS NULL
@@ -446,7 +447,7 @@ WITH lk AS (
          result_ref = COALESCE((SELECT c.id FROM agents_toolcall c WHERE c.node_id = %(node)s
                                    AND c.idempotency_key = %(key)s), %(call)s)::text,
          lease_owner = '', lease_expires_at = NULL, finished_at = %(now)s{claim}
-   WHERE n.id = %(node)s AND {expected} AND (SELECT ok FROM go)
+   WHERE n.id = %(node)s AND {expected} AND ((SELECT ok FROM go) OR %(anyway)s)
   RETURNING n.id, n.key, n.goal, n.activity_id, {opened} AS opened
 ), {_call_ctes("FROM f", "(SELECT activity_id FROM f)")}, t AS (
   INSERT INTO workflows_transition (run_id, node_id, from_status, to_status, reason, worker, at)
@@ -472,26 +473,27 @@ _INLINE_HOP = {ready: _inline_hop_statement(ready) for ready in (False, True)}
 
 @dataclass
 class InlineHop:
-    go: bool  # False: nothing written, the caller takes the path of several statements
     won: bool  # whether the completion's compare-and-set won
     run_status: str  # read under the run's lock
     call_id: int | None  # the node's result
-    promotion: Promotion | None
+    promotion: Promotion | None  # None: nothing promoted, counted or written (not `go`)
 
 
-def inline_hop(*, ready: bool, me: str, reason: str, claim_for: tuple[str, datetime, list[str]] | None,
-               count: int, events: tuple[int, list[dict[str, Any]]] | None, **call: Any) -> InlineHop:
+def inline_hop(*, ready: bool, anyway: bool, me: str, reason: str,
+               claim_for: tuple[str, datetime, list[str]] | None, count: int,
+               events: tuple[int, list[dict[str, Any]]] | None, **call: Any) -> InlineHop:
     """A plain inline node's hop (see above): `ready`, claim it too (else this worker
-    holds its lease). `count`: the transitions to count besides the statement's own
-    (the claim's and the completion's among them); `events`: the events to write
-    before its own (theirs among them; None: none written, as successors_promote)."""
+    holds its lease); `anyway`, complete it even when the promotion must wait. `count`:
+    the transitions to count besides the statement's own (the claim's and the
+    completion's among them); `events`: the events to write before its own (theirs
+    among them; None: none written, as successors_promote)."""
     node, run = call["node"], call["run"]
-    params = {**_call_params(**call), "me": me, "reason": reason, "terminal": _TERMINAL_ARRAY,
+    params = {**_call_params(**call), "me": me, "reason": reason, "terminal": _TERMINAL_ARRAY, "anyway": anyway,
               "run_conv": run.conversation_id, "open_act": new_id(),
               **_promotion_params(run.id, [node.key], call["now"], claim_for, count, events)}
     rows = sql.execute(_INLINE_HOP[ready], params, fetch="all")
     status, won, call_id, go = rows[0][_PROMOTION_WIDTH:]
-    return InlineHop(bool(go), bool(won), status, call_id, _promotion(rows, True) if won else None)
+    return InlineHop(bool(won), status, call_id, _promotion(rows, True) if won and go else None)
 
 
 _COUNT = ("UPDATE workflows_run SET transition_count = transition_count + %s "

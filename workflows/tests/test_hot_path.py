@@ -258,9 +258,9 @@ def test_a_node_run_twice_at_once_is_recorded_once():
     node, loaded_run, rival_node, rival_run = read.node, read.run, rival.node, rival.run
     tool = executor.tool_get(node.tool)
     mine, theirs = executor._inline_run(node, loaded_run, tool), executor._inline_run(rival_node, rival_run, tool)
-    next_step = executor._inline_hop_fast(node, loaded_run, executor.worker_name(), mine, ready=True)
+    next_step = executor._inline_hop_fast(node, loaded_run, executor.worker_name(), mine, ready=True, alone=True)
     before = (Transition.objects.count(), Event.objects.count(), ToolCall.objects.count(), Frame.objects.count())
-    assert executor._inline_hop_fast(rival_node, rival_run, "rival:1:1", theirs, ready=True) is None
+    assert executor._inline_hop_fast(rival_node, rival_run, "rival:1:1", theirs, ready=True, alone=True) is None
     assert (Transition.objects.count(), Event.objects.count(), ToolCall.objects.count(),
             Frame.objects.count()) == before
     steps_execute(next_step)
@@ -299,17 +299,20 @@ def test_a_chain_beside_a_running_branch_waits_for_it_at_the_join(beside_bluepri
 
 
 @pytest.mark.skipif("not sql.enabled()")
-def test_a_hop_that_finds_another_branch_active_writes_nothing_and_takes_the_steps(join_blueprint):
-    """B was read while it looked alone, but C is ready by the time B's statement runs:
-    the statement writes nothing, and B's hop is done in steps, the join left waiting for C."""
+@pytest.mark.django_db(transaction=True)
+def test_a_hop_that_finds_another_branch_active_writes_nothing_and_takes_a_transaction(join_blueprint):
+    """B was taken for alone, but C is ready by the time B's one statement runs: it writes
+    nothing, and B's hop is done in a transaction whose promotion follows the run's lock,
+    the join left waiting for C."""
     run = run_start(membership=membership("alice"), blueprint="noop_join", params={})
     steps_execute(Node.objects.get(run=run, key="a").id)
     read = sql.node_ready_read(Node.objects.get(run=run, key="b").id, tools=executor.fast_tools())
     assert read.busy  # C is ready
     call = executor._inline_run(read.node, read.run, executor.tool_get(read.node.tool))
-    with mock.patch.object(executor, "_inline_hop_in_steps", wraps=executor._inline_hop_in_steps) as in_steps:
-        assert executor._inline_hop_fast(read.node, read.run, executor.worker_name(), call, ready=True) is None
-    in_steps.assert_called_once()
+    with mock.patch.object(executor, "_inline_hop", wraps=executor._inline_hop) as hop:
+        assert executor._inline_hop_fast(read.node, read.run, executor.worker_name(), call, ready=True,
+                                         alone=True) is None
+    assert [c.kwargs["anyway"] for c in hop.call_args_list] == [False, True]
     assert statuses(run) == {"a": "completed", "b": "completed", "c": "ready", "d": "pending"}
     steps_execute(Node.objects.get(run=run, key="c").id)
     assert_recorded(run, 4)
