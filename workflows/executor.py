@@ -482,11 +482,11 @@ def _claim_run_fast(node_id: int) -> int | sql.Claimed | None | object:
     """A hop that costs one statement: a ready node whose tool is plain inline
     (side-effect-free) is read, its tool run, and the node claimed and completed — its
     call recorded, its successors promoted, the one to run in place claimed — in one
-    statement, a transaction of its own (_inline_hop_fast). A crash before it leaves
-    the node ready (the late-acked message comes back; the sweeper covers a lost one);
-    a rival run of the same node writes nothing. Any other tool gets its claim
-    committed first, as its effects must not run in a transaction. Returns _UNCLAIMED
-    when the node was not ours to claim here."""
+    statement, a transaction of its own while nothing else of its run is active
+    (_inline_hop_fast). A crash before it leaves the node ready (the late-acked message
+    comes back; the sweeper covers a lost one); a rival run of the same node writes
+    nothing. Any other tool gets its claim committed first, as its effects must not run
+    in a transaction. Returns _UNCLAIMED when the node was not ours to claim here."""
     me = worker_name()
     read = sql.node_ready_read(node_id, tools=fast_tools())
     if read is None:

@@ -1,8 +1,8 @@
 """The executor's hot path as hand-written PostgreSQL (issue 14).
 
 A hop — complete a node, record it, promote its successors, claim the next —
-costs a handful of prepared statements in one transaction instead of ~24 ORM
-queries. Each statement is a data-modifying CTE whose parts are conditional on
+costs one prepared statement (a chain's: a transaction of its own, inline_hop)
+or a handful in one transaction, instead of ~24 ORM queries. Each statement is a data-modifying CTE whose parts are conditional on
 its compare-and-set UPDATE: a lost race inserts nothing and returns no row.
 The status checks against the transition table, the timeline events and the
 transition cap stay in workflows.transitions (`node_transitions_recorded`).
