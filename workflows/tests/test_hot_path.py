@@ -316,3 +316,21 @@ def test_a_hop_that_finds_another_branch_active_writes_nothing_and_takes_a_trans
     assert statuses(run) == {"a": "completed", "b": "completed", "c": "ready", "d": "pending"}
     steps_execute(Node.objects.get(run=run, key="c").id)
     assert_recorded(run, 4)
+
+
+@pytest.mark.skipif("not sql.enabled()")
+@pytest.mark.django_db(transaction=True)
+def test_a_message_delivered_again_after_its_hop_runs_nothing_twice(monkeypatch):
+    """The worker died after the hop's statement, before it acked: the broker delivers
+    the message again, and nothing is run or recorded a second time."""
+    monkeypatch.setenv("KEEL_IN_PLACE", "0")
+    run = noop("chain", 2)
+    first = Node.objects.get(run=run, key="n0")
+    with mock.patch("workflows.dispatch.messages_send"):
+        steps_execute(first.id)
+        before = (Transition.objects.count(), Event.objects.count(), ToolCall.objects.count(), Frame.objects.count())
+        steps_execute(first.id)  # the same message again
+    assert (Transition.objects.count(), Event.objects.count(), ToolCall.objects.count(),
+            Frame.objects.count()) == before
+    steps_execute(Node.objects.get(run=run, key="n1").id)
+    assert_recorded(run, 2)
