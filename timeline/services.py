@@ -118,6 +118,7 @@ def event_pending(*, conversation_id: int, type: str, data: dict[str, Any], run_
 
 
 def events_batch_open() -> bool:
+    """Whether an events_batched() block is open in this thread."""
     return getattr(_batch, "events", None) is not None
 
 
