@@ -24,10 +24,12 @@ PLAN_RUN = "workflows.tasks.plan_run"
 SPREAD = 16  # at most this many messages per fan-out; below it, one node each
 
 
-def dispatch_messages(node_ids: list[int]) -> list[tuple[str, list]]:
-    """The (task, args) to send for these ready nodes."""
+def dispatch_messages(node_ids: list[int], plain: set[int] | frozenset[int] = frozenset()) -> list[tuple[str, list]]:
+    """The (task, args) to send for these ready nodes. `plain`: those known to run a
+    side-effect-free tool with nothing to accept (their worker reads them first and
+    claims them in the statement that completes them; others are claimed at once)."""
     if len(node_ids) <= SPREAD:
-        return [(NODE_RUN, [node_id]) for node_id in node_ids]
+        return [(NODE_RUN, [node_id, True] if node_id in plain else [node_id]) for node_id in node_ids]
     size = math.ceil(len(node_ids) / SPREAD)
     return [(NODES_RUN, [node_ids[i:i + size]]) for i in range(0, len(node_ids), size)]
 
@@ -66,8 +68,8 @@ def run_plan_send_on_commit(run_id: int) -> None:
     transaction.on_commit(lambda: app.send_task(PLAN_RUN, args=[run_id]))
 
 
-def nodes_dispatch_on_commit(node_ids: list[int]) -> None:
+def nodes_dispatch_on_commit(node_ids: list[int], plain: set[int] | frozenset[int] = frozenset()) -> None:
     if not node_ids or _held.get():
         return
-    messages = dispatch_messages(list(node_ids))
+    messages = dispatch_messages(list(node_ids), plain)
     transaction.on_commit(lambda: messages_send(messages))

@@ -88,11 +88,12 @@ def in_place_enabled() -> bool:
     return os.environ.get("KEEL_IN_PLACE", "1") != "0"
 
 
-def node_execute(node_id: int) -> int | sql.Claimed | None:
+def node_execute(node_id: int, *, plain: bool = False) -> int | sql.Claimed | None:
     """Run one node if it is ours to run. Returns a successor to run in place, if
-    any: its id, or the successor itself already claimed (the hot path)."""
+    any: its id, or the successor itself already claimed (the hot path). `plain`:
+    the node is known to run a side-effect-free tool with nothing to accept."""
     if sql.enabled():
-        step = _claim_run_fast(node_id)
+        step = _claim_run_fast(node_id, plain)
         if step is not _UNCLAIMED:
             return step
         # Not ready, gated, a compensation, an expired lease, done or gone: the general path decides.
@@ -478,31 +479,39 @@ def _claim_fast(node_ids: list[int], tools: list[str] | None = None) -> list[sql
 _UNCLAIMED = object()
 
 
-def _claim_run_fast(node_id: int) -> int | sql.Claimed | None | object:
-    """A hop that costs one statement: a ready node whose tool is plain inline
-    (side-effect-free) is read, its tool run, and the node claimed and completed — its
-    call recorded, its successors promoted, the one to run in place claimed — in one
-    statement, a transaction of its own while nothing else of its run is active
-    (_inline_hop_fast). A crash before it leaves the node ready (the late-acked message
-    comes back; the sweeper covers a lost one); a rival run of the same node writes
-    nothing. Any other tool gets its claim committed first, as its effects must not run
-    in a transaction. Returns _UNCLAIMED when the node was not ours to claim here."""
+def _claim_run_fast(node_id: int, plain: bool) -> int | sql.Claimed | None | object:
+    """A hop in as few statements as the node allows. Known `plain` (its tool
+    side-effect-free, nothing to accept): it is read, its tool run, and it is claimed
+    and completed — its call recorded, its successors promoted, the one to run in place
+    claimed — in one statement, a transaction of its own while nothing else of its run
+    is active (_inline_hop_fast); a rival run of the same node writes nothing. Any
+    other node is claimed first, in a transaction that commits before its tool runs
+    (its effects must not run in a transaction) — unless it proves plain, then it runs
+    and completes in that same transaction. A crash before the commit leaves the node
+    ready (the late-acked message comes back; the sweeper covers a lost one). Returns
+    _UNCLAIMED when the node was not ours to claim here."""
     me = worker_name()
-    read = sql.node_ready_read(node_id, tools=fast_tools())
-    if read is None:
-        return _UNCLAIMED
-    node, run = read.node, read.run
-    tool = tool_get(node.tool)
-    if _plain_inline(tool, node):
-        call = _inline_run(node, run, tool)
+    if plain:
+        read = sql.node_ready_read(node_id, tools=fast_tools())
+        if read is None:
+            return _UNCLAIMED
+        tool = tool_get(read.node.tool)
+        call = _inline_run(read.node, read.run, tool) if _plain_inline(tool, read.node) else None
         if call is not None:
-            return _inline_hop_fast(node, run, me, call, ready=True, alone=not read.busy)
-        # The tool failed: the general path runs it again and records the failure.
-    claimed = _claim_fast([node_id])
-    if not claimed:
-        return None
-    node, run = claimed[0].node, claimed[0].run
-    return _execute_claimed(node, run, tool_get(node.tool), me, None, None, None)
+            return _inline_hop_fast(read.node, read.run, me, call, ready=True, alone=not read.busy)
+        # It was not plain after all, or its tool failed: claimed at once as any other node.
+    with events_batched():
+        claimed = _claim_in_transaction([node_id], me, timezone.now())
+        if not claimed:
+            return _UNCLAIMED
+        node, run = claimed[0].node, claimed[0].run
+        tool = tool_get(node.tool)
+        call = _inline_run(node, run, tool) if _plain_inline(tool, node) else None
+        if call is not None:
+            return _inline_hop(node, run, me, call, ready=False, anyway=True)
+    # The claim has committed: the tool runs now (a plain one that failed runs again, and
+    # its failure is recorded).
+    return _execute_claimed(node, run, tool, me, None, None, None)
 
 
 def _claim_in_transaction(node_ids: list[int], me: str, now, tools: list[str] | None = None) -> list[sql.Claimed]:
@@ -521,11 +530,13 @@ def _plain_inline(tool, node) -> bool:
                 and tool.accept is None)
 
 
-def steps_execute(step: int | sql.Claimed | None) -> None:
+def steps_execute(step: int | sql.Claimed | None, *, plain: bool = False) -> None:
     """Run a step and, in place, the successors it leaves to this worker: a node id
-    (claimed here if it is ours to run) or a node already claimed."""
+    (claimed here if it is ours to run; `plain`: see node_execute) or a node already
+    claimed."""
     while step is not None:
-        step = claimed_execute(step) if isinstance(step, sql.Claimed) else node_execute(step)
+        step = claimed_execute(step) if isinstance(step, sql.Claimed) else node_execute(step, plain=plain)
+        plain = False
 
 
 def claimed_execute(claimed: sql.Claimed) -> int | sql.Claimed | None:
@@ -728,7 +739,8 @@ def _promoted(run: Run, promotion: sql.Promotion | None, written: bool, in_place
     if won is None and len(promoted) == 1 and in_place and run.status not in RUN_TERMINAL:
         claimed = promoted[0].id  # a gated step: the general path asks the gate, on this worker
     if claimed is None and run.status not in RUN_TERMINAL:
-        nodes_dispatch_on_commit([p.id for p in promoted])
+        nodes_dispatch_on_commit([p.id for p in promoted],
+                                 plain={p.id for p in promoted if _plain_inline(tool_get(p.tool), p)})
     if promotion is not None and written:
         # After the dispatch: what follows the events (their push) runs after the commit's
         # messages are sent, so the next step's worker waits for no push of this one.

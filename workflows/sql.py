@@ -340,7 +340,7 @@ _PROMOTED_FROM = """FROM (SELECT 1) AS x LEFT JOIN p ON true LEFT JOIN workflows
 _PROMOTE = sql.Statement(f"WITH {_promotion_ctes()}\nSELECT {_promotion_columns()}\n{_PROMOTED_FROM}")
 
 
-_PROMOTED_AT = [_NODE_COLS.index(c) for c in ("id", "key", "tool", "plan_version")]
+_PROMOTED_AT = [_NODE_COLS.index(c) for c in ("id", "key", "tool", "plan_version", "acceptance")]
 
 
 @dataclass
@@ -349,6 +349,7 @@ class Promoted:
     key: str
     tool: str
     plan_version: int
+    acceptance: list  # its criteria: with none, a side-effect-free tool needs no accepting step
 
 
 @dataclass
@@ -383,7 +384,8 @@ def _promotion(rows: list, counting: bool) -> Promotion:
     for row in rows:
         if row[0] is None:
             continue  # nothing was promoted
-        promoted.append(Promoted(*(row[i] for i in _PROMOTED_AT)))
+        node_id, key, tool, plan_version, acceptance = (row[i] for i in _PROMOTED_AT)
+        promoted.append(Promoted(node_id, key, tool, plan_version, sql.json_value(acceptance)))
         if row[n]:
             claimed = _rows_to_claimed([row[:n] + row[n + 4:_PROMOTION_WIDTH]])[0]
     written = [tuple(e) for e in sql.json_value(rows[0][n + 3]) or []]
@@ -488,9 +490,10 @@ def inline_hop(*, ready: bool, anyway: bool, me: str, reason: str,
     completion's among them); `events`: the events to write before its own (theirs
     among them; None: none written, as successors_promote)."""
     node, run = call["node"], call["run"]
-    params = {**_call_params(**call), "me": me, "reason": reason, "terminal": _TERMINAL_ARRAY, "anyway": anyway,
-              "run_conv": run.conversation_id, "open_act": new_id(),
-              **_promotion_params(run.id, [node.key], call["now"], claim_for, count, events)}
+    params = {**_call_params(**call), **_promotion_params(run.id, [node.key], call["now"], claim_for, count, events),
+              "me": me,  # this worker, the promotion's own ("" when it claims nothing) notwithstanding
+              "reason": reason, "terminal": _TERMINAL_ARRAY, "anyway": anyway, "run_conv": run.conversation_id,
+              "open_act": new_id()}
     rows = sql.execute(_INLINE_HOP[ready], params, fetch="all")
     status, won, call_id, go = rows[0][_PROMOTION_WIDTH:]
     return InlineHop(bool(won), status, call_id, _promotion(rows, True) if won and go else None)

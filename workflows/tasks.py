@@ -16,9 +16,10 @@ from .services import lease_seconds, run_plan
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
-def node_run(node_id: int) -> None:
+def node_run(node_id: int, plain: bool = False) -> None:
+    """Run a node (`plain`: its sender knew its tool side-effect-free, workflows.dispatch)."""
     with pushes_gathered():  # a chain run in place commits step after step: its pushes merged
-        steps_execute(node_id)  # and in place the one ready successor it leaves, no broker hop
+        steps_execute(node_id, plain=plain)  # and in place the one ready successor it leaves, no broker hop
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)

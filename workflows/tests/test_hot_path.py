@@ -33,8 +33,9 @@ def assert_recorded(run: Run, n: int) -> None:
     nodes = list(Node.objects.filter(run=run))
     assert len(nodes) == n and {node.status for node in nodes} == {"completed"}
     for node in nodes:
-        path = list(Transition.objects.filter(node=node).order_by("at", "id").values_list("to_status", flat=True))
-        assert path == ["ready", "in_progress", "completed"], (node.key, path)
+        path = list(Transition.objects.filter(node=node).order_by("at", "id").values_list("to_status", "worker"))
+        assert [to for to, _ in path] == ["ready", "in_progress", "completed"], (node.key, path)
+        assert all(worker for to, worker in path if to != "ready"), (node.key, path)  # who claimed, who completed
         calls = list(ToolCall.objects.filter(node=node))
         assert len(calls) == 1 and calls[0].status == "succeeded" and node.result_ref == str(calls[0].id)
         assert Frame.objects.filter(activity_id=node.activity_id, kind="tool_call").count() == 1
@@ -95,6 +96,8 @@ def test_a_redelivered_chunk_runs_nothing_twice():
 
 def test_it_sends_a_wide_fan_out_in_chunks_and_a_narrow_one_node_by_node():
     assert dispatch_messages([1, 2, 3]) == [(NODE_RUN, [1]), (NODE_RUN, [2]), (NODE_RUN, [3])]
+    # A node known to run a side-effect-free tool says so: its worker reads it rather than claiming it first.
+    assert dispatch_messages([1, 2], plain={2}) == [(NODE_RUN, [1]), (NODE_RUN, [2, True])]
     wide = dispatch_messages(list(range(500)))
     assert len(wide) == SPREAD and {name for name, _ in wide} == {NODES_RUN}
     assert sorted(i for _, (chunk,) in wide for i in chunk) == list(range(500))
@@ -239,7 +242,7 @@ def test_a_chains_hop_is_one_statement_that_commits_by_itself():
         return real_execute(statement, *args, **kwargs)
 
     with mock.patch.object(sql.sql, "execute", execute):
-        steps_execute(Node.objects.get(run=run, key="n0").id)
+        steps_execute(Node.objects.get(run=run, key="n0").id, plain=True)  # as its message says
     # n0's read, then one statement per node, each its own transaction (no BEGIN, no COMMIT)...
     assert [words[0] for words, _ in seen[:5]] == ["SELECT", "WITH", "WITH", "WITH", "WITH"], seen
     assert not any(in_transaction for _, in_transaction in seen[:5]), seen
@@ -327,10 +330,38 @@ def test_a_message_delivered_again_after_its_hop_runs_nothing_twice(monkeypatch)
     run = noop("chain", 2)
     first = Node.objects.get(run=run, key="n0")
     with mock.patch("workflows.dispatch.messages_send"):
-        steps_execute(first.id)
+        steps_execute(first.id, plain=True)
         before = (Transition.objects.count(), Event.objects.count(), ToolCall.objects.count(), Frame.objects.count())
-        steps_execute(first.id)  # the same message again
+        steps_execute(first.id, plain=True)  # the same message again
     assert (Transition.objects.count(), Event.objects.count(), ToolCall.objects.count(),
             Frame.objects.count()) == before
     steps_execute(Node.objects.get(run=run, key="n1").id)
+    assert_recorded(run, 2)
+
+
+@pytest.mark.skipif("not sql.enabled()")
+@pytest.mark.django_db(transaction=True)
+def test_a_steps_message_says_whether_its_successor_is_plain_and_a_node_with_effects_is_claimed_first(
+        monkeypatch, beside_blueprint):
+    """A noop successor's message says it is plain (its worker reads it, then one statement
+    claims and completes it); a node the message does not say is plain — one with effects —
+    is claimed first, with no read before its claim."""
+    monkeypatch.setenv("KEEL_IN_PLACE", "0")
+    run = noop("chain", 2)
+    sent = []
+    with mock.patch("workflows.dispatch.messages_send", side_effect=sent.extend):
+        steps_execute(Node.objects.get(run=run, key="n0").id, plain=True)
+    assert sent == [(NODE_RUN, [Node.objects.get(run=run, key="n1").id, True])]
+
+    seen = []
+    real_execute = sql.sql.execute
+
+    def execute(statement, *args, **kwargs):
+        seen.append(str(statement).split()[:5])
+        return real_execute(statement, *args, **kwargs)
+
+    with mock.patch.object(sql.sql, "execute", execute), mock.patch.object(executor, "_execute_claimed") as run_it:
+        executor.node_execute(Node.objects.get(run=run, key="n1").id)  # as if its tool had effects
+    assert seen[0][:4] == ["WITH", "c", "AS", "("] and "SELECT" not in seen[0][0], seen  # the claim, no read
+    run_it.assert_not_called()  # noop proved plain: run and completed in the claim's transaction
     assert_recorded(run, 2)
