@@ -34,7 +34,6 @@ from .dispatch import (
     NODE_RUN,
     dispatch_is_held,
     messages_send,
-    nodes_dispatch_on_commit,
 )
 from .faults import fault_point
 from .gate import gate
@@ -51,6 +50,7 @@ from .services import (
     lease_seconds,
     nodes_promote,
     plan_replan,
+    ready_dispatch_on_commit,
     run_settle,
 )
 from .tools import (
@@ -440,9 +440,9 @@ def _finish(node, run, to: str, reason: str, me: str, result_ref: str = "",
         run.status = Run.objects.select_for_update(no_key=True).values_list("status", flat=True).get(id=run.id)
         ready = nodes_promote(run)
         if len(ready) == 1 and in_place_enabled():
-            next_id = ready[0]
+            next_id = ready[0].id
         else:
-            nodes_dispatch_on_commit(ready)
+            ready_dispatch_on_commit(ready)
         run_settle(run)
     return next_id
 
@@ -496,7 +496,7 @@ def _claim_run_fast(node_id: int, plain: bool) -> int | sql.Claimed | None | obj
         if read is None:
             return _UNCLAIMED
         tool = tool_get(read.node.tool)
-        call = _inline_run(read.node, read.run, tool) if _plain_inline(tool, read.node) else None
+        call = _inline_run(read.node, read.run, tool) if tool.plain_for(read.node) else None
         if call is not None:
             return _inline_hop_fast(read.node, read.run, me, call, ready=True, alone=not read.busy)
         # It was not plain after all, or its tool failed: claimed at once as any other node.
@@ -506,7 +506,7 @@ def _claim_run_fast(node_id: int, plain: bool) -> int | sql.Claimed | None | obj
             return _UNCLAIMED
         node, run = claimed[0].node, claimed[0].run
         tool = tool_get(node.tool)
-        call = _inline_run(node, run, tool) if _plain_inline(tool, node) else None
+        call = _inline_run(node, run, tool) if tool.plain_for(node) else None
         if call is not None:
             return _inline_hop(node, run, me, call, ready=False, anyway=True)
     # The claim has committed: the tool runs now (a plain one that failed runs again, and
@@ -522,14 +522,6 @@ def _claim_in_transaction(node_ids: list[int], me: str, now, tools: list[str] | 
     return claimed
 
 
-def _plain_inline(tool, node) -> bool:
-    """A side-effect-free tool with nothing to resolve or accept: run here, its call
-    recorded in the completing transaction."""
-    return bool(tool.inline and not tool.consumes and not tool.consumes_optional and not tool.produces
-                and not node.acceptance
-                and tool.accept is None)
-
-
 def steps_execute(step: int | sql.Claimed | None, *, plain: bool = False) -> None:
     """Run a step and, in place, the successors it leaves to this worker: a node id
     (claimed here if it is ours to run; `plain`: see node_execute) or a node already
@@ -543,7 +535,7 @@ def claimed_execute(claimed: sql.Claimed) -> int | sql.Claimed | None:
     """Run a node this worker has claimed, and finish it."""
     node, run, me = claimed.node, claimed.run, worker_name()
     tool = tool_get(node.tool)
-    if not _plain_inline(tool, node):
+    if not tool.plain_for(node):
         return _execute_claimed(node, run, tool, me, None, None, None)
     call = _inline_run(node, run, tool)
     if call is None:  # the tool failed: the general path records the failed call and fails the node
@@ -564,7 +556,7 @@ def nodes_execute(node_ids: list[int]) -> list[int | sql.Claimed | None]:
     by_run: dict[int, list] = {}
     for c in claimed:
         tool = tool_get(c.node.tool)
-        call = _inline_run(c.node, c.run, tool) if _plain_inline(tool, c.node) else None
+        call = _inline_run(c.node, c.run, tool) if tool.plain_for(c.node) else None
         if call is None:
             steps.append(c)  # runs through claimed_execute
         else:
@@ -739,8 +731,7 @@ def _promoted(run: Run, promotion: sql.Promotion | None, written: bool, in_place
     if won is None and len(promoted) == 1 and in_place and run.status not in RUN_TERMINAL:
         claimed = promoted[0].id  # a gated step: the general path asks the gate, on this worker
     if claimed is None and run.status not in RUN_TERMINAL:
-        nodes_dispatch_on_commit([p.id for p in promoted],
-                                 plain={p.id for p in promoted if _plain_inline(tool_get(p.tool), p)})
+        ready_dispatch_on_commit(promoted)
     if promotion is not None and written:
         # After the dispatch: what follows the events (their push) runs after the commit's
         # messages are sent, so the next step's worker waits for no push of this one.

@@ -1,6 +1,6 @@
 """Writes of the workflow engine: start a run, promote ready nodes, settle the
 run's status, dispatch after commit, replan locally, answer a question.
-The Scheduler of seed 001 is `nodes_promote` + `nodes_dispatch_on_commit`."""
+The Scheduler of seed 001 is `nodes_promote` + `ready_dispatch_on_commit`."""
 from __future__ import annotations
 
 import logging
@@ -31,7 +31,7 @@ from . import sql
 from .gate import gate
 from .models import RUN_TERMINAL, Control, Node, NodeStatus, Plan, Run, RunStatus, ToolCall
 from .selectors import run_control_allowed, run_get_for
-from .tools import TOOLS, Replacement, compensation_tools, is_compensation
+from .tools import TOOLS, Replacement, compensation_tools, is_compensation, tool_get
 from .transitions import node_transition, node_transitions_recorded, run_transition
 
 log = logging.getLogger(__name__)
@@ -113,7 +113,7 @@ def _run_plan(run: Run) -> None:
     _plan_write(run, version=1, reason="initial plan", specs=specs, activity_id=run.activity_id)
     event_append(conversation_id=run.conversation_id, run_id=run.id, type="run.started",
                  data={"blueprint": run.blueprint, "plan_version": 1, "nodes": [s["key"] for s in specs]})
-    nodes_dispatch_on_commit(nodes_promote(run))
+    ready_dispatch_on_commit(nodes_promote(run))
 
 
 def _plan_write(run: Run, *, version: int, reason: str, specs: list[dict[str, Any]], activity_id: int,
@@ -136,15 +136,16 @@ def active_nodes(run_id: int):
     return Node.objects.filter(run_id=run_id, retired_in__isnull=True)
 
 
-def nodes_promote(run: Run) -> list[int]:
-    """pending → ready for every node whose dependencies allow it. Returns the ready ids."""
+def nodes_promote(run: Run) -> list[Node] | list[sql.Promoted]:
+    """pending → ready for every node whose dependencies allow it. Returns the nodes made
+    ready (their id, key, tool, plan version and acceptance criteria, at least)."""
     if run.status in RUN_TERMINAL:
         return []
     if sql.enabled():  # one statement instead of two queries and two more per node
         promoted = sql.successors_promote(run.id, None, now=timezone.now()).promoted
         node_transitions_recorded(run, [(p.key, p.plan_version, N.PENDING, N.READY, "dependencies met")
                                         for p in promoted])
-        return [p.id for p in promoted]
+        return promoted
     pending = list(active_nodes(run.id).filter(status=N.PENDING))
     if not pending:
         return []
@@ -159,8 +160,15 @@ def nodes_promote(run: Run) -> list[int]:
         else:
             ok = all(s == N.COMPLETED for s in deps)
         if ok and node_transition(node, N.READY, reason="dependencies met", dispatched_at=timezone.now()):
-            ready.append(node.id)
+            ready.append(node)
     return ready
+
+
+def ready_dispatch_on_commit(ready: list[Node] | list[sql.Promoted]) -> None:
+    """Send nodes just made ready to the workers after commit, each message saying
+    whether its node is plain (Tool.plain_for: read, then claimed as it completes)."""
+    nodes_dispatch_on_commit([node.id for node in ready],
+                             plain={node.id for node in ready if tool_get(node.tool).plain_for(node)})
 
 
 def run_settle(run: Run, *, reason: str = "") -> None:
@@ -282,7 +290,7 @@ def plan_replan(*, run: Run, replace: list[str], reason: str, params_update: dic
                        "kept": [k["key"] for k in diff["kept"]], "added": diff["added"]})
     if run.status in (R.BLOCKED, R.FAILED):
         run_transition(run, R.RUNNING, reason=f"replanned: {reason}", control=Control.EXECUTOR)
-    nodes_dispatch_on_commit(nodes_promote(run))
+    ready_dispatch_on_commit(nodes_promote(run))
     run_settle(run)
     return version
 

@@ -183,6 +183,13 @@ class Tool:
     # the transaction that ends the run for good
     release: Callable[[int, int], None] | None = None
 
+    def plain_for(self, node) -> bool:
+        """Side-effect-free with nothing to resolve or accept for this node (one with its
+        `acceptance` criteria): the engine may run it before it claims the node, and record
+        the call in the statement that completes it."""
+        return bool(self.inline and not self.consumes and not self.consumes_optional and not self.produces
+                    and not node.acceptance and self.accept is None)
+
     def approval_required(self, tenant_id: int, arguments: dict[str, Any]) -> bool:
         if not self.needs_approval:
             return False

@@ -365,3 +365,17 @@ def test_a_steps_message_says_whether_its_successor_is_plain_and_a_node_with_eff
     assert seen[0][:4] == ["WITH", "c", "AS", "("] and "SELECT" not in seen[0][0], seen  # the claim, no read
     run_it.assert_not_called()  # noop proved plain: run and completed in the claim's transaction
     assert_recorded(run, 2)
+
+
+def test_a_runs_first_steps_messages_say_which_are_plain(django_capture_on_commit_callbacks, beside_blueprint):
+    sent = []
+    with mock.patch("workflows.dispatch.messages_send", side_effect=sent.extend), \
+            django_capture_on_commit_callbacks(execute=True):
+        run = noop("chain", 2)
+    assert sent == [(NODE_RUN, [Node.objects.get(run=run, key="n0").id, True])]
+    BLUEPRINTS["noop_beside"]["nodes"][0]["acceptance"] = ["a criterion"]  # now something to accept
+    sent.clear()
+    with mock.patch("workflows.dispatch.messages_send", side_effect=sent.extend), \
+            django_capture_on_commit_callbacks(execute=True):
+        run = run_start(membership=membership("alice"), blueprint="noop_beside", params={})
+    assert sent == [(NODE_RUN, [Node.objects.get(run=run, key="a").id])]
