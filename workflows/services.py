@@ -31,7 +31,7 @@ from . import sql
 from .gate import gate
 from .models import RUN_TERMINAL, Control, Node, NodeStatus, Plan, Run, RunStatus, ToolCall
 from .selectors import run_control_allowed, run_get_for
-from .tools import TOOLS, Replacement, compensation_tools, is_compensation, tool_get
+from .tools import TOOLS, Replacement, compensation_tools, is_compensation
 from .transitions import node_transition, node_transitions_recorded, run_transition
 
 log = logging.getLogger(__name__)
@@ -167,8 +167,9 @@ def nodes_promote(run: Run) -> list[Node] | list[sql.Promoted]:
 def ready_dispatch_on_commit(ready: list[Node] | list[sql.Promoted]) -> None:
     """Send nodes just made ready to the workers after commit, each message saying
     whether its node is plain (Tool.plain_for: read, then claimed as it completes)."""
-    nodes_dispatch_on_commit([node.id for node in ready],
-                             plain={node.id for node in ready if tool_get(node.tool).plain_for(node)})
+    plain = {node.id for node in ready if (tool := TOOLS.get(node.tool)) is not None and tool.plain_for(node)}
+    # (A tool no longer registered is not plain: its worker says why it cannot run it.)
+    nodes_dispatch_on_commit([node.id for node in ready], plain=plain)
 
 
 def run_settle(run: Run, *, reason: str = "") -> None:

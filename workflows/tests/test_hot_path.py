@@ -379,3 +379,17 @@ def test_a_runs_first_steps_messages_say_which_are_plain(django_capture_on_commi
             django_capture_on_commit_callbacks(execute=True):
         run = run_start(membership=membership("alice"), blueprint="noop_beside", params={})
     assert sent == [(NODE_RUN, [Node.objects.get(run=run, key="a").id])]
+
+
+def test_a_step_whose_tool_is_not_registered_is_sent_all_the_same(django_capture_on_commit_callbacks):
+    """Deciding whether a step is plain never fails the promotion that made it ready."""
+    from types import SimpleNamespace
+
+    from workflows.services import ready_dispatch_on_commit
+
+    sent = []
+    gone = SimpleNamespace(id=7, tool="a_tool_no_longer_registered", acceptance=[])
+    with mock.patch("workflows.dispatch.messages_send", side_effect=sent.extend), \
+            django_capture_on_commit_callbacks(execute=True):
+        ready_dispatch_on_commit([gone])
+    assert sent == [(NODE_RUN, [7])]
