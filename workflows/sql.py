@@ -82,13 +82,19 @@ def _rows_to_claimed(rows) -> list[Claimed]:
     return [Claimed(*_node_and_run(row)) for row in rows]
 
 
+def _others_active(run: str, besides: str) -> str:
+    """SQL: whether nodes of run `run` other than those `besides` (an SQL set) are ready or
+    in progress — what decides whether a hop may promote on its own snapshot."""
+    return (f"EXISTS (SELECT 1 FROM workflows_node o WHERE o.run_id = {run} AND o.retired_in IS NULL"
+            f" AND o.status IN ('ready', 'in_progress') AND o.id NOT IN ({besides}))")
+
+
 # A ready node and its run, read (no lock, no write): what a plain inline node's hop
 # needs to run its tool before the statement that claims and completes it at once —
 # and whether another node of the run is active (then that statement could not promote).
 _READY = sql.Statement(f"""
 SELECT {", ".join("n." + c for c in _NODE_COLS)}, {", ".join("r." + c for c in _RUN_COLS)},
-       EXISTS (SELECT 1 FROM workflows_node o WHERE o.run_id = n.run_id AND o.retired_in IS NULL
-                  AND o.status IN ('ready', 'in_progress') AND o.id <> n.id)
+       {_others_active("n.run_id", "n.id")}
   FROM workflows_node n JOIN workflows_run r ON r.id = n.run_id
  WHERE n.id = %(id)s AND n.status = 'ready' AND n.retired_in IS NULL AND r.status <> ALL(%(terminal)s::text[])
    AND n.tool = ANY(%(tools)s::text[])
@@ -327,8 +333,7 @@ def _promotion_columns(done: str = _NONE) -> str:
     none): the node's columns, claimed, busy (other nodes of the run active), within
     the cap, the events written, the columns of the claimed node's run."""
     return f"""{", ".join("p." + c for c in _NODE_COLS)}, p.claimed,
-       EXISTS (SELECT 1 FROM workflows_node WHERE run_id = %(run)s AND retired_in IS NULL
-                  AND status IN ('ready', 'in_progress') AND id NOT IN ({done})),
+       {_others_active("%(run)s", done)},
        EXISTS (SELECT 1 FROM cnt),
        (SELECT jsonb_agg(jsonb_build_array(ins.id, ins.seq, ins.run_id, ins.type, ins.data) ORDER BY ins.seq) FROM ins),
        {", ".join("r." + c for c in _RUN_COLS)}"""
@@ -419,10 +424,9 @@ def successors_promote(run_id: int, keys: list[str] | None, *, now: datetime,
 # dependency not completed in that snapshot. Without `go` the completion waits too,
 # unless %(anyway)s (in a transaction: the caller then promotes in a statement of
 # its own, whose snapshot follows the lock); without it nothing is written.
-_GO = """go AS (
+_GO = f"""go AS (
   SELECT (SELECT status FROM lk) <> ALL(%(terminal)s::text[])
-     AND NOT EXISTS (SELECT 1 FROM workflows_node o WHERE o.run_id = %(run)s AND o.retired_in IS NULL
-                        AND o.status IN ('ready', 'in_progress') AND o.id <> %(node)s)
+     AND NOT {_others_active("%(run)s", "%(node)s")}
      AND NOT EXISTS (SELECT 1 FROM workflows_node c, jsonb_array_elements_text(c.depends_on) k(key)
                       WHERE c.run_id = %(run)s AND c.status = 'pending' AND c.retired_in IS NULL
                         AND c.depends_on ?| %(keys)s::text[] AND k.key <> ALL(%(keys)s::text[])
