@@ -21,7 +21,6 @@ from datetime import date, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from django.db import transaction
 from django.utils import timezone
 
 from tenants.models import Membership
@@ -223,5 +222,4 @@ def _facts_payload(facts: ClaimFacts) -> dict[str, Any]:
 
 
 def _frame(activity_id: int, name: str, summary: str, payload: dict[str, Any]) -> None:
-    with transaction.atomic():
-        frame_record(activity_id=activity_id, kind="route", name=name, summary=summary, payload=payload)
+    frame_record(activity_id=activity_id, kind="route", name=name, summary=summary, payload=payload)

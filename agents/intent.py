@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from payroll.requirements import requirements_extract, text_corrected, text_normalize
 
@@ -123,6 +124,7 @@ def _confidence(hit_count: int, bonus: float = 0.0) -> float:
     return round(min(0.95, 0.6 + 0.1 * min(hit_count, 3) + bonus), 2)
 
 
+@lru_cache(maxsize=256)  # a pure function of the text; a turn asks twice (the builtin model, then the reason)
 def intent_classify(text: str) -> IntentResult:
     """Classify one user message into chat / analyze / resolve / unknown, with the reason."""
     lowered = text_corrected(text).strip()

@@ -9,7 +9,8 @@
 """
 from __future__ import annotations
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
 
 from workflows.models import Transition
 from workflows.tools import TOOLS
@@ -27,8 +28,12 @@ RUN_MILESTONES = {"completed": "the setup is complete", "failed": "the setup fai
 
 def anchor_set(*, conversation_id: int, goal: str) -> None:
     """The first goal stays the anchor: later turns refine it, they do not replace it (one
-    INSERT that keeps an anchor already there)."""
-    Anchor.objects.bulk_create([Anchor(conversation_id=conversation_id, goal=goal[:2000])], ignore_conflicts=True)
+    INSERT that keeps an anchor already there: a statement of its own, no BEGIN/COMMIT
+    around it as bulk_create would have)."""
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    with connection.cursor() as cursor:
+        cursor.execute(f"INSERT INTO {Anchor._meta.db_table} (conversation_id, goal, created_at) VALUES (%s, %s, %s) "
+                       "ON CONFLICT (conversation_id) DO NOTHING", [conversation_id, goal[:2000], now])
 
 
 def ledger_append(*, conversation_id: int, milestone: str, text: str, run_id: int | None = None) -> None:

@@ -41,6 +41,7 @@ from datetime import date
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -202,10 +203,11 @@ def message_post(*, membership: Membership, conversation_id: int, text: str | No
         employees = employee_list_parse(tenant_id=membership.tenant_id, filename=attachment[0], raw=attachment[1],
                                         lang="zh" if re.search(r"[\u4e00-\u9fff]", text) else "en")
     with transaction.atomic():
-        if not conversation.title and not Message.objects.filter(conversation=conversation,
-                                                                 role=Message.Role.USER).exists():
+        if not conversation.title and (
+                Conversation.objects.filter(id=conversation.id)
+                .exclude(Exists(Message.objects.filter(conversation=OuterRef("id"), role=Message.Role.USER)))
+                .update(title=_title_of(text))):
             # A conversation is called by what it was started for, not "Conversation 123".
-            Conversation.objects.filter(id=conversation.id).update(title=_title_of(text))
             conversation.title = _title_of(text)
         activity = activity_open(conversation_id=conversation.id, kind=Activity.Kind.MESSAGE, title=text[:200],
                                  summary=f"{membership.user.username} wrote a message.")
@@ -228,10 +230,9 @@ def message_post(*, membership: Membership, conversation_id: int, text: str | No
             outcome = _route(turn)
         except (ModelError, DomainError) as err:
             reason = err.message if isinstance(err, DomainError) else str(err)
-            with transaction.atomic():
-                frame_record(activity_id=activity.id, kind="error", name="turn stopped", status="error",
-                             level="error", summary="The turn stopped before it was done; nothing was changed.",
-                             payload={"error": reason, "type": type(err).__name__})
+            frame_record(activity_id=activity.id, kind="error", name="turn stopped", status="error",
+                         level="error", summary="The turn stopped before it was done; nothing was changed.",
+                         payload={"error": reason, "type": type(err).__name__})
             outcome = Outcome(route="stopped", status="failed",
                               reply=("模型没有及时回答，本轮已停止，没有做任何更改。请再试一次。" if turn.zh else
                                      "I couldn't finish this turn (the model did not answer in time or a check "
@@ -248,8 +249,8 @@ def message_post(*, membership: Membership, conversation_id: int, text: str | No
                                options=outcome.options)
         # intent and route are labels of the turn, not statuses: set once, here. The run a
         # turn started is on the Message and the reply event; the run has its own Activity.
-        Activity.objects.filter(id=activity.id).update(intent=turn.signal, route=outcome.route)
-        activity_close(activity_id=activity.id, status=outcome.status, summary=outcome.reply[:500])
+        activity_close(activity_id=activity.id, status=outcome.status, summary=outcome.reply[:500],
+                       intent=turn.signal, route=outcome.route)
         event_append(conversation_id=conversation.id, run_id=outcome.run_id, type="message.reply",
                      data={"activity": str(activity.id), "text": outcome.reply, "intent": turn.signal,
                            "route": outcome.route, "run": str(outcome.run_id) if outcome.run_id else None,
@@ -266,8 +267,7 @@ def _title_of(text: str) -> str:
 # --- The orchestrator proper -----------------------------------------------------------------
 
 def _frame(turn: Turn, kind: str, name: str, summary: str, payload: dict[str, Any], **extra: Any) -> None:
-    with transaction.atomic():
-        frame_record(activity_id=turn.activity_id, kind=kind, name=name, summary=summary, payload=payload, **extra)
+    frame_record(activity_id=turn.activity_id, kind=kind, name=name, summary=summary, payload=payload, **extra)
 
 
 def _is_continue(text: str) -> bool:

@@ -20,7 +20,6 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from django.db import transaction
 
 from llm import backend_structured
 from llm.structured import tool_calls_first
@@ -167,9 +166,8 @@ def observation_words(action: str, output: dict[str, Any]) -> str:
 
 
 def _frame(activity_id: int, kind: str, name: str, summary: str, payload: dict[str, Any], parent=None):
-    with transaction.atomic():
-        return frame_record(activity_id=activity_id, kind=kind, name=name, summary=summary, payload=payload,
-                            parent_id=parent.id if parent else None)
+    return frame_record(activity_id=activity_id, kind=kind, name=name, summary=summary, payload=payload,
+                        parent_id=parent.id if parent else None)
 
 
 def react_explore(*, state: ExplorationState, tenant_id: int, user_id: int, conversation_id: int,

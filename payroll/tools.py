@@ -6,7 +6,6 @@ import json
 import threading
 from typing import Any
 
-from django.db import transaction
 from django.db.models import Count
 
 from config.api import Conflict
@@ -130,12 +129,10 @@ def _fill_from_conversation(ctx: ToolContext, requirements: dict[str, Any], orig
         requirements["remembered"] = [{"key": u["key"], "value": u["value"]} for u in used]
         activity_id = node_activity_id(ctx.node_id)
         if activity_id:
-            with transaction.atomic():
-                frame_record(activity_id=activity_id, kind="memory", name="memory: the conversation",
-                             summary="Taken from what the user said earlier in this conversation: "
-                                     + "; ".join(f"{u['key'].replace('_', ' ')} “{u['value']}”" for u in used)
-                                     + ".",
-                             payload={"boundary": "interpretation", "used": used})
+            frame_record(activity_id=activity_id, kind="memory", name="memory: the conversation",
+                         summary="Taken from what the user said earlier in this conversation: "
+                                 + "; ".join(f"{u['key'].replace('_', ' ')} “{u['value']}”" for u in used) + ".",
+                         payload={"boundary": "interpretation", "used": used})
     return used
 
 
@@ -357,11 +354,10 @@ def _memory_frame(ctx: ToolContext, item, template_name: str) -> None:
     activity_id = node_activity_id(ctx.node_id)
     if not activity_id:
         return
-    with transaction.atomic():
-        frame_record(activity_id=activity_id, kind="memory", name="memory: L3 experience",
-                     summary=f"Experience from an earlier approval ranked “{template_name}” first "
-                             "(context only; the import still needs its own approval).",
-                     payload={"boundary": "planning", **memory_link(item)})
+    frame_record(activity_id=activity_id, kind="memory", name="memory: L3 experience",
+                 summary=f"Experience from an earlier approval ranked “{template_name}” first "
+                         "(context only; the import still needs its own approval).",
+                 payload={"boundary": "planning", **memory_link(item)})
 
 
 def _options(templates, zh: bool = False) -> list[dict[str, Any]]:

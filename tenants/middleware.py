@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.utils import translation
 
-from .models import Membership
+from .selectors import membership_of_request
 
 SUPPORTED = {code for code, _ in settings.LANGUAGES}
 
@@ -17,7 +17,8 @@ class UserLanguageMiddleware:
     def __call__(self, request):
         user = getattr(request, "user", None)
         if user is not None and user.is_authenticated:
-            language = Membership.objects.filter(user=user).values_list("language", flat=True).first()
+            membership = membership_of_request(user)  # the view's membership_for_user reads no more
+            language = membership.language if membership else None
             if language in SUPPORTED:
                 translation.activate(language)
                 request.LANGUAGE_CODE = translation.get_language()

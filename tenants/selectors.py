@@ -8,14 +8,28 @@ from config.api import Forbidden, NotFound
 from .models import Membership
 
 
+# Where a request's user keeps the membership read for it (membership_of_request).
+_READ = "_keel_membership"
+
+
+def membership_of_request(user: AbstractBaseUser) -> Membership | None:
+    """Read a logged-in user's membership once for the request (the language middleware
+    does, first): membership_for_user then takes it from the user, no second query."""
+    membership = Membership.objects.select_related("tenant", "user").filter(user=user).first()
+    setattr(user, _READ, membership)
+    return membership
+
+
 def membership_for_user(user: AbstractBaseUser | AnonymousUser) -> Membership:
     """The caller's membership; a user without one may not see any tenant data."""
     if not user.is_authenticated:
         raise Forbidden(gettext("Log in first."), code="not_authenticated")
-    try:
-        return Membership.objects.select_related("tenant", "user").get(user=user)
-    except Membership.DoesNotExist:
+    membership = getattr(user, _READ, False)
+    if membership is False:  # not read for this request (an API token's user, a websocket, a task)
+        membership = Membership.objects.select_related("tenant", "user").filter(user=user).first()
+    if membership is None:
         raise Forbidden(gettext("Your account belongs to no tenant; ask an admin to add you."), code="no_tenant")
+    return membership
 
 
 def members_for(membership: Membership) -> QuerySet[Membership]:

@@ -13,7 +13,6 @@ from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any, Iterator
 
-from django.db import transaction
 from django.utils import timezone
 
 from llm import on_model_call
@@ -38,14 +37,13 @@ def _frame_for(activity_id: int, purpose: str, result) -> None:
     ended = timezone.now()
     started = ended - timedelta(milliseconds=result.latency_ms or 0)
     first = started + timedelta(milliseconds=result.first_token_ms) if result.first_token_ms else None
-    with transaction.atomic():
-        frame_record(activity_id=activity_id, kind="model_call", name=f"model: {purpose}", started_at=started,
-                     ended_at=ended, first_token_at=first, status="error" if result.error else "ok",
-                     level="error" if result.error else "info",
-                     summary=f"Asked the model to {PURPOSE_WORDS.get(purpose, purpose.replace('_', ' '))}." + (
-                         " It did not answer." if result.error else ""), operation="chat",
-                     provider=result.provider, model=result.model, input_tokens=result.input_tokens,
-                     output_tokens=result.output_tokens, cost=result.cost, payload=result.as_frame())
+    frame_record(activity_id=activity_id, kind="model_call", name=f"model: {purpose}", started_at=started,
+                 ended_at=ended, first_token_at=first, status="error" if result.error else "ok",
+                 level="error" if result.error else "info",
+                 summary=f"Asked the model to {PURPOSE_WORDS.get(purpose, purpose.replace('_', ' '))}." + (
+                     " It did not answer." if result.error else ""), operation="chat",
+                 provider=result.provider, model=result.model, input_tokens=result.input_tokens,
+                 output_tokens=result.output_tokens, cost=result.cost, payload=result.as_frame())
 
 
 def model_frame_record(activity_id: int, purpose: str, result) -> None:

@@ -228,10 +228,13 @@ def activity_open(*, conversation_id: int, kind: str, title: str, summary: str =
                                    run_id=run_id, node_key=node_key, intent=intent, route=route, **ids)
 
 
-def activity_close(*, activity_id: int, status: str, summary: str | None = None) -> None:
+def activity_close(*, activity_id: int, status: str, summary: str | None = None, intent: str | None = None,
+                   route: str | None = None) -> None:
+    """End an activity (one UPDATE); `intent` and `route` label a turn as it ends."""
     fields: dict[str, Any] = {"status": status, "ended_at": timezone.now()}
-    if summary is not None:
-        fields["summary"] = summary
+    for name, value in (("summary", summary), ("intent", intent), ("route", route)):
+        if value is not None:
+            fields[name] = value
     Activity.objects.filter(id=activity_id).update(**fields)
     if otel.enabled():  # its run's spans go out as its records end (timeline/otel.py)
         otel.export_on_commit(activity_id=activity_id)
@@ -243,7 +246,10 @@ def frame_record(*, activity_id: int, kind: str, name: str, summary: str = "", s
                  payload: dict[str, Any] | None = None, operation: str = "", provider: str = "", model: str = "",
                  input_tokens: int = 0, output_tokens: int = 0, tool_name: str = "", tool_call_id: str = "",
                  cost: Decimal | float = 0) -> Frame:
-    """Record one step. `summary` must be safe for business users; `payload` is not."""
+    """Record one step. `summary` must be safe for business users; `payload` is not.
+
+    Atomic by itself: call it inside the transaction of the change it describes, or alone
+    (a turn's frames), when it costs one statement and no BEGIN/COMMIT on PostgreSQL."""
     now = timezone.now()
     started_at = started_at or now
     ended_at = ended_at or now
@@ -258,12 +264,13 @@ def frame_record(*, activity_id: int, kind: str, name: str, summary: str = "", s
     # Masked on the way in: what is never stored can never leak.
     data = payload_mask(payload) if payload is not None else None
     if sql.is_postgres():
-        _frame_write_pg(frame, data)
+        _frame_write_pg(frame, data)  # one statement: outside a transaction, a transaction of its own
     else:
-        frame.save(force_insert=True)
-        if data is not None:
-            FramePayload.objects.create(frame=frame, data=data)
-        _activity_rollup(frame)
+        with transaction.atomic(savepoint=False):  # joins the caller's transaction, if any
+            frame.save(force_insert=True)
+            if data is not None:
+                FramePayload.objects.create(frame=frame, data=data)
+            _activity_rollup(frame)
     if otel.enabled() and kind in otel.EXPORTED_KINDS:
         otel.export_on_commit(activity_id=activity_id)
     return frame

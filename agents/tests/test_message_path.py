@@ -93,3 +93,48 @@ def test_the_ledger_catches_up_in_a_constant_number_of_statements():
             ledger_sync(conversation_id=conv.id)
     assert entries >= 3 and LedgerEntry.objects.filter(conversation=conv).count() == entries  # once per milestone
     assert len(first.captured_queries) <= 3 and len(again.captured_queries) <= 3
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_turns_frames_are_recorded_as_it_goes_and_its_membership_read_once(client):
+    """The turn's frames (the model call, the intent, the route) are written as the turn
+    reaches them, each by itself (one statement on PostgreSQL, no BEGIN/COMMIT around it),
+    not inside the reply's transaction; the request reads the caller's membership once
+    (the language middleware's read serves the view)."""
+    from agents import orchestrator
+    from timeline import model_frames
+    from timeline.models import Frame
+
+    seen = []
+
+    def recording(real):
+        def record(**kwargs):
+            seen.append((kwargs["kind"], connection.in_atomic_block))
+            return real(**kwargs)
+        return record
+
+    client.force_login(membership("alice").user)
+    conv = client.post("/api/v1/conversations/", {}, content_type="application/json").json()["id"]
+    with no_broker(), CaptureQueriesContext(connection) as queries, \
+            mock.patch.object(orchestrator, "frame_record", recording(orchestrator.frame_record)), \
+            mock.patch.object(model_frames, "frame_record", recording(model_frames.frame_record)):
+        response = client.post(f"/api/v1/conversations/{conv}/messages/", {"text": COMPLETE},
+                               content_type="application/json")
+    assert response.status_code == 201 and response.json()["run_id"]
+    alone = [kind for kind, in_transaction in seen if not in_transaction]
+    assert {"model_call", "intent", "route"} <= set(alone), seen
+    recorded = Frame.objects.filter(activity_id=int(response.json()["activity_id"]))
+    assert {"model_call", "intent", "route"} <= set(recorded.values_list("kind", flat=True))
+    assert sum("tenants_membership" in q["sql"] for q in queries.captured_queries) == 1
+
+
+def test_a_conversation_keeps_its_first_goal_and_its_first_title():
+    from agents.memory import narrative_context
+    from timeline.models import Conversation
+
+    with no_broker():
+        conv, first = say("please set up a new payroll group")  # where? it asks
+        second = message_post(membership=membership("alice"), conversation_id=conv.id, text="Guangzhou, paid monthly")
+    assert first["run_id"] is None and second["run_id"]
+    assert "Goal: please set up a new payroll group" in narrative_context(conversation_id=conv.id)
+    assert Conversation.objects.get(id=conv.id).title == "please set up a new payroll group"
