@@ -85,7 +85,9 @@ def memory_link(item: MemoryItem) -> dict[str, Any]:
 def working_memory_record(*, tenant_id: int, run_id: int, node_id: int, step: str, items: list[dict[str, Any]],
                           decision: str = "") -> WorkingMemory:
     """Write the L1 record of one step: its working set, each item {kind, text, evidence}."""
-    record, _ = WorkingMemory.objects.update_or_create(
-        node_id=node_id, defaults={"tenant_id": tenant_id, "run_id": run_id, "step": step, "items": items,
-                                   "decision": decision[:2000]})
+    # One INSERT … ON CONFLICT (node) DO UPDATE: a step run again replaces its record.
+    [record] = WorkingMemory.objects.bulk_create(
+        [WorkingMemory(node_id=node_id, tenant_id=tenant_id, run_id=run_id, step=step, items=items,
+                       decision=decision[:2000])],
+        update_conflicts=True, unique_fields=["node"], update_fields=["step", "items", "decision", "updated_at"])
     return record

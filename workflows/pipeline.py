@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -127,8 +127,9 @@ def tool_call_execute(*, node, run, arguments: dict[str, Any], consumed: list[St
     elif not created:  # STARTED: a takeover of a call whose worker died; it keeps its row
         ToolCall.objects.filter(id=call.id, status=ToolCall.Status.STARTED).update(
             arguments=arguments, approval_id=approval_id)
-    for coordinate in consumed:
-        CoordinateConsumption.objects.get_or_create(coordinate=coordinate, call=call)
+    # What the call consumed, in one INSERT (a redelivered call's are there already).
+    CoordinateConsumption.objects.bulk_create([CoordinateConsumption(coordinate=coordinate, call=call)
+                                               for coordinate in consumed], ignore_conflicts=True)
     ctx = ToolContext(tenant_id=run.tenant_id, run_id=run.id, node_id=node.id, node_key=node.key,
                       user_id=run.created_by_id, call_id=call.id, idempotency_key=key, approval_id=approval_id,
                       params=run.params)
@@ -168,26 +169,27 @@ class _CallTakenOver(Exception):
 
 
 def _call_succeed(node, run, call, tool, output, latency) -> None:
-    """Write the produced coordinates and the call's success, or nothing (_CallTakenOver)."""
-    for produced in tool.produces:
-        try:
-            with transaction.atomic():
-                StateCoordinate.objects.create(
-                    tenant_id=run.tenant_id, run_id=run.id, key=produced, value=output[produced],
-                    producer=tool.name, call=call, receipt_ref=output.get("receipt_ref", f"call/{call.id}"),
-                    plan_version=node.plan_version)
-        except IntegrityError:
-            existing = StateCoordinate.objects.select_related("call").get(
-                run_id=run.id, key=produced, plan_version=node.plan_version)
-            if existing.call_id == call.id:
-                continue
-            if existing.call.node_id != node.id:
-                raise ToolError(_("conflict: %(produced)s was already written in this scope by %(producer)s (call %(call_id)s)")
-                                % {"produced": produced, "producer": existing.producer, "call_id": existing.call_id})
-            # The same step, retried by a person (a new logical attempt): its new
-            # receipt is now the value's provenance.
-            StateCoordinate.objects.filter(id=existing.id, call_id=existing.call_id).update(
-                value=output[produced], call=call, receipt_ref=output.get("receipt_ref", f"call/{call.id}"))
+    """Write the produced coordinates and the call's success, or nothing (_CallTakenOver).
+
+    Inside the caller's transaction: the coordinates in one INSERT that skips a key already
+    written in this scope, then one read of them: a key that is not this call's was there
+    before it (another step's: a conflict; this step's earlier attempt: replaced)."""
+    receipt_ref = output.get("receipt_ref", f"call/{call.id}")
+    StateCoordinate.objects.bulk_create([
+        StateCoordinate(tenant_id=run.tenant_id, run_id=run.id, key=produced, value=output[produced],
+                        producer=tool.name, call=call, receipt_ref=receipt_ref, plan_version=node.plan_version)
+        for produced in tool.produces], ignore_conflicts=True)
+    earlier = (StateCoordinate.objects.select_related("call").exclude(call_id=call.id)
+               .filter(run_id=run.id, key__in=tool.produces, plan_version=node.plan_version).order_by("key")
+               if tool.produces else [])
+    for existing in earlier:
+        if existing.call.node_id != node.id:
+            raise ToolError(_("conflict: %(produced)s was already written in this scope by %(producer)s (call %(call_id)s)")
+                            % {"produced": existing.key, "producer": existing.producer, "call_id": existing.call_id})
+        # The same step, retried by a person (a new logical attempt): its new
+        # receipt is now the value's provenance.
+        StateCoordinate.objects.filter(id=existing.id, call_id=existing.call_id).update(
+            value=output[existing.key], call=call, receipt_ref=receipt_ref)
     if not tool_call_transition(call.id, expected=ToolCall.Status.STARTED, to=ToolCall.Status.SUCCEEDED,
                                 result=output, ended_at=timezone.now(), latency_ms=latency):
         raise _CallTakenOver()

@@ -1,0 +1,103 @@
+"""What a tool call leaves behind: the coordinates it produced (one per key and scope), what
+it consumed, and the step's working memory — each written once, whatever is run again."""
+import pytest
+from django.core.management import call_command
+
+from memory.services import working_memory_record
+from workflows.blueprints import BLUEPRINTS, blueprint_register
+from workflows.models import CoordinateConsumption, Node, Run, StateCoordinate, ToolCall
+from workflows.pipeline import arguments_resolve, tool_call_execute
+from workflows.services import run_start
+from workflows.tests.helpers import drive, membership, no_broker, statuses
+from workflows.tools import TOOLS, Tool, ToolError, tool_register
+
+pytestmark = pytest.mark.django_db
+VALUES = iter(range(1000))
+
+
+def _make(ctx, arguments):
+    n = next(VALUES)
+    return {"x": f"x{n}", "y": f"y{n}", "receipt_ref": f"receipt/{n}"}
+
+
+@pytest.fixture(autouse=True)
+def blueprints():
+    call_command("seed_demo", verbosity=0)
+    tool_register(Tool(name="make_xy", description="makes x and y", input_schema={"type": "object"},
+                       output_schema={"type": "object"}, fn=_make, produces=["x", "y"]))
+    tool_register(Tool(name="use_xy", description="uses x and y", input_schema={"type": "object"},
+                       output_schema={"type": "object"}, fn=lambda ctx, a: {"seen": f"{a['x']}+{a['y']}"},
+                       consumes=["x", "y"]))
+    node = {"goal": "step", "arguments": {}}
+    blueprint_register({"name": "xy_chain", "title": "xy", "params": {}, "required": [], "nodes": [
+        {**node, "key": "make", "tool": "make_xy", "depends_on": []},
+        {**node, "key": "use", "tool": "use_xy", "depends_on": ["make"]}]})
+    blueprint_register({"name": "xy_twice", "title": "xy twice", "params": {}, "required": [], "nodes": [
+        {**node, "key": "first", "tool": "make_xy", "depends_on": []},
+        {**node, "key": "second", "tool": "make_xy", "depends_on": ["first"]}]})
+    with no_broker():
+        yield
+    for name in ("make_xy", "use_xy"):
+        TOOLS.pop(name)
+    for name in ("xy_chain", "xy_twice"):
+        BLUEPRINTS.pop(name)
+
+
+def start(blueprint: str) -> Run:
+    return drive(run_start(membership=membership("alice"), blueprint=blueprint, params={}))
+
+
+def test_a_call_produces_its_coordinates_and_the_next_consumes_them_once():
+    run = start("xy_chain")
+    assert statuses(run) == {"make": "completed", "use": "completed"}
+    make = ToolCall.objects.get(run=run, node__key="make")
+    coordinates = {c.key: c for c in StateCoordinate.objects.filter(run=run)}
+    assert {k: (c.value, c.call_id, c.receipt_ref) for k, c in coordinates.items()} == {
+        "x": (make.result["x"], make.id, make.result["receipt_ref"]),
+        "y": (make.result["y"], make.id, make.result["receipt_ref"])}
+    use = ToolCall.objects.get(run=run, node__key="use")
+    assert use.result == {"seen": f"{make.result['x']}+{make.result['y']}"}
+    assert sorted(CoordinateConsumption.objects.filter(call=use).values_list("coordinate__key", flat=True)) == ["x", "y"]
+    # Delivered again, the same call records what it consumed once, and is not run again.
+    node = Node.objects.get(run=run, key="use")
+    arguments, consumed = arguments_resolve(node, run)
+    again, output = tool_call_execute(node=node, run=run, arguments=arguments, consumed=consumed, approval_id=None)
+    assert again.id == use.id and output == use.result
+    assert CoordinateConsumption.objects.filter(call=use).count() == 2
+
+
+def test_a_key_another_step_already_wrote_in_the_scope_fails_the_call_and_writes_nothing():
+    run = start("xy_twice")
+    first = ToolCall.objects.get(run=run, node__key="first")
+    second = ToolCall.objects.get(run=run, node__key="second")
+    assert statuses(run)["second"] == "failed" and second.status != "succeeded"
+    reason = Node.objects.get(run=run, key="second").status_reason
+    assert "conflict: x was already written in this scope by make_xy" in reason
+    assert {c.key: c.call_id for c in StateCoordinate.objects.filter(run=run)} == {"x": first.id, "y": first.id}
+
+
+def test_a_step_run_again_as_a_new_attempt_makes_its_receipt_the_values_provenance():
+    run = start("xy_chain")
+    node = Node.objects.get(run=run, key="make")
+    earlier = ToolCall.objects.get(node=node)
+    Node.objects.filter(id=node.id).update(attempt=node.attempt + 1)  # a person's retry: a new key
+    node.refresh_from_db()
+    call, output = tool_call_execute(node=node, run=run, arguments={}, consumed=[], approval_id=None)
+    assert call.id != earlier.id and output["x"] != earlier.result["x"]
+    assert {c.key: (c.value, c.call_id, c.receipt_ref) for c in StateCoordinate.objects.filter(run=run)} == {
+        "x": (output["x"], call.id, output["receipt_ref"]), "y": (output["y"], call.id, output["receipt_ref"])}
+
+
+def test_a_steps_working_memory_is_one_record_rewritten_when_the_step_runs_again():
+    run = start("xy_chain")
+    node = Node.objects.get(run=run, key="make")
+    first = working_memory_record(tenant_id=run.tenant_id, run_id=run.id, node_id=node.id, step="make",
+                                  items=[{"kind": "requirements", "text": "a"}], decision="chose A")
+    second = working_memory_record(tenant_id=run.tenant_id, run_id=run.id, node_id=node.id, step="make",
+                                   items=[{"kind": "requirements", "text": "b"}], decision="chose B")
+    from memory.models import WorkingMemory
+
+    stored = WorkingMemory.objects.get(node=node)
+    assert stored.id == first.id == second.id
+    assert (stored.items, stored.decision) == ([{"kind": "requirements", "text": "b"}], "chose B")
+    assert stored.updated_at >= first.updated_at
