@@ -6,7 +6,7 @@ import json
 import threading
 from typing import Any
 
-from django.db.models import Count
+from django.db.models import Count, Subquery
 
 from config.api import Conflict
 from llm import backend_structured
@@ -95,10 +95,10 @@ REMEMBERED_KEYS = ("region", "pay_frequency", "population")
 
 def _earlier_statements(ctx: ToolContext, origin: dict[str, Any]) -> list[dict[str, Any]]:
     """The user's messages in this conversation before the one that started the run, newest first."""
-    run = Run.objects.get(id=ctx.run_id)
     if origin.get("seq") is None:
         return []
-    events = (Event.objects.filter(conversation_id=run.conversation_id, type="message.received",
+    conversation = Run.objects.filter(id=ctx.run_id).values("conversation_id")  # a subquery: one statement
+    events = (Event.objects.filter(conversation_id=Subquery(conversation), type="message.received",
                                    seq__lt=origin["seq"]).order_by("-seq")[:20])
     return [{"seq": e.seq, "text": e.data.get("text", ""), "at": e.created_at.isoformat()} for e in events
             if e.data.get("text")]
@@ -235,7 +235,7 @@ tool_register(Tool(
 
 def _requirements(ctx: ToolContext) -> dict[str, Any]:
 
-    coordinate = coordinate_resolve(Run.objects.get(id=ctx.run_id), "requirements")
+    coordinate = coordinate_resolve(run_id=ctx.run_id, tenant_id=ctx.tenant_id, key="requirements")
     return dict(coordinate.value) if coordinate else {}
 
 
@@ -549,7 +549,7 @@ def _verify_undo_replan(tenant_id: int, run_id: int, params: dict[str, Any], out
     if output is None or not not_met or not output.get("template_id"):
         return None
     tried = [str(t) for t in params.get("excluded_templates") or []] + [str(output["template_id"])]
-    coordinate = coordinate_resolve(Run.objects.get(id=run_id), "requirements")
+    coordinate = coordinate_resolve(run_id=run_id, tenant_id=tenant_id, key="requirements")
     requirements = dict(coordinate.value) if coordinate else dict(params.get("requirements") or {})
     left = [t for t in PayrollTemplate.objects.prefetch_related("items").order_by("code", "-version")
             if str(t.id) not in tried]

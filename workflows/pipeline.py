@@ -34,10 +34,10 @@ class ProvenanceBlocked(ToolError):
         self.key, self.supplied, self.expected, self.reason = key, supplied, expected, reason
 
 
-def coordinate_resolve(run, key: str) -> StateCoordinate | None:
+def coordinate_resolve(*, run_id: int, tenant_id: int, key: str) -> StateCoordinate | None:
     """The value of `key` in scope tenant + run, from a node of the current plan."""
-    return (StateCoordinate.objects.select_related("call", "call__node")
-            .filter(run_id=run.id, tenant_id=run.tenant_id, key=key, call__node__retired_in__isnull=True)
+    return (StateCoordinate.objects.select_related("call")  # its status and run: what provenance checks
+            .filter(run_id=run_id, tenant_id=tenant_id, key=key, call__node__retired_in__isnull=True)
             .order_by("-plan_version", "-created_at").first())
 
 
@@ -51,7 +51,7 @@ def arguments_resolve(node, run) -> tuple[dict[str, Any], list[StateCoordinate]]
     used = []
     optional = set(tool.consumes_optional)
     for key in [*tool.consumes, *tool.consumes_optional]:
-        coordinate = coordinate_resolve(run, key)
+        coordinate = coordinate_resolve(run_id=run.id, tenant_id=run.tenant_id, key=key)
         if coordinate is None and key in optional:
             continue
         if coordinate is None:
