@@ -15,9 +15,13 @@ _READ = "_keel_membership"
 def membership_of_request(user: AbstractBaseUser) -> Membership | None:
     """Read a logged-in user's membership once for the request (the language middleware
     does, first): membership_for_user then takes it from the user, no second query."""
-    membership = Membership.objects.select_related("tenant", "user").filter(user=user).first()
+    membership = _membership_read(user)
     setattr(user, _READ, membership)
     return membership
+
+
+def _membership_read(user: AbstractBaseUser) -> Membership | None:
+    return Membership.objects.select_related("tenant", "user").filter(user=user).first()
 
 
 def membership_for_user(user: AbstractBaseUser | AnonymousUser) -> Membership:
@@ -26,7 +30,7 @@ def membership_for_user(user: AbstractBaseUser | AnonymousUser) -> Membership:
         raise Forbidden(gettext("Log in first."), code="not_authenticated")
     membership = getattr(user, _READ, False)
     if membership is False:  # not read for this request (an API token's user, a websocket, a task)
-        membership = Membership.objects.select_related("tenant", "user").filter(user=user).first()
+        membership = _membership_read(user)
     if membership is None:
         raise Forbidden(gettext("Your account belongs to no tenant; ask an admin to add you."), code="no_tenant")
     return membership

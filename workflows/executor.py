@@ -496,7 +496,7 @@ def _claim_run_fast(node_id: int, plain: bool) -> int | sql.Claimed | None | obj
         if read is None:
             return _UNCLAIMED
         tool = tool_get(read.node.tool)
-        call = _inline_run(read.node, read.run, tool) if tool.plain_for(read.node) else None
+        call = _inline_run(read.node, read.run, tool)
         if call is not None:
             return _inline_hop_fast(read.node, read.run, me, call, ready=True, alone=not read.busy)
         # It was not plain after all, or its tool failed: claimed at once as any other node.
@@ -506,7 +506,7 @@ def _claim_run_fast(node_id: int, plain: bool) -> int | sql.Claimed | None | obj
             return _UNCLAIMED
         node, run = claimed[0].node, claimed[0].run
         tool = tool_get(node.tool)
-        call = _inline_run(node, run, tool) if tool.plain_for(node) else None
+        call = _inline_run(node, run, tool)
         if call is not None:
             return _inline_hop(node, run, me, call, ready=False, anyway=True)
     # The claim has committed: the tool runs now (a plain one that failed runs again, and
@@ -535,10 +535,8 @@ def claimed_execute(claimed: sql.Claimed) -> int | sql.Claimed | None:
     """Run a node this worker has claimed, and finish it."""
     node, run, me = claimed.node, claimed.run, worker_name()
     tool = tool_get(node.tool)
-    if not tool.plain_for(node):
-        return _execute_claimed(node, run, tool, me, None, None, None)
     call = _inline_run(node, run, tool)
-    if call is None:  # the tool failed: the general path records the failed call and fails the node
+    if call is None:  # not plain, or its tool failed: the general path runs it (and records a failure)
         return _execute_claimed(node, run, tool, me, None, None, None)
     return _inline_hop_fast(node, run, me, call, ready=False, alone=not claimed.busy)
 
@@ -556,7 +554,7 @@ def nodes_execute(node_ids: list[int]) -> list[int | sql.Claimed | None]:
     by_run: dict[int, list] = {}
     for c in claimed:
         tool = tool_get(c.node.tool)
-        call = _inline_run(c.node, c.run, tool) if tool.plain_for(c.node) else None
+        call = _inline_run(c.node, c.run, tool)
         if call is None:
             steps.append(c)  # runs through claimed_execute
         else:
@@ -589,7 +587,10 @@ def _finish_many_fast(items: list[tuple[sql.Claimed, dict]]) -> int | sql.Claime
 
 
 def _inline_run(node, run, tool) -> dict | None:
-    """Run a plain inline tool; None when it failed."""
+    """Run the node's tool if it is plain for it (Tool.plain_for); None when it is not, or
+    when it failed (the general path then runs it and records the failure)."""
+    if not tool.plain_for(node):
+        return None
     arguments = dict(node.arguments)
     ctx = ToolContext(tenant_id=run.tenant_id, run_id=run.id, node_id=node.id, node_key=node.key,
                       user_id=run.created_by_id, call_id=None, idempotency_key=idempotency_key_for(node),
