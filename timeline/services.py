@@ -67,7 +67,7 @@ def events_batched() -> Iterator[None]:
         with transaction.atomic(savepoint=False):
             yield
         return
-    _batch.events, _batch.before_flush = [], []
+    _batch.events, _batch.before_flush, _batch.state = [], [], {}
     try:
         with transaction.atomic():
             yield
@@ -75,7 +75,14 @@ def events_batched() -> Iterator[None]:
                 _batch.before_flush.pop(0)()
             _events_write(_batch.events)
     finally:
-        _batch.events = _batch.before_flush = None
+        _batch.events = _batch.before_flush = _batch.state = None
+
+
+def batch_state() -> dict[str, Any] | None:
+    """A dict that lives as long as the open events batch (None when none is open): what a
+    caller defers to the batch's end (with before_events_flush), dropped with the batch
+    however it ends — a batch that failed leaves nothing to the next."""
+    return getattr(_batch, "state", None)
 
 
 def before_events_flush(callback: Callable[[], None]) -> bool:

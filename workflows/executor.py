@@ -485,10 +485,11 @@ def _claim_run_fast(node_id: int, plain: bool) -> int | sql.Claimed | None | obj
     and completed — its call recorded, its successors promoted, the one to run in place
     claimed — in one statement, a transaction of its own while nothing else of its run
     is active (_inline_hop_fast); a rival run of the same node writes nothing. Any
-    other node is claimed first, in a transaction that commits before its tool runs
-    (its effects must not run in a transaction) — unless it proves plain, then it runs
-    and completes in that same transaction. A crash before the commit leaves the node
-    ready (the late-acked message comes back; the sweeper covers a lost one). Returns
+    other node is claimed first, with its event and its count, in one statement that
+    commits before its tool runs (its effects must not run in a transaction); if it
+    proves plain, it then completes as above. A crash before the claim commits leaves
+    the node ready (the late-acked message comes back; the sweeper covers a lost one);
+    after it, the lease runs out and the sweeper hands the node out again. Returns
     _UNCLAIMED when the node was not ours to claim here."""
     me = worker_name()
     if plain:
@@ -500,7 +501,25 @@ def _claim_run_fast(node_id: int, plain: bool) -> int | sql.Claimed | None | obj
         if call is not None:
             return _inline_hop_fast(read.node, read.run, me, call, ready=True, alone=not read.busy)
         # It was not plain after all, or its tool failed: claimed at once as any other node.
-    with events_batched():
+    if not transaction.get_connection().in_atomic_block:
+        now = timezone.now()
+        claim = sql.node_claim_alone(node_id, me=me, lease=now + timedelta(seconds=lease_seconds()), now=now,
+                                     tools=fast_tools())
+        if claim is None:
+            return _UNCLAIMED
+        node, run = claim.claimed.node, claim.claimed.run
+        node_transitions_checked([(node.key, node.plan_version, N.READY, N.IN_PROGRESS, "claimed")])
+        events_written(run.conversation_id, claim.events, now)
+        if not claim.within_cap:
+            with events_batched():
+                cap_overrun(run.id)  # the run stops here: the step's tool does not run
+            return None
+        tool = tool_get(node.tool)
+        call = _inline_run(node, run, tool)
+        if call is not None:  # plain after all: completed in one statement more
+            return _inline_hop_fast(node, run, me, call, ready=False, alone=True)
+        return _execute_claimed(node, run, tool, me, None, None, None)
+    with events_batched():  # inside a caller's transaction: the claim joins it
         claimed = _claim_in_transaction([node_id], me, timezone.now())
         if not claimed:
             return _UNCLAIMED
@@ -509,8 +528,6 @@ def _claim_run_fast(node_id: int, plain: bool) -> int | sql.Claimed | None | obj
         call = _inline_run(node, run, tool)
         if call is not None:
             return _inline_hop(node, run, me, call, ready=False, anyway=True)
-    # The claim has committed: the tool runs now (a plain one that failed runs again, and
-    # its failure is recorded).
     return _execute_claimed(node, run, tool, me, None, None, None)
 
 

@@ -160,6 +160,13 @@ def tool_call_execute(*, node, run, arguments: dict[str, Any], consumed: list[St
         if call.status == ToolCall.Status.SUCCEEDED:
             return call, call.result
         raise ToolError(_("the call was finished by another worker")) from None
+    except ToolError as err:
+        # What it produced conflicts with what another step wrote: nothing of it was kept,
+        # and the call says so (failed, with the reason; its frame shows it).
+        tool_call_transition(call.id, expected=ToolCall.Status.STARTED, to=ToolCall.Status.FAILED, error=str(err),
+                             ended_at=timezone.now(), latency_ms=latency)
+        _tool_frame(node, call, tool, arguments, None, str(err), started, consumed)
+        raise
     call.status, call.result = ToolCall.Status.SUCCEEDED, output
     return call, output
 

@@ -120,14 +120,22 @@ def node_ready_read(node_id: int, *, tools: list[str]) -> Ready | None:
 # ready → in_progress for a batch of nodes: the lease, the node's activity (opened
 # here unless it has one from an earlier attempt) and the transition row. Only
 # nodes still ready, still in the current plan, of a live run and with a tool the
-# hot path may run (no approval gate, no compensation) are taken.
-_CLAIM = sql.Statement(f"""
-WITH c AS (
+# hot path may run (no approval gate, no compensation) are taken. `lock_run`: the
+# run's row is locked first (as a hop takes it: run, node, then conversation).
+def _claim_ctes(lock_run: bool = False) -> str:
+    lock, locked = "", ""
+    if lock_run:
+        lock = """lk AS (
+  SELECT r.id FROM workflows_run r JOIN workflows_node n ON n.run_id = r.id
+   WHERE n.id = ANY(%(ids)s::bigint[]) FOR NO KEY UPDATE OF r
+), """
+        locked = " AND r.id IN (SELECT id FROM lk)"
+    return f"""{lock}c AS (
   UPDATE workflows_node n SET status = 'in_progress', status_reason = 'claimed', attempts = n.attempts + 1,
          lease_owner = %(me)s, lease_expires_at = %(lease)s, started_at = %(now)s,
          activity_id = COALESCE(n.activity_id, x.act)
     FROM unnest(%(ids)s::bigint[], %(acts)s::bigint[]) AS x(id, act), workflows_run r
-   WHERE n.id = x.id AND n.status = 'ready' AND n.retired_in IS NULL AND r.id = n.run_id
+   WHERE n.id = x.id AND n.status = 'ready' AND n.retired_in IS NULL AND r.id = n.run_id{locked}
      AND r.status <> ALL(%(terminal)s::text[]) AND n.tool = ANY(%(tools)s::text[])
   RETURNING {", ".join("n." + c for c in _NODE_COLS)}, {", ".join("r." + c + " AS r_" + c for c in _RUN_COLS)},
             (n.activity_id = x.act) AS opened
@@ -139,9 +147,51 @@ WITH c AS (
 ), t AS (
   INSERT INTO workflows_transition (run_id, node_id, from_status, to_status, reason, worker, at)
   SELECT c.run_id, c.id, 'ready', 'in_progress', 'claimed', %(me)s, %(now)s FROM c
+)"""
+
+
+_CLAIMED_COLUMNS = f'{", ".join("c." + c for c in _NODE_COLS)}, {", ".join("c.r_" + c for c in _RUN_COLS)}'
+_CLAIM = sql.Statement(f"WITH {_claim_ctes()}\nSELECT {_CLAIMED_COLUMNS} FROM c")
+
+# One node claimed outside a transaction, in one statement that is a transaction of its
+# own (no BEGIN, no COMMIT round trip): the claim as _CLAIM, and what a transaction's end
+# would add to it — the node.status event, numbered on its conversation, and the
+# transition counted against the run's cap (within it or not: the second last column).
+_CLAIM_ALONE = sql.Statement(f"""
+WITH {_claim_ctes(lock_run=True)}, evn AS (
+  SELECT 1::bigint AS o, c.run_id, 'node.status'::text AS type,
+         jsonb_build_object('node', c.key, 'plan_version', c.plan_version, 'from', 'ready', 'to', 'in_progress',
+                            'reason', 'claimed') AS data
+    FROM c
+), {sql.events_insert_ctes("evn", "(SELECT r_conversation_id FROM c)")}, cnt AS (
+  UPDATE workflows_run SET transition_count = transition_count + 1
+   WHERE id = (SELECT run_id FROM c) AND transition_count <= transition_cap - 1
+  RETURNING 1
 )
-SELECT {", ".join("c." + c for c in _NODE_COLS)}, {", ".join("c.r_" + c for c in _RUN_COLS)} FROM c
+SELECT {_CLAIMED_COLUMNS}, EXISTS (SELECT 1 FROM cnt),
+       (SELECT jsonb_agg(jsonb_build_array(ins.id, ins.seq, ins.run_id, ins.type, ins.data)) FROM ins)
+  FROM c
 """)
+
+
+@dataclass
+class ClaimedAlone:
+    claimed: Claimed
+    within_cap: bool  # whether its transition stayed within the run's cap
+    events: list[tuple[int, int, int | None, str, dict]]  # written: (id, seq, run, type, data)
+
+
+def node_claim_alone(node_id: int, *, me: str, lease: datetime, now: datetime,
+                     tools: list[str]) -> ClaimedAlone | None:
+    """Claim a ready node outside a transaction, its event and count with it (_CLAIM_ALONE).
+    None when it was not ready, or not ours to claim here (as nodes_claim)."""
+    row = sql.execute(_CLAIM_ALONE, {"ids": [node_id], "acts": [new_id()], "me": me, "lease": lease, "now": now,
+                                     "terminal": _TERMINAL_ARRAY, "tools": _text_array(tools)}, fetch="one")
+    if row is None:
+        return None
+    width = len(_NODE_COLS) + len(_RUN_COLS)
+    return ClaimedAlone(Claimed(*_node_and_run(list(row[:width]))), bool(row[width]),
+                        [tuple(e) for e in sql.json_value(row[width + 1]) or []])
 
 
 def nodes_claim(node_ids: list[int], *, me: str, lease: datetime, now: datetime, tools: list[str]) -> list[Claimed]:

@@ -7,14 +7,13 @@ event in the same transaction, and counts against the run's transition cap.
 A lost race returns False and changes nothing: never a double execution."""
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from timeline.services import before_events_flush, event_append, event_pending
+from timeline.services import batch_state, before_events_flush, event_append, event_pending
 
 from .models import RUN_FINAL, RUN_TERMINAL, Node, NodeStatus, Run, RunStatus, Transition
 from .sql import transitions_count
@@ -63,25 +62,34 @@ def _count_against_cap(run_id: int) -> bool:
                 .update(transition_count=F("transition_count") + 1))
 
 
-_deferred_counts = threading.local()
+_COUNTS = "workflows.transition_counts"
+
+
+def _deferred_counts() -> dict[int, int] | None:
+    """The runs' transitions counted in the open events batch, to be written at its end
+    (None: no batch is open). They live with the batch: one that fails takes them along."""
+    state = batch_state()
+    if state is None:
+        return None
+    if _COUNTS not in state:
+        state[_COUNTS] = {}
+        before_events_flush(_counts_flush)
+    return state[_COUNTS]
 
 
 def _count(run: Run) -> None:
     """Count a transition against the cap — at the end of an events batch when one is
     open (the UPDATE locks the run row until commit), else now."""
-    counts = getattr(_deferred_counts, "runs", None)
+    counts = _deferred_counts()
     if counts is not None:
         counts[run.id] = counts.get(run.id, 0) + 1
-        return
-    if before_events_flush(_counts_flush):
-        _deferred_counts.runs = {run.id: 1}
         return
     if not _count_against_cap(run.id):
         _cap_reached(run)
 
 
 def _counts_flush() -> None:
-    counts, _deferred_counts.runs = _deferred_counts.runs, None
+    counts = batch_state().pop(_COUNTS)  # counted after this (a stop's own event): flushed again
     for run_id, n in counts.items():
         if not transitions_count(run_id, n):
             cap_overrun(run_id)
@@ -89,7 +97,7 @@ def _counts_flush() -> None:
 
 def counts_pending(run_id: int) -> int:
     """What counts_take would hand over, left in the batch."""
-    counts = getattr(_deferred_counts, "runs", None)
+    counts = (batch_state() or {}).get(_COUNTS)
     return counts.get(run_id, 0) if counts else 0
 
 
@@ -97,7 +105,7 @@ def counts_take(run_id: int) -> int:
     """The run's transitions counted in the open batch and not yet written, handed to
     a caller that writes them itself in a statement it runs anyway (the hot path's
     promotion, workflows.sql); they are no longer flushed at the end of the batch."""
-    counts = getattr(_deferred_counts, "runs", None)
+    counts = (batch_state() or {}).get(_COUNTS)
     return counts.pop(run_id, 0) if counts else 0
 
 

@@ -18,7 +18,7 @@ from workflows.blueprints import blueprint_get
 from workflows.executor import steps_execute
 from workflows.models import Node, Run, ToolCall, Transition
 from workflows.services import run_start
-from workflows.tests.helpers import RUNNABLE, membership, no_broker
+from workflows.tests.helpers import RUNNABLE, membership, no_broker, plan_unplanned
 
 pytestmark = pytest.mark.django_db
 
@@ -42,6 +42,7 @@ def drive_in_order(conv):
     """Like workers, but ready nodes run in plan order, so that parallel branches
     interleave the same way in the recording and in the replay."""
     for _ in range(100):
+        plan_unplanned(Run.objects.filter(conversation=conv))
         ready = sorted(Node.objects.filter(RUNNABLE, run__conversation=conv, retired_in__isnull=True),
                        key=lambda n: (n.run.created_at, plan_position(n.run.blueprint, n.key)))
         if not ready:

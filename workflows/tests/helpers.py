@@ -7,7 +7,8 @@ from django.db.models import Q
 
 from tenants.models import Membership
 from workflows.executor import HANDED_OVER, steps_execute
-from workflows.models import Node, NodeStatus, Run
+from workflows.models import Node, NodeStatus, Plan, Run
+from workflows.services import run_plan
 
 
 def membership(username: str) -> Membership:
@@ -20,7 +21,10 @@ RUNNABLE = Q(status=NodeStatus.READY) | Q(status=NodeStatus.IN_PROGRESS, lease_o
 
 
 def drive(run: Run, max_steps: int = 100) -> Run:
-    """Execute ready (and handed-over) nodes until none is left, as workers would."""
+    """Plan the run if no worker has (a chat message leaves that to a worker, unless the
+    mode is embedded), then execute ready (and handed-over) nodes until none is left, as
+    workers would."""
+    plan_unplanned(Run.objects.filter(id=run.id))
     for _ in range(max_steps):
         ready = list(Node.objects.filter(run=run, retired_in__isnull=True).filter(RUNNABLE)
                      .values_list("id", flat=True))
@@ -30,6 +34,13 @@ def drive(run: Run, max_steps: int = 100) -> Run:
             steps_execute(node_id)  # and the successors it runs in place
     run.refresh_from_db()
     return run
+
+
+def plan_unplanned(runs) -> None:
+    """Plan those of `runs` no worker has planned yet (a chat message leaves that to a
+    worker, unless the mode is embedded), as a worker would."""
+    for run_id in runs.exclude(id__in=Plan.objects.values("run_id")).values_list("id", flat=True):
+        run_plan(run_id)
 
 
 def no_broker():

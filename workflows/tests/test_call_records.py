@@ -4,6 +4,7 @@ import pytest
 from django.core.management import call_command
 
 from memory.services import working_memory_record
+from timeline.models import Frame
 from workflows.blueprints import BLUEPRINTS, blueprint_register
 from workflows.models import CoordinateConsumption, Node, Run, StateCoordinate, ToolCall
 from workflows.pipeline import arguments_resolve, tool_call_execute
@@ -70,9 +71,13 @@ def test_a_key_another_step_already_wrote_in_the_scope_fails_the_call_and_writes
     run = start("xy_twice")
     first = ToolCall.objects.get(run=run, node__key="first")
     second = ToolCall.objects.get(run=run, node__key="second")
-    assert statuses(run)["second"] == "failed" and second.status != "succeeded"
+    assert statuses(run)["second"] == "failed"
     reason = Node.objects.get(run=run, key="second").status_reason
     assert "conflict: x was already written in this scope by make_xy" in reason
+    # The call says what happened to it: failed, with the same reason, and the frame shows it.
+    assert second.status == "failed" and "conflict: x was already written" in second.error
+    frame = Frame.objects.get(kind="tool_call", gen_ai_tool_call_id=str(second.id))
+    assert frame.status == "error" and "conflict: x" in frame.payload.data["error"]
     assert {c.key: c.call_id for c in StateCoordinate.objects.filter(run=run)} == {"x": first.id, "y": first.id}
 
 

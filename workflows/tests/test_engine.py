@@ -5,8 +5,10 @@ from approvals.services import approval_decide
 from payroll.models import PayrollGroup, PayrollTemplate
 from payroll.services import configuration_checksum
 from timeline.models import Event
-from workflows.models import ProvenanceBlock, StateCoordinate, Transition
+from timeline.services import events_batched
+from workflows.models import Node, ProvenanceBlock, Run, StateCoordinate, Transition
 from workflows.services import node_input_answer, run_start
+from workflows.transitions import node_transition
 from workflows.tests.helpers import drive, membership, no_broker, statuses
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
@@ -150,6 +152,23 @@ def test_the_transition_cap_stops_the_run():
                     caps={"transition_cap": 4})
     run = drive(run)
     assert run.status == "stopped" and run.status_reason == "transition cap reached"
+
+
+def test_a_failed_batch_leaves_no_transitions_uncounted_in_the_next():
+    """A batch that fails after counting a transition (its statement raised) rolls it back,
+    and the next batch in the same thread counts its own against the cap as usual."""
+    run = start()
+    node = Node.objects.get(run=run, key="interpret")
+    counted = Run.objects.get(id=run.id).transition_count
+    with pytest.raises(RuntimeError):
+        with events_batched():
+            assert node_transition(node, "in_progress", expected="ready", reason="claimed", worker="w")
+            raise RuntimeError("the worker's statement failed")
+    assert Run.objects.get(id=run.id).transition_count == counted
+    node.refresh_from_db()
+    with events_batched():
+        assert node_transition(node, "in_progress", expected="ready", reason="claimed", worker="w")
+    assert Run.objects.get(id=run.id).transition_count == counted + 1
 
 
 def test_the_model_call_cap_fails_the_interpretation():

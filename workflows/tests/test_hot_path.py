@@ -345,7 +345,8 @@ def test_a_steps_message_says_whether_its_successor_is_plain_and_a_node_with_eff
         monkeypatch, beside_blueprint):
     """A noop successor's message says it is plain (its worker reads it, then one statement
     claims and completes it); a node the message does not say is plain — one with effects —
-    is claimed first, with no read before its claim."""
+    is claimed first, with no read before its claim, in one statement that commits by
+    itself (its event and its count with it)."""
     monkeypatch.setenv("KEEL_IN_PLACE", "0")
     run = noop("chain", 2)
     sent = []
@@ -357,13 +358,15 @@ def test_a_steps_message_says_whether_its_successor_is_plain_and_a_node_with_eff
     real_execute = sql.sql.execute
 
     def execute(statement, *args, **kwargs):
-        seen.append(str(statement).split()[:5])
+        seen.append((statement, connection.in_atomic_block))
         return real_execute(statement, *args, **kwargs)
 
     with mock.patch.object(sql.sql, "execute", execute), mock.patch.object(executor, "_execute_claimed") as run_it:
         executor.node_execute(Node.objects.get(run=run, key="n1").id)  # as if its tool had effects
-    assert seen[0][:4] == ["WITH", "c", "AS", "("] and "SELECT" not in seen[0][0], seen  # the claim, no read
-    run_it.assert_not_called()  # noop proved plain: run and completed in the claim's transaction
+    # The claim, no read before it and no transaction around it; then noop proved plain: its
+    # completion, one statement more (the run's completion follows, in a transaction).
+    assert seen[:2] == [(sql._CLAIM_ALONE, False), (sql._INLINE_HOP[False], False)], seen
+    run_it.assert_not_called()
     assert_recorded(run, 2)
 
 
@@ -393,3 +396,48 @@ def test_a_step_whose_tool_is_not_registered_is_sent_all_the_same(django_capture
             django_capture_on_commit_callbacks(execute=True):
         ready_dispatch_on_commit([gone])
     assert sent == [(NODE_RUN, [7])]
+
+
+@pytest.mark.skipif("not sql.enabled()")
+def test_a_claim_first_step_is_claimed_once_with_its_event_and_count_and_a_rival_claim_writes_nothing():
+    """A step claimed before its tool runs (one with effects) is claimed by one statement:
+    its transition (who claimed it), its node.status event numbered on in the conversation,
+    its activity opened and its count against the cap; a second claim of it finds it
+    taken and writes nothing."""
+    run = noop("chain", 2)
+    first = Node.objects.get(run=run, key="n0")
+    counted = Run.objects.get(id=run.id).transition_count
+    last_seq = Event.objects.filter(conversation_id=run.conversation_id).order_by("-seq").first().seq
+    lease = executor.timezone.now()
+    claim = sql.node_claim_alone(first.id, me="worker:1:1", lease=lease, now=lease, tools=executor.fast_tools())
+    assert claim is not None and claim.within_cap and claim.claimed.node.status == "in_progress"
+    first.refresh_from_db()
+    assert (first.status, first.lease_owner, first.attempts) == ("in_progress", "worker:1:1", 1)
+    assert list(Transition.objects.filter(node=first).order_by("id").values_list("to_status", "worker")) == [
+        ("ready", ""), ("in_progress", "worker:1:1")]
+    told = Event.objects.get(conversation_id=run.conversation_id, seq=last_seq + 1)
+    assert (told.type, told.data["node"], told.data["to"]) == ("node.status", "n0", "in_progress")
+    assert [(seq, data["to"]) for _, seq, _, _, data in claim.events] == [(last_seq + 1, "in_progress")]
+    assert Run.objects.get(id=run.id).transition_count == counted + 1
+    assert first.activity_id and executor.Activity.objects.get(id=first.activity_id).status == "in_progress"
+    before = (Transition.objects.count(), Event.objects.count(), Run.objects.get(id=run.id).transition_count)
+    assert sql.node_claim_alone(first.id, me="rival:1:1", lease=lease, now=lease, tools=executor.fast_tools()) is None
+    assert (Transition.objects.count(), Event.objects.count(), Run.objects.get(id=run.id).transition_count) == before
+
+
+@pytest.mark.skipif("not sql.enabled()")
+@pytest.mark.django_db(transaction=True)
+def test_a_claim_first_step_past_the_runs_cap_stops_the_run_and_its_tool_never_runs():
+    run = noop("chain", 2)
+    first = Node.objects.get(run=run, key="n0")
+    Run.objects.filter(id=run.id).update(transition_cap=Run.objects.get(id=run.id).transition_count)
+    with mock.patch.object(executor, "_inline_run") as tool_run, \
+            mock.patch.object(executor, "_execute_claimed") as effects_run:
+        assert executor.node_execute(first.id) is None  # not said plain: claimed first
+    tool_run.assert_not_called()
+    effects_run.assert_not_called()
+    run.refresh_from_db()
+    assert (run.status, run.status_reason) == ("stopped", "transition cap reached")
+    assert not ToolCall.objects.filter(run=run).exists()
+    seqs = list(Event.objects.filter(conversation_id=run.conversation_id).order_by("seq").values_list("seq", flat=True))
+    assert seqs == list(range(1, len(seqs) + 1))
