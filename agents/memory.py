@@ -9,9 +9,9 @@
 """
 from __future__ import annotations
 
-from django.db import IntegrityError, connection, transaction
-from django.utils import timezone
+from django.db import IntegrityError, transaction
 
+from timeline import sql
 from workflows.models import Transition
 from workflows.tools import TOOLS
 
@@ -30,10 +30,7 @@ def anchor_set(*, conversation_id: int, goal: str) -> None:
     """The first goal stays the anchor: later turns refine it, they do not replace it (one
     INSERT that keeps an anchor already there: a statement of its own, no BEGIN/COMMIT
     around it as bulk_create would have)."""
-    now = connection.ops.adapt_datetimefield_value(timezone.now())
-    with connection.cursor() as cursor:
-        cursor.execute(f"INSERT INTO {Anchor._meta.db_table} (conversation_id, goal, created_at) VALUES (%s, %s, %s) "
-                       "ON CONFLICT (conversation_id) DO NOTHING", [conversation_id, goal[:2000], now])
+    sql.rows_insert_new([Anchor(conversation_id=conversation_id, goal=goal[:2000])], unique=["conversation"])
 
 
 def ledger_append(*, conversation_id: int, milestone: str, text: str, run_id: int | None = None) -> None:

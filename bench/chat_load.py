@@ -20,7 +20,7 @@ import pstats
 import threading
 import time
 
-from common import Api, celery_client, deployment, keel_stop, summary
+from common import Api, celery_client, deployment, keel_stop, proc_stats, summary
 
 REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
 
@@ -68,15 +68,7 @@ def burst(apis: list[Api]) -> tuple[list[float], float]:
 
 def cpu_ms(process_group: int) -> float:
     """CPU time (user + system) of the live processes of a process group, in ms."""
-    total = 0
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == process_group:
-            total += int(fields[11]) + int(fields[12])
+    total = sum(int(fields[11]) + int(fields[12]) for _, fields in proc_stats() if int(fields[2]) == process_group)
     return total * 1000 / os.sysconf("SC_CLK_TCK")
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.support import Api, keel_start, keel_stop, wait_until  # noqa: E402
+from tests.support import Api, keel_start, keel_stop, proc_stats, wait_until  # noqa: E402, F401 - proc_stats: for the benches
 
 
 def percentile(values: list[float], p: float) -> float:

@@ -14,6 +14,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,6 +39,17 @@ def wait_until(predicate, what: str, timeout: float = 30, interval: float = 0.05
             return
         time.sleep(interval)
     raise TimeoutError(f"timed out waiting for {what}")
+
+
+def proc_stats() -> Iterator[tuple[int, list[str]]]:
+    """Each live process's pid and the fields of its /proc/<pid>/stat after its name: [1] its
+    parent, [2] its process group, [11] and [12] its user and system CPU in clock ticks."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                yield int(pid), f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
 
 
 def free_port() -> int:

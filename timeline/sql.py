@@ -74,6 +74,26 @@ def execute(sql: str | Statement, params: Any = None, *, fetch: str = "") -> Any
         return cursor.rowcount
 
 
+def rows_insert_new(objs: list, *, unique: list[str]) -> set:
+    """Insert the model instances `objs` (of one model) but those whose `unique` fields match a
+    row already there, in one statement — INSERT … ON CONFLICT DO NOTHING RETURNING, with no
+    transaction around it (bulk_create wraps BEGIN and COMMIT round trips around its INSERT,
+    get_or_create a read and a transaction). Returns the primary keys inserted."""
+    if not objs:
+        return set()
+    meta, qn = objs[0]._meta, connection.ops.quote_name
+    fields = [f for f in meta.concrete_fields if not (f.primary_key and getattr(objs[0], f.attname) is None)]
+    values = [f.get_db_prep_save(f.pre_save(obj, add=True), connection) for obj in objs for f in fields]
+    row = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    statement = (f"INSERT INTO {qn(meta.db_table)} ({', '.join(qn(f.column) for f in fields)}) "
+                 f"VALUES {', '.join([row] * len(objs))} "
+                 f"ON CONFLICT ({', '.join(qn(meta.get_field(name).column) for name in unique)}) DO NOTHING "
+                 f"RETURNING {qn(meta.pk.column)}")
+    with connection.cursor() as cursor:
+        cursor.execute(statement, values)
+        return {pk for (pk,) in cursor.fetchall()}
+
+
 def compact(statement: str) -> str:
     """A statement without its comment lines and indentation: the text sent and
     parsed on every execution (psycopg caches the conversion of statements up to

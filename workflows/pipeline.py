@@ -13,6 +13,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from llm import ModelError, ModelResult, messages_tokens_estimate, model_call
+from timeline import sql
 from timeline.model_frames import model_frame_record
 from timeline.services import frame_record
 
@@ -113,11 +114,11 @@ def tool_call_execute(*, node, run, arguments: dict[str, Any], consumed: list[St
     a second attempt at a call that died half-way."""
     tool = tool_get(node.tool)
     key = idempotency_key_for(node)
-    call, created = ToolCall.objects.get_or_create(
-        node_id=node.id, idempotency_key=key,
-        defaults={"tenant_id": run.tenant_id, "run_id": run.id, "tool": tool.name, "arguments": arguments,
-                  "approval_id": approval_id},
-    )
+    call = ToolCall(node_id=node.id, idempotency_key=key, tenant_id=run.tenant_id, run_id=run.id, tool=tool.name,
+                    arguments=arguments, approval_id=approval_id)
+    created = bool(sql.rows_insert_new([call], unique=["node", "idempotency_key"]))
+    if not created:  # there already: a redelivery, a takeover, a retry after a failure
+        call = ToolCall.objects.get(node_id=node.id, idempotency_key=key)
     if call.status == ToolCall.Status.SUCCEEDED:
         return call, call.result
     if not created and call.status == ToolCall.Status.FAILED:
@@ -128,8 +129,8 @@ def tool_call_execute(*, node, run, arguments: dict[str, Any], consumed: list[St
         ToolCall.objects.filter(id=call.id, status=ToolCall.Status.STARTED).update(
             arguments=arguments, approval_id=approval_id)
     # What the call consumed, in one INSERT (a redelivered call's are there already).
-    CoordinateConsumption.objects.bulk_create([CoordinateConsumption(coordinate=coordinate, call=call)
-                                               for coordinate in consumed], ignore_conflicts=True)
+    sql.rows_insert_new([CoordinateConsumption(coordinate=coordinate, call=call) for coordinate in consumed],
+                        unique=["coordinate", "call"])
     ctx = ToolContext(tenant_id=run.tenant_id, run_id=run.id, node_id=node.id, node_key=node.key,
                       user_id=run.created_by_id, call_id=call.id, idempotency_key=key, approval_id=approval_id,
                       params=run.params)

@@ -10,7 +10,7 @@ import psycopg
 import pytest
 import websockets
 
-from tests.support import Api, Session, keel_start, keel_stop, wait_until
+from tests.support import Api, Session, keel_start, keel_stop, proc_stats, wait_until
 
 
 @pytest.fixture(params=["production", "production, two server processes", "embedded"])
@@ -26,16 +26,15 @@ def keel(request, tmp_path):
 def server_processes(keel) -> set[int]:
     """The processes serving requests: the supervisor's children that import Django."""
     supervisor, found = keel.procs[0].pid, set()
-    for pid in filter(str.isdigit, os.listdir("/proc")):
+    for pid, fields in proc_stats():
+        if int(fields[1]) != supervisor:
+            continue
         try:
-            with open(f"/proc/{pid}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
             with open(f"/proc/{pid}/cmdline", "rb") as f:
-                spawned = b"spawn_main" in f.read()
+                if b"spawn_main" in f.read():
+                    found.add(pid)
         except OSError:
             continue
-        if ppid == supervisor and spawned:
-            found.add(int(pid))
     return found
 
 

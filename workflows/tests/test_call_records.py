@@ -106,3 +106,24 @@ def test_a_steps_working_memory_is_one_record_rewritten_when_the_step_runs_again
     assert stored.id == first.id == second.id
     assert (stored.items, stored.decision) == ([{"kind": "requirements", "text": "b"}], "chose B")
     assert stored.updated_at >= first.updated_at
+
+
+def test_a_call_is_opened_by_one_insert_and_found_again_when_delivered_again():
+    """A new call is one INSERT that skips a key already there (no read before it, no
+    transaction around it); delivered again, the call already there is found and reused."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    run = start("xy_chain")
+    node = Node.objects.get(run=run, key="make")
+    Node.objects.filter(id=node.id).update(attempt=node.attempt + 1)  # a new key: a new call
+    node.refresh_from_db()
+    with CaptureQueriesContext(connection) as queries:
+        call, _ = tool_call_execute(node=node, run=run, arguments={}, consumed=[], approval_id=None)
+    on_calls = [q["sql"].split()[0] for q in queries.captured_queries
+                if q["sql"].split()[:3] in (["INSERT", "INTO", '"agents_toolcall"'], ["UPDATE", '"agents_toolcall"', "SET"])
+                or 'FROM "agents_toolcall"' in q["sql"]]
+    assert on_calls == ["INSERT", "UPDATE"], on_calls  # opened, then succeeded
+    assert ToolCall.objects.filter(node=node).count() == 2
+    again, output = tool_call_execute(node=node, run=run, arguments={}, consumed=[], approval_id=None)
+    assert again.id == call.id and output == call.result and ToolCall.objects.filter(node=node).count() == 2
