@@ -30,7 +30,7 @@ def anchor_set(*, conversation_id: int, goal: str) -> None:
     """The first goal stays the anchor: later turns refine it, they do not replace it (one
     INSERT that keeps an anchor already there: a statement of its own, no BEGIN/COMMIT
     around it as bulk_create would have)."""
-    sql.rows_insert_new([Anchor(conversation_id=conversation_id, goal=goal[:2000])], unique=["conversation"])
+    sql.rows_insert([Anchor(conversation_id=conversation_id, goal=goal[:2000])], unique=["conversation"])
 
 
 def ledger_append(*, conversation_id: int, milestone: str, text: str, run_id: int | None = None) -> None:

@@ -13,6 +13,7 @@ from typing import Any, Callable
 from django.db import IntegrityError, transaction
 
 from approvals.models import ApprovalRequest, ApprovalStatus
+from timeline import sql
 from workflows.models import ToolCall
 from workflows.tools import TOOLS
 
@@ -85,9 +86,9 @@ def memory_link(item: MemoryItem) -> dict[str, Any]:
 def working_memory_record(*, tenant_id: int, run_id: int, node_id: int, step: str, items: list[dict[str, Any]],
                           decision: str = "") -> WorkingMemory:
     """Write the L1 record of one step: its working set, each item {kind, text, evidence}."""
-    # One INSERT … ON CONFLICT (node) DO UPDATE: a step run again replaces its record.
-    [record] = WorkingMemory.objects.bulk_create(
-        [WorkingMemory(node_id=node_id, tenant_id=tenant_id, run_id=run_id, step=step, items=items,
-                       decision=decision[:2000])],
-        update_conflicts=True, unique_fields=["node"], update_fields=["step", "items", "decision", "updated_at"])
+    # One INSERT … ON CONFLICT (node) DO UPDATE, no transaction around it: a step run again
+    # replaces its record.
+    record = WorkingMemory(node_id=node_id, tenant_id=tenant_id, run_id=run_id, step=step, items=items,
+                           decision=decision[:2000])
+    sql.rows_insert([record], unique=["node"], update=["step", "items", "decision", "updated_at"])
     return record

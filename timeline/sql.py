@@ -74,24 +74,31 @@ def execute(sql: str | Statement, params: Any = None, *, fetch: str = "") -> Any
         return cursor.rowcount
 
 
-def rows_insert_new(objs: list, *, unique: list[str]) -> set:
-    """Insert the model instances `objs` (of one model) but those whose `unique` fields match a
-    row already there, in one statement — INSERT … ON CONFLICT DO NOTHING RETURNING, with no
-    transaction around it (bulk_create wraps BEGIN and COMMIT round trips around its INSERT,
-    get_or_create a read and a transaction). Returns the primary keys inserted."""
+def rows_insert(objs: list, *, unique: list[str], update: list[str] | tuple[str, ...] = ()) -> list:
+    """Insert model instances (of one model) in one statement — INSERT … ON CONFLICT …
+    RETURNING, with no transaction around it (bulk_create wraps BEGIN and COMMIT round trips
+    around its INSERT, get_or_create a read and a transaction). A row already there with the
+    same `unique` fields is left as it is, or, with `update`, has those fields set from the
+    new one. Returns the primary keys written (inserted; with `update`, updated too); a
+    single instance takes its row's."""
     if not objs:
-        return set()
+        return []
     meta, qn = objs[0]._meta, connection.ops.quote_name
     fields = [f for f in meta.concrete_fields if not (f.primary_key and getattr(objs[0], f.attname) is None)]
     values = [f.get_db_prep_save(f.pre_save(obj, add=True), connection) for obj in objs for f in fields]
     row = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    columns = [qn(meta.get_field(name).column) for name in update]
+    action = ("DO UPDATE SET " + ", ".join(f"{c} = EXCLUDED.{c}" for c in columns)) if columns else "DO NOTHING"
     statement = (f"INSERT INTO {qn(meta.db_table)} ({', '.join(qn(f.column) for f in fields)}) "
                  f"VALUES {', '.join([row] * len(objs))} "
-                 f"ON CONFLICT ({', '.join(qn(meta.get_field(name).column) for name in unique)}) DO NOTHING "
+                 f"ON CONFLICT ({', '.join(qn(meta.get_field(name).column) for name in unique)}) {action} "
                  f"RETURNING {qn(meta.pk.column)}")
     with connection.cursor() as cursor:
         cursor.execute(statement, values)
-        return {pk for (pk,) in cursor.fetchall()}
+        written = [pk for (pk,) in cursor.fetchall()]
+    if len(objs) == 1 and written:
+        objs[0].pk = written[0]
+    return written
 
 
 def compact(statement: str) -> str:

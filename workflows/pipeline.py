@@ -116,7 +116,7 @@ def tool_call_execute(*, node, run, arguments: dict[str, Any], consumed: list[St
     key = idempotency_key_for(node)
     call = ToolCall(node_id=node.id, idempotency_key=key, tenant_id=run.tenant_id, run_id=run.id, tool=tool.name,
                     arguments=arguments, approval_id=approval_id)
-    created = bool(sql.rows_insert_new([call], unique=["node", "idempotency_key"]))
+    created = bool(sql.rows_insert([call], unique=["node", "idempotency_key"]))
     if not created:  # there already: a redelivery, a takeover, a retry after a failure
         call = ToolCall.objects.get(node_id=node.id, idempotency_key=key)
     if call.status == ToolCall.Status.SUCCEEDED:
@@ -129,7 +129,7 @@ def tool_call_execute(*, node, run, arguments: dict[str, Any], consumed: list[St
         ToolCall.objects.filter(id=call.id, status=ToolCall.Status.STARTED).update(
             arguments=arguments, approval_id=approval_id)
     # What the call consumed, in one INSERT (a redelivered call's are there already).
-    sql.rows_insert_new([CoordinateConsumption(coordinate=coordinate, call=call) for coordinate in consumed],
+    sql.rows_insert([CoordinateConsumption(coordinate=coordinate, call=call) for coordinate in consumed],
                         unique=["coordinate", "call"])
     ctx = ToolContext(tenant_id=run.tenant_id, run_id=run.id, node_id=node.id, node_key=node.key,
                       user_id=run.created_by_id, call_id=call.id, idempotency_key=key, approval_id=approval_id,
