@@ -130,7 +130,7 @@ def tool_call_execute(*, node, run, arguments: dict[str, Any], consumed: list[St
             arguments=arguments, approval_id=approval_id)
     # What the call consumed, in one INSERT (a redelivered call's are there already).
     sql.rows_insert([CoordinateConsumption(coordinate=coordinate, call=call) for coordinate in consumed],
-                        unique=["coordinate", "call"])
+                    unique=["coordinate", "call"])
     ctx = ToolContext(tenant_id=run.tenant_id, run_id=run.id, node_id=node.id, node_key=node.key,
                       user_id=run.created_by_id, call_id=call.id, idempotency_key=key, approval_id=approval_id,
                       params=run.params)
