@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from django.db import IntegrityError, transaction
 
-from timeline import sql
+from config import sql
 from workflows.models import Transition
 from workflows.tools import TOOLS
 

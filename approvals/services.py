@@ -84,7 +84,7 @@ def approval_gate(*, node: Node, run: Run, arguments: dict[str, Any]) -> int | N
     preview = _preview(run.tenant_id, node.tool, arguments, run.params)
     summary, diff, measures = preview.summary, preview.diff, preview.measures
     route = approval_route(tenant_id=run.tenant_id, tool=node.tool, measures=measures)
-    with transaction.atomic():
+    with events_batched():  # one transaction; its events and counts written together at the end
         if ApprovalRequest.objects.filter(node=node, status=A.PENDING).exists():
             return None
         approval = ApprovalRequest.objects.create(

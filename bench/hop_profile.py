@@ -24,7 +24,7 @@ def main() -> None:
         os.environ["KEEL_IN_PLACE"] = str(args.in_place)
         from django.db import connection
 
-        from timeline import sql as tsql
+        from config import sql as tsql
         from workflows.models import Node
         from workflows.tasks import node_run
 

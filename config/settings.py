@@ -140,7 +140,7 @@ if DATABASE_URL:
         DATABASE_URL, conn_max_age=int(os.environ.get("KEEL_DB_CONN_MAX_AGE", "0")), conn_health_checks=True)}
     if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
         # Django turns psycopg's prepared statements off (prepare_threshold None), and
-        # then psycopg ignores prepare=True too: the hot path's statements (timeline/sql.py)
+        # then psycopg ignores prepare=True too: the hot path's statements (config/sql.py)
         # were parsed and planned on every execution. A threshold no ORM query reaches
         # prepares exactly the statements that ask for it; the ORM's stay unprepared.
         DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 2**31 - 1

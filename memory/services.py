@@ -13,7 +13,7 @@ from typing import Any, Callable
 from django.db import IntegrityError, transaction
 
 from approvals.models import ApprovalRequest, ApprovalStatus
-from timeline import sql
+from config import sql
 from workflows.models import ToolCall
 from workflows.tools import TOOLS
 

@@ -16,13 +16,15 @@ from django.db.models import F, Value
 from django.db.models.functions import Coalesce, Greatest, Least
 from django.utils import timezone
 
+from config import sql
 from config.celery import app
 from config.ids import new_id
 from tenants.models import Membership
 
 from .masking import payload_mask
 from .models import Activity, ActivityLink, Conversation, Event, Frame, FramePayload, WiringCheck
-from . import otel, sql
+from . import otel
+from .sql import events_insert_ctes
 from .push import EVENTS, broadcast_many_on_commit, broadcast_on_commit, conversation_group, tenant_group
 
 
@@ -113,7 +115,7 @@ _EVENTS_INSERT_PG = sql.Statement(f"""
 WITH x AS (
   SELECT x.o, x.run_id, x.type, x.data
     FROM unnest(%(runs)s::bigint[], %(types)s::text[], %(datas)s::jsonb[]) WITH ORDINALITY AS x(run_id, type, data, o)
-), {sql.events_insert_ctes("x")}
+), {events_insert_ctes("x")}
 SELECT id, seq FROM ins""")
 
 

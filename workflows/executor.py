@@ -501,33 +501,40 @@ def _claim_run_fast(node_id: int, plain: bool) -> int | sql.Claimed | None | obj
             return _inline_hop_fast(read.node, read.run, me, call, ready=True, alone=not read.busy)
         # It was not plain after all, or its tool failed: claimed at once as any other node.
     if not transaction.get_connection().in_atomic_block:
-        now = timezone.now()
-        claim = sql.node_claim_alone(node_id, me=me, lease=now + timedelta(seconds=lease_seconds()), now=now,
-                                     tools=fast_tools())
+        claim = _claim_alone(node_id, me)
         if claim is None:
             return _UNCLAIMED
         node, run = claim.claimed.node, claim.claimed.run
-        node_transitions_checked([(node.key, node.plan_version, N.READY, N.IN_PROGRESS, "claimed")])
-        events_written(run.conversation_id, claim.events, now)
         if not claim.within_cap:
-            with events_batched():
-                cap_overrun(run.id)  # the run stops here: the step's tool does not run
-            return None
-        tool = tool_get(node.tool)
-        call = _inline_run(node, run, tool)
-        if call is not None:  # plain after all: completed in one statement more
-            return _inline_hop_fast(node, run, me, call, ready=False, alone=True)
-        return _execute_claimed(node, run, tool, me, None, None, None)
-    with events_batched():  # inside a caller's transaction: the claim joins it
-        claimed = _claim_in_transaction([node_id], me, timezone.now())
+            return None  # the run stopped there: the step's tool does not run
+    else:
+        with events_batched():  # inside a caller's transaction: the claim joins it
+            claimed = _claim_in_transaction([node_id], me, timezone.now())
         if not claimed:
             return _UNCLAIMED
         node, run = claimed[0].node, claimed[0].run
-        tool = tool_get(node.tool)
-        call = _inline_run(node, run, tool)
-        if call is not None:
-            return _inline_hop(node, run, me, call, ready=False, anyway=True)
+    tool = tool_get(node.tool)
+    call = _inline_run(node, run, tool)
+    if call is not None:  # plain after all: completed in one statement more
+        return _inline_hop_fast(node, run, me, call, ready=False, alone=True)
     return _execute_claimed(node, run, tool, me, None, None, None)
+
+
+def _claim_alone(node_id: int, me: str) -> sql.ClaimedAlone | None:
+    """Claim a ready node in one statement that commits by itself, its event and its
+    count with it; past the run's cap, the run is stopped. None: not ours to claim."""
+    now = timezone.now()
+    claim = sql.node_claim_alone(node_id, me=me, lease=now + timedelta(seconds=lease_seconds()), now=now,
+                                 tools=fast_tools())
+    if claim is None:
+        return None
+    node, run = claim.claimed.node, claim.claimed.run
+    node_transitions_checked([(node.key, node.plan_version, N.READY, N.IN_PROGRESS, "claimed")])
+    events_written(run.conversation_id, claim.events, now)
+    if not claim.within_cap:
+        with events_batched():
+            cap_overrun(run.id)
+    return claim
 
 
 def _claim_in_transaction(node_ids: list[int], me: str, now, tools: list[str] | None = None) -> list[sql.Claimed]:
@@ -630,8 +637,14 @@ def _inline_run(node, run, tool) -> dict | None:
 def _finish_fast(node, run, to: str, reason: str, me: str, result_ref: str = "",
                  acceptance_results: list[dict] | None = None) -> int | sql.Claimed | None:
     """Complete or fail a node, promote its successors and claim the one to run in
-    place, in one transaction: two or three statements, then the cap count and the events."""
+    place: a completion outside a transaction while nothing else of its run is active,
+    in one statement (_complete_hop); else in one transaction: two or three
+    statements, then the cap count and the events."""
     now = timezone.now()
+    if to == N.COMPLETED and not transaction.get_connection().in_atomic_block:
+        step = _complete_hop(node, run, me, reason, result_ref, acceptance_results, now)
+        if step is not _NOT_ALONE:
+            return step
     try:
         with events_batched():
             run_status, won = sql.nodes_finish(run.id, [{"id": node.id, "to": to, "reason": reason,
@@ -646,6 +659,27 @@ def _finish_fast(node, run, to: str, reason: str, me: str, result_ref: str = "",
             return _promote_fast(run, [node.key], me, now)
     except _LostRace:
         return None
+
+
+def _complete_hop(node, run, me: str, reason: str, result_ref: str, acceptance_results: list[dict] | None,
+                  now) -> int | sql.Claimed | None | object:
+    """A step with effects completed and its hop taken in one statement that commits by
+    itself (sql.complete_hop): _NOT_ALONE when another node of its run is active (or a
+    successor waits on one), and nothing was written."""
+    changes = [(node.key, node.plan_version, N.IN_PROGRESS, N.COMPLETED, reason)]
+    node_transitions_checked(changes)
+    in_place = in_place_enabled()
+    hop = sql.complete_hop(node=node, run=run, me=me, reason=reason, result_ref=result_ref,
+                           acceptance_results=acceptance_results, now=now,
+                           claim_for=_claim_for(me, now) if in_place else None,
+                           events=(run.conversation_id, node_status_events(run, changes)))
+    if hop is None:
+        return _NOT_ALONE
+    if not hop.won:
+        return None  # someone else finished it
+    run.status = hop.run_status
+    node.status, node.status_reason, node.result_ref = N.COMPLETED, reason, result_ref
+    return _promoted(run, hop.promotion, True, in_place, now)
 
 
 def _inline_hop_fast(node, run, me: str, call: dict, *, ready: bool, alone: bool) -> int | sql.Claimed | None:
@@ -689,14 +723,14 @@ def _inline_hop(node, run, me: str, call: dict, *, ready: bool, anyway: bool) ->
     if hop.promotion is None:  # completed only (`anyway`): the promotion follows the run's lock
         node_transitions_recorded(run, changes)
         return _promote_fast(run, [node.key], me, now)
-    # Joins the caller's batch; on its own, a transaction with no statement unless the run settles.
-    with events_batched():
-        if batched:
-            if events is None:
-                node_transitions_recorded(run, changes, counted=True)
-            else:
-                events_take(run.conversation_id)  # the statement wrote them
-            counts_take(run.id)  # and counted them
+    if not batched:  # it committed with its events and counts: nothing is left to write unless the run settles
+        return _promoted(run, hop.promotion, True, in_place, now)
+    with events_batched():  # joins the caller's batch
+        if events is None:
+            node_transitions_recorded(run, changes, counted=True)
+        else:
+            events_take(run.conversation_id)  # the statement wrote them
+        counts_take(run.id)  # and counted them
         return _promoted(run, hop.promotion, events is not None, in_place, now)
 
 
@@ -725,10 +759,11 @@ def _promote_fast(run: Run, finished_keys: list[str], me: str, now) -> int | sql
 
 def _promoted(run: Run, promotion: sql.Promotion | None, written: bool, in_place: bool,
               now) -> int | sql.Claimed | None:
-    """What follows a promotion (None: none, the run is over) in its transaction: its
-    changes checked, the successors dispatched after commit unless one runs in place,
-    the events followed up (`written`: the statement wrote them) and the run settled
-    unless it is plainly still running."""
+    """What follows a promotion (None: none, the run is over) in its transaction, or
+    after the statement that committed it: its changes checked, the successors
+    dispatched after commit unless one runs in place, the events followed up
+    (`written`: the statement wrote them) and the run settled unless it is plainly
+    still running (what writes joins the transaction, or takes one of its own)."""
     promoted, busy, won = [], False, None
     if promotion is not None:
         promoted, busy, won = promotion.promoted, promotion.busy, promotion.claimed
@@ -740,7 +775,8 @@ def _promoted(run: Run, promotion: sql.Promotion | None, written: bool, in_place
         else:  # the statement wrote their events: check them against the table all the same
             node_transitions_checked(changes)
         if not promotion.within_cap:
-            cap_overrun(run.id)  # the run stops here: nothing runs in place
+            with events_batched():  # joins the caller's batch; after a statement that committed, its own
+                cap_overrun(run.id)  # the run stops here: nothing runs in place
             run.status, won = RunStatus.STOPPED, None
     if won is not None:
         won.busy = busy
@@ -754,5 +790,6 @@ def _promoted(run: Run, promotion: sql.Promotion | None, written: bool, in_place
         # messages are sent, so the next step's worker waits for no push of this one.
         events_written(run.conversation_id, promotion.events, now)
     if not (run.status == RunStatus.RUNNING and (busy or promoted)):
-        run_settle(run)
+        with events_batched():
+            run_settle(run)
     return claimed

@@ -13,7 +13,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from llm import ModelError, ModelResult, messages_tokens_estimate, model_call
-from timeline import sql
+from config import sql
 from timeline.model_frames import model_frame_record
 from timeline.services import frame_record
 

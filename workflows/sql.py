@@ -18,7 +18,8 @@ from datetime import datetime
 from typing import Any
 
 from config.ids import new_id
-from timeline import sql
+from config import sql
+from timeline.sql import events_insert_ctes
 from timeline.masking import payload_mask
 
 from .models import RUN_TERMINAL, Node, Run
@@ -163,7 +164,7 @@ WITH {_claim_ctes(lock_run=True)}, evn AS (
          jsonb_build_object('node', c.key, 'plan_version', c.plan_version, 'from', 'ready', 'to', 'in_progress',
                             'reason', 'claimed') AS data
     FROM c
-), {sql.events_insert_ctes("evn", "(SELECT r_conversation_id FROM c)")}, cnt AS (
+), {events_insert_ctes("evn", "(SELECT r_conversation_id FROM c)")}, cnt AS (
   UPDATE workflows_run SET transition_count = transition_count + 1
    WHERE id = (SELECT run_id FROM c) AND transition_count <= transition_cap - 1
   RETURNING 1
@@ -185,8 +186,7 @@ def node_claim_alone(node_id: int, *, me: str, lease: datetime, now: datetime,
                      tools: list[str]) -> ClaimedAlone | None:
     """Claim a ready node outside a transaction, its event and count with it (_CLAIM_ALONE).
     None when it was not ready, or not ours to claim here (as nodes_claim)."""
-    row = sql.execute(_CLAIM_ALONE, {"ids": [node_id], "acts": [new_id()], "me": me, "lease": lease, "now": now,
-                                     "terminal": _TERMINAL_ARRAY, "tools": _text_array(tools)}, fetch="one")
+    row = sql.execute(_CLAIM_ALONE, _claim_params([node_id], me, lease, now, tools), fetch="one")
     if row is None:
         return None
     width = len(_NODE_COLS) + len(_RUN_COLS)
@@ -196,9 +196,12 @@ def node_claim_alone(node_id: int, *, me: str, lease: datetime, now: datetime,
 
 def nodes_claim(node_ids: list[int], *, me: str, lease: datetime, now: datetime, tools: list[str]) -> list[Claimed]:
     """Claim the given ready nodes (compare-and-set on status). Returns those won."""
-    rows = sql.execute(_CLAIM, {"ids": node_ids, "acts": [new_id() for _ in node_ids], "me": me, "lease": lease,
-                                "now": now, "terminal": _TERMINAL_ARRAY, "tools": _text_array(tools)}, fetch="all")
-    return _rows_to_claimed(rows)
+    return _rows_to_claimed(sql.execute(_CLAIM, _claim_params(node_ids, me, lease, now, tools), fetch="all"))
+
+
+def _claim_params(node_ids: list[int], me: str, lease: datetime, now: datetime, tools: list[str]) -> dict[str, Any]:
+    return {"ids": node_ids, "acts": [new_id() for _ in node_ids], "me": me, "lease": lease, "now": now,
+            "terminal": _TERMINAL_ARRAY, "tools": _text_array(tools)}
 
 
 # in_progress → completed|failed, with the run row locked first: two parallel
@@ -368,7 +371,7 @@ def _promotion_ctes(gate: str = "true", done: str = _NONE) -> str:
     FROM p WHERE p.claimed
 ), evn AS (
   SELECT row_number() OVER (ORDER BY ev.g, ev.o) AS o, ev.run_id, ev.type, ev.data FROM ev WHERE %(emit)s AND ({gate})
-), {sql.events_insert_ctes("evn")}, k AS (
+), {events_insert_ctes("evn")}, k AS (
   SELECT %(count)s::int + (SELECT count(*) FROM p)::int + (SELECT count(*) FROM p WHERE p.claimed)::int AS n
 ), cnt AS (
   -- with %(counting)s: the hop's transitions against the run's cap (transitions_count below)
@@ -551,6 +554,50 @@ def inline_hop(*, ready: bool, anyway: bool, me: str, reason: str,
     rows = sql.execute(_INLINE_HOP[ready], params, fetch="all")
     status, won, call_id, go = rows[0][_PROMOTION_WIDTH:]
     return InlineHop(bool(won), status, call_id, _promotion(rows, True) if won and go else None)
+
+
+# A step with effects completed — its call recorded as it ran, its acceptance checked —
+# and its hop, in one statement that commits by itself (no BEGIN, no COMMIT round
+# trip): the completion (as _FINISH_HEAD), its successors promoted and the one to run
+# in place claimed (as _PROMOTE), its events and its count. Only when `go` holds (as
+# _INLINE_HOP: nothing else of the run active, no successor waiting on a dependency
+# this snapshot may not see completed); otherwise nothing is written, and the caller
+# takes the transaction: _FINISH_HEAD, then _PROMOTE after the run's lock.
+_COMPLETE_HOP = sql.Statement(f"""
+WITH lk AS (
+  SELECT id, status FROM workflows_run WHERE id = %(run)s FOR NO KEY UPDATE
+), {_GO}, f AS (
+  UPDATE workflows_node n SET status = 'completed', status_reason = %(reason)s, result_ref = %(ref)s,
+         acceptance_results = COALESCE(%(acc)s::jsonb, n.acceptance_results), lease_owner = '',
+         lease_expires_at = NULL, finished_at = %(now)s
+   WHERE n.id = %(node)s AND n.status = 'in_progress' AND (SELECT ok FROM go)
+  RETURNING n.id, n.key, n.activity_id
+), t AS (
+  INSERT INTO workflows_transition (run_id, node_id, from_status, to_status, reason, worker, at)
+  SELECT %(run)s, f.id, 'in_progress', 'completed', %(reason)s, %(me)s, %(now)s FROM f
+), a AS (
+  UPDATE timeline_activity SET status = 'completed', ended_at = %(now)s FROM f WHERE timeline_activity.id = f.activity_id
+), {_promotion_ctes("(SELECT ok FROM go) AND EXISTS (SELECT 1 FROM f)", _DONE)}
+SELECT {_promotion_columns(_DONE)}, (SELECT status FROM lk), EXISTS (SELECT 1 FROM f), (SELECT ok FROM go)
+{_PROMOTED_FROM}
+""")
+
+
+def complete_hop(*, node: Node, run: Run, me: str, reason: str, result_ref: str, acceptance_results: list | None,
+                 now: datetime, claim_for: tuple[str, datetime, list[str]] | None,
+                 events: tuple[int, list[dict[str, Any]]]) -> InlineHop | None:
+    """Complete a node with effects and take its hop in one statement (see above);
+    `events`: the completion's own, written first. None: `go` did not hold, nothing
+    was written."""
+    params = {**_promotion_params(run.id, [node.key], now, claim_for, 1, events),
+              "me": me,  # this worker, the promotion's own ("" when it claims nothing) notwithstanding
+              "node": node.id, "reason": reason, "ref": result_ref, "terminal": _TERMINAL_ARRAY,
+              "acc": sql.jsonb(acceptance_results) if acceptance_results is not None else None}
+    rows = sql.execute(_COMPLETE_HOP, params, fetch="all")
+    status, won, go = rows[0][_PROMOTION_WIDTH:]
+    if not go:
+        return None
+    return InlineHop(bool(won), status, None, _promotion(rows, True) if won else None)
 
 
 _COUNT = ("UPDATE workflows_run SET transition_count = transition_count + %s "

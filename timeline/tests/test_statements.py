@@ -1,12 +1,12 @@
-"""Hand-written hot-path statements (timeline.sql): converted once to PostgreSQL's
+"""Hand-written hot-path statements (config.sql): converted once to PostgreSQL's
 own placeholders, so that nothing is parsed again on each execution."""
 import pytest
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from config.sql import Statement, text_array
 from timeline.models import Conversation, Event
 from timeline.services import conversation_create, event_append
-from timeline.sql import Statement, text_array
 
 
 def test_a_statement_numbers_its_parameters_once_each_in_order_of_first_use():

@@ -65,7 +65,9 @@ def test_it_runs_a_chain_in_place_with_every_record():
 
 
 def test_a_step_sends_its_successors_message_before_its_push(monkeypatch, django_capture_on_commit_callbacks):
-    """The next step's worker waits for no push of this one: the message goes first."""
+    """The next step's worker waits for no push of this one: the message goes first
+    (a side-effect-free step, dispatched as such: a step claimed first pushes its claim
+    when the claim commits, before it runs)."""
     monkeypatch.setenv("KEEL_IN_PLACE", "0")
     run = noop("chain", 2)
     first = Node.objects.get(run=run, status="ready")
@@ -73,7 +75,7 @@ def test_a_step_sends_its_successors_message_before_its_push(monkeypatch, django
     with mock.patch("workflows.dispatch.messages_send", side_effect=lambda messages: sent.append("message")), \
             mock.patch("timeline.push.group_send_many", side_effect=lambda batch, **kw: sent.append("push")):
         with django_capture_on_commit_callbacks(execute=True):
-            steps_execute(first.id)
+            steps_execute(first.id, plain=True)
     assert sent[:2] == ["message", "push"], sent
 
 
@@ -441,3 +443,51 @@ def test_a_claim_first_step_past_the_runs_cap_stops_the_run_and_its_tool_never_r
     assert not ToolCall.objects.filter(run=run).exists()
     seqs = list(Event.objects.filter(conversation_id=run.conversation_id).order_by("seq").values_list("seq", flat=True))
     assert seqs == list(range(1, len(seqs) + 1))
+
+
+def _statements_seen(seen: list):
+    real_execute = sql.sql.execute
+
+    def execute(statement, *args, **kwargs):
+        seen.append((statement, connection.in_atomic_block))
+        return real_execute(statement, *args, **kwargs)
+
+    return mock.patch.object(sql.sql, "execute", execute)
+
+
+@pytest.mark.skipif("not sql.enabled()")
+@pytest.mark.django_db(transaction=True)
+def test_a_step_with_effects_completes_and_hops_in_one_statement_that_commits_by_itself():
+    """A step whose tool has effects is claimed, runs, and is then completed — its transition,
+    its activity closed, its successor promoted and claimed in place, their events and their
+    count — by one statement outside any transaction (was BEGIN, finish, promote, COMMIT)."""
+    run = noop("chain", 3)
+    seen: list = []
+    with mock.patch.object(executor.TOOLS["noop"], "inline", False), _statements_seen(seen):
+        steps_execute(Node.objects.get(run=run, key="n0").id)
+    hops = [in_transaction for statement, in_transaction in seen if statement is sql._COMPLETE_HOP]
+    assert hops == [False, False, False], seen
+    assert not any(statement is sql._FINISH_HEAD for statement, _ in seen)
+    assert_recorded(run, 3)
+    for node in Node.objects.filter(run=run):
+        assert executor.Activity.objects.get(id=node.activity_id).status == "completed"
+        assert node.acceptance_results == []  # none asked for: what was checked is recorded as such
+
+
+@pytest.mark.skipif("not sql.enabled()")
+@pytest.mark.django_db(transaction=True)
+def test_a_step_with_effects_that_finds_another_branch_active_writes_nothing_and_takes_a_transaction(
+        join_blueprint):
+    """B completes while C is still ready: its one statement writes nothing, and B is
+    completed in a transaction whose promotion follows the run's lock, the join left
+    waiting for C; once C completes, the join runs."""
+    run = run_start(membership=membership("alice"), blueprint="noop_join", params={})
+    steps_execute(Node.objects.get(run=run, key="a").id)
+    seen: list = []
+    with mock.patch.object(executor.TOOLS["noop"], "inline", False), _statements_seen(seen):
+        steps_execute(Node.objects.get(run=run, key="b").id)
+        assert statuses(run) == {"a": "completed", "b": "completed", "c": "ready", "d": "pending"}
+        assert [s for s, _ in seen if s in (sql._COMPLETE_HOP, sql._FINISH_HEAD)] == [sql._COMPLETE_HOP,
+                                                                                      sql._FINISH_HEAD]
+        steps_execute(Node.objects.get(run=run, key="c").id)
+    assert_recorded(run, 4)
