@@ -24,8 +24,8 @@ from tenants.models import Membership
 from .masking import payload_mask
 from .models import Activity, ActivityLink, Conversation, Event, Frame, FramePayload, WiringCheck
 from . import otel
-from .sql import events_insert_ctes
 from .push import EVENTS, broadcast_many_on_commit, broadcast_on_commit, conversation_group, tenant_group
+from .sql import events_insert_ctes
 
 
 def conversation_create(*, tenant_id: int, user_id: int, title: str = "") -> Conversation:

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from config.ids import new_id
 from config import sql
-from timeline.sql import events_insert_ctes
+from config.ids import new_id
 from timeline.masking import payload_mask
+from timeline.sql import events_insert_ctes
 
 from .models import RUN_TERMINAL, Node, Run
 
