@@ -53,6 +53,18 @@ def assert_recorded(run: Run, n: int) -> None:
     assert run.transition_count == 3 * n + 1  # and the run's own completion
 
 
+def _statements_seen(seen: list):
+    """Patch the hand-written statements' execution to note each (statement, whether
+    inside a transaction) in `seen`."""
+    real_execute = sql.sql.execute
+
+    def execute(statement, *args, **kwargs):
+        seen.append((statement, connection.in_atomic_block))
+        return real_execute(statement, *args, **kwargs)
+
+    return mock.patch.object(sql.sql, "execute", execute)
+
+
 def test_it_runs_a_chain_in_place_with_every_record():
     run = drive(noop("chain", 6))
     assert_recorded(run, 6)
@@ -356,14 +368,8 @@ def test_a_steps_message_says_whether_its_successor_is_plain_and_a_node_with_eff
         steps_execute(Node.objects.get(run=run, key="n0").id, plain=True)
     assert sent == [(NODE_RUN, [Node.objects.get(run=run, key="n1").id, True])]
 
-    seen = []
-    real_execute = sql.sql.execute
-
-    def execute(statement, *args, **kwargs):
-        seen.append((statement, connection.in_atomic_block))
-        return real_execute(statement, *args, **kwargs)
-
-    with mock.patch.object(sql.sql, "execute", execute), mock.patch.object(executor, "_execute_claimed") as run_it:
+    seen: list = []
+    with _statements_seen(seen), mock.patch.object(executor, "_execute_claimed") as run_it:
         executor.node_execute(Node.objects.get(run=run, key="n1").id)  # as if its tool had effects
     # The claim, no read before it and no transaction around it; then noop proved plain: its
     # completion, one statement more (the run's completion follows, in a transaction).
@@ -443,16 +449,6 @@ def test_a_claim_first_step_past_the_runs_cap_stops_the_run_and_its_tool_never_r
     assert not ToolCall.objects.filter(run=run).exists()
     seqs = list(Event.objects.filter(conversation_id=run.conversation_id).order_by("seq").values_list("seq", flat=True))
     assert seqs == list(range(1, len(seqs) + 1))
-
-
-def _statements_seen(seen: list):
-    real_execute = sql.sql.execute
-
-    def execute(statement, *args, **kwargs):
-        seen.append((statement, connection.in_atomic_block))
-        return real_execute(statement, *args, **kwargs)
-
-    return mock.patch.object(sql.sql, "execute", execute)
 
 
 @pytest.mark.skipif("not sql.enabled()")
