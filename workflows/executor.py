@@ -664,8 +664,9 @@ def _finish_fast(node, run, to: str, reason: str, me: str, result_ref: str = "",
 def _complete_hop(node, run, me: str, reason: str, result_ref: str, acceptance_results: list[dict] | None,
                   now) -> int | sql.Claimed | None | object:
     """A step with effects completed and its hop taken in one statement that commits by
-    itself (sql.complete_hop): _NOT_ALONE when another node of its run is active (or a
-    successor waits on one), and nothing was written."""
+    itself (sql.complete_hop): _NOT_ALONE when another node of its run is active, a
+    successor waits on one, or no successor goes on (the run's last step: it completes
+    in the transaction that settles the run), and nothing was written."""
     changes = [(node.key, node.plan_version, N.IN_PROGRESS, N.COMPLETED, reason)]
     node_transitions_checked(changes)
     in_place = in_place_enabled()
@@ -688,8 +689,9 @@ def _inline_hop_fast(node, run, me: str, call: dict, *, ready: bool, alone: bool
     counted and its events written. `alone` (no other node of the run was active) and
     outside a transaction, that is one statement, a transaction of its own: no BEGIN,
     no COMMIT round trip (sql.inline_hop). Otherwise, or when that statement finds the
-    run no longer alone (it then writes nothing), a transaction: the same statement,
-    which promotes only when its snapshot allows, else a promotion after the run's lock."""
+    run no longer alone or nothing to go on with (it then writes nothing), a transaction:
+    the same statement, which promotes only when its snapshot allows, else a promotion
+    after the run's lock, and the run settled with it."""
     if alone and not transaction.get_connection().in_atomic_block:
         step = _inline_hop(node, run, me, call, ready=ready, anyway=False)
         if step is not _NOT_ALONE:

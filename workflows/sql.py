@@ -474,9 +474,13 @@ def successors_promote(run_id: int, keys: list[str] | None, *, now: datetime,
 # statement's snapshot, taken before the run's lock: it holds unless another node of
 # the run is active (its completion may have committed since: a fan-in would miss
 # it, and so would the check that the run is done) or a successor waits on a
-# dependency not completed in that snapshot. Without `go` the completion waits too,
-# unless %(anyway)s (in a transaction: the caller then promotes in a statement of
-# its own, whose snapshot follows the lock); without it nothing is written.
+# dependency not completed in that snapshot — and it holds only when a successor
+# goes on (one the completion makes ready): a hop that leaves nothing running must
+# settle the run in the transaction that completes it, or a crash between the two
+# would leave the run running with nothing left to run. Without `go` the completion
+# waits too, unless %(anyway)s (in a transaction: the caller then promotes in a
+# statement of its own, whose snapshot follows the lock, and settles the run); without
+# it nothing is written.
 _GO = f"""go AS (
   SELECT (SELECT status FROM lk) <> ALL(%(terminal)s::text[])
      AND NOT {_others_active("%(run)s", "%(node)s")}
@@ -484,7 +488,9 @@ _GO = f"""go AS (
                       WHERE c.run_id = %(run)s AND c.status = 'pending' AND c.retired_in IS NULL
                         AND c.depends_on ?| %(keys)s::text[] AND k.key <> ALL(%(keys)s::text[])
                         AND NOT EXISTS (SELECT 1 FROM workflows_node d WHERE d.run_id = c.run_id AND d.key = k.key
-                                           AND d.retired_in IS NULL AND d.status = 'completed')) AS ok
+                                           AND d.retired_in IS NULL AND d.status = 'completed'))
+     AND EXISTS (SELECT 1 FROM workflows_node c WHERE c.run_id = %(run)s AND c.status = 'pending'
+                    AND c.retired_in IS NULL AND c.depends_on ?| %(keys)s::text[] AND c.run_when <> 'failed') AS ok
 )"""
 _DONE = "SELECT id FROM f"
 

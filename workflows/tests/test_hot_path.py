@@ -456,14 +456,16 @@ def test_a_claim_first_step_past_the_runs_cap_stops_the_run_and_its_tool_never_r
 def test_a_step_with_effects_completes_and_hops_in_one_statement_that_commits_by_itself():
     """A step whose tool has effects is claimed, runs, and is then completed — its transition,
     its activity closed, its successor promoted and claimed in place, their events and their
-    count — by one statement outside any transaction (was BEGIN, finish, promote, COMMIT)."""
+    count — by one statement outside any transaction (was BEGIN, finish, promote, COMMIT),
+    unless it is the run's last."""
     run = noop("chain", 3)
     seen: list = []
     with mock.patch.object(executor.TOOLS["noop"], "inline", False), _statements_seen(seen):
         steps_execute(Node.objects.get(run=run, key="n0").id)
-    hops = [in_transaction for statement, in_transaction in seen if statement is sql._COMPLETE_HOP]
-    assert hops == [False, False, False], seen
-    assert not any(statement is sql._FINISH_HEAD for statement, _ in seen)
+    # The last step's statement writes nothing (no successor goes on): it completes in the
+    # transaction that completes the run.
+    assert [(s, in_transaction) for s, in_transaction in seen if s in (sql._COMPLETE_HOP, sql._FINISH_HEAD)] == [
+        (sql._COMPLETE_HOP, False), (sql._COMPLETE_HOP, False), (sql._COMPLETE_HOP, False), (sql._FINISH_HEAD, True)]
     assert_recorded(run, 3)
     for node in Node.objects.filter(run=run):
         assert executor.Activity.objects.get(id=node.activity_id).status == "completed"
@@ -487,3 +489,26 @@ def test_a_step_with_effects_that_finds_another_branch_active_writes_nothing_and
                                                                                       sql._FINISH_HEAD]
         steps_execute(Node.objects.get(run=run, key="c").id)
     assert_recorded(run, 4)
+
+
+@pytest.mark.skipif("not sql.enabled()")
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("plain", [True, False], ids=["plain", "with effects"])
+def test_a_worker_killed_as_a_runs_last_step_completes_leaves_the_run_to_finish(plain):
+    """The last step's completion and the run's own commit together: a worker killed
+    between them (here: the run's settling dies) leaves the step in progress under its
+    lease, not completed in a run still running with nothing left to run; when the lease
+    runs out, the step runs again and the run completes."""
+    run = noop("chain", 3)
+    killed = mock.patch.object(executor, "run_settle", side_effect=SystemExit("killed"))
+    with mock.patch.object(executor.TOOLS["noop"], "inline", plain), killed, pytest.raises(SystemExit):
+        steps_execute(Node.objects.get(run=run, key="n0").id, plain=plain)
+    assert statuses(run) == {"n0": "completed", "n1": "completed", "n2": "in_progress"}
+    assert Run.objects.get(id=run.id).status == "running"
+    Node.objects.filter(run=run, key="n2").update(lease_expires_at=executor.timezone.now())  # the lease ran out
+    with mock.patch.object(executor.TOOLS["noop"], "inline", plain):
+        steps_execute(Node.objects.get(run=run, key="n2").id)  # as the sweeper sends it again
+    run.refresh_from_db()
+    assert run.status == "completed" and statuses(run) == {"n0": "completed", "n1": "completed", "n2": "completed"}
+    seqs = list(Event.objects.filter(conversation_id=run.conversation_id).order_by("seq").values_list("seq", flat=True))
+    assert seqs == list(range(1, len(seqs) + 1))
