@@ -4,13 +4,12 @@ from django.urls import path
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
-from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import NOT_BLANK_NO_NUL, DomainError, StrictCharField
-from config.parsers import JSONParser  # depth and size limits (issue 12)
+from config.api import NOT_BLANK_NO_CONTROL, DomainError, StrictCharField
+from config.parsers import JSONParser, MultiPartParser  # limits (issue 12), charsets and controls (issue 30)
 from tenants.selectors import membership_for_user
 from timeline.selectors import conversation_get_for
 
@@ -53,7 +52,7 @@ class MessageApi(APIView):
         request={"application/json": inline_serializer("MessageInput", {
                      "text": StrictCharField(max_length=4000, help_text="The user's message.")}),
                  "multipart/form-data": {"type": "object", "required": ["text"], "properties": {
-                     "text": {"type": "string", "minLength": 1, "maxLength": 4000, "pattern": NOT_BLANK_NO_NUL},
+                     "text": {"type": "string", "minLength": 1, "maxLength": 4000, "pattern": NOT_BLANK_NO_CONTROL},
                      "attachment": {"type": "string", "format": "binary",
                                     "description": "Optional employee list: .csv or .xlsx, at most 1 MB, with an "
                                                    "employee_no or a name column."}}}},

@@ -16,6 +16,7 @@ from django.utils.translation import gettext
 from openpyxl import load_workbook
 
 from config.api import DomainError
+from config.names import name_normalised
 from payroll.models import Employee
 
 # Limits, each checked before or while reading, never after: a 339 KB workbook
@@ -291,7 +292,11 @@ def _employee_list_parse(*, tenant_id: int, filename: str, raw: bytes) -> Employ
                     raise AttachmentError(gettext("this employee is listed twice."), line=line,
                                           code="attachment_duplicate")
                 seen.add(number.lower())
-                new.append({"employee_no": number[:40], "name": person[:200],
+                try:  # a new employee's name reaches the approval card: stored as people read it
+                    person = name_normalised(person, field=gettext("employee name"), max_length=200)
+                except DomainError as err:
+                    raise AttachmentError(err.message, line=line, code="attachment_malformed") from None
+                new.append({"employee_no": number[:40], "name": person,
                             "department": values.get("department", "")[:100],
                             "location": values.get("location", "")[:100]})
                 continue

@@ -26,6 +26,7 @@ from django.utils import timezone
 from tenants.models import Membership
 from timeline.models import Activity, FramePayload
 from timeline.services import frame_record
+from workflows.blueprints import Door
 from workflows.services import run_start
 
 from .models import Message
@@ -195,7 +196,8 @@ def expense_turn(*, membership: Membership, conversation_id: int, activity_id: i
     params["description"] = params["description"][:500]
     if invoice_id:
         params["invoice_id"] = str(invoice_id)
-    run = run_start(membership=membership, blueprint="expense_claim", params=params, conversation_id=conversation_id)
+    run = run_start(membership=membership, blueprint="expense_claim", params=params, conversation_id=conversation_id,
+                    door=Door.CONVERSATION)
     _frame(activity_id, "route → expense_claim", "Expense claim: the facts are complete; the claim run starts.",
            {"facts": _facts_payload(facts), "run": str(run.id),
             "invoice": str(invoice_id) if invoice_id else None})

@@ -66,7 +66,7 @@ from timeline.services import (
     events_batched,
     frame_record,
 )
-from workflows.blueprints import params_validate
+from workflows.blueprints import Door, params_validate
 from workflows.models import Run, RunStatus
 from workflows.services import (
     active_nodes,
@@ -598,7 +598,7 @@ def _plan_start(turn: Turn, *, request: str, requirements: dict[str, Any], templ
                                  "but authorise nothing.",
                          payload={"boundary": "planning", "items": [memory_link(i) for i in items]})
         run = run_create(membership=turn.membership, blueprint="payroll_group_setup", params=params,
-                         conversation_id=turn.conversation.id)
+                         conversation_id=turn.conversation.id, door=Door.CONVERSATION)
         run_plan_on_commit(run)
         ledger_append(conversation_id=turn.conversation.id, run_id=run.id, milestone="run:started",
                       text=f"the setup of the group “{group_name}” was started")

@@ -63,6 +63,7 @@ from policy.services import policy_corpus_copy
 from tenants.models import Membership, Role, Tenant
 from timeline.models import Activity, Conversation, Event, Frame
 from timeline.services import conversation_create, event_append
+from workflows.blueprints import Door
 from workflows.dispatch import dispatch_held
 from workflows.executor import steps_execute
 from workflows.models import (
@@ -318,8 +319,10 @@ def _copy_records(run: Run, sandbox: _Sandbox, *, messages: bool = True) -> dict
     if TOOLS_READING_POLICY & set(Node.objects.filter(run=run).values_list("tool", flat=True)):
         policy_corpus_copy(from_tenant_id=run.tenant_id, to_tenant_id=sandbox.tenant.id)
     for name in {params.get("group_name"), *(run.params.get(k) for k in ("answer",))} - {None, ""}:
-        # A group that already had the name when the run started (the reason it may have asked).
-        for group in PayrollGroup.objects.filter(tenant_id=run.tenant_id, name=name, created_at__lt=run.created_at):
+        # A group that already had the name (or one that reads the same) when the run started
+        # (the reason it may have asked).
+        earlier = PayrollGroup.objects.filter(tenant_id=run.tenant_id, created_at__lt=run.created_at)
+        for group in earlier.named_like(name):
             PayrollGroup.objects.create(tenant=sandbox.tenant, name=group.name, template=group.template,
                                         template_version=group.template_version)
     # Memory as it stood when the run started (L2 facts, then the L3 experience kept with its
@@ -415,7 +418,7 @@ def replay_run(*, membership: Membership, run_id: int, keep_sandbox: bool = Fals
             replay = _turns_drive(turns, sandbox, original, params) if turns.origin else None
             if replay is None:
                 replay = run_start(membership=sandbox.creator, blueprint=original.blueprint, params=params,
-                                   conversation_id=sandbox.conversation.id)
+                                   conversation_id=sandbox.conversation.id, door=Door.REPLAY)
             _drive(replay, sandbox, original, list(turns.answers))
         replay.refresh_from_db()
         replayed = run_trace(replay)

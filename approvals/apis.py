@@ -57,7 +57,8 @@ class ApprovalOutputSerializer(serializers.Serializer):
 
 
 class ApprovalListApi(APIView):
-    @extend_schema(parameters=[OpenApiParameter("status", enum=ApprovalStatus.values)],
+    # An empty value is no filter (`?status=`), as a form with a blank choice sends it.
+    @extend_schema(parameters=[OpenApiParameter("status", enum=[*ApprovalStatus.values, ""])],
                    responses=results_of(ApprovalOutputSerializer, "ApprovalList"))
     def get(self, request: Request) -> Response:
         status = request.query_params.get("status")

@@ -23,7 +23,7 @@ from workflows.executor import node_hand_over
 from workflows.models import Node, NodeStatus, Run
 from workflows.services import plan_replan, run_settle
 from workflows.tools import Preview, tool_get
-from workflows.transitions import node_transition
+from workflows.transitions import node_transition, run_lock
 
 from .matrix import (
     DEFAULT_DEADLINE_SECONDS,
@@ -85,6 +85,11 @@ def approval_gate(*, node: Node, run: Run, arguments: dict[str, Any]) -> int | N
     summary, diff, measures = preview.summary, preview.diff, preview.measures
     route = approval_route(tenant_id=run.tenant_id, tool=node.tool, measures=measures)
     with events_batched():  # one transaction; its events and counts written together at the end
+        # The run's lock first, as every writer of the run takes it (workflows.transitions.run_lock):
+        # the run settled below then sees a sibling step's completion that committed first, and
+        # that completion, waiting, sees this step awaiting approval — else each saw the other
+        # still running and the run stayed `running` with nothing left to run (issue 30).
+        run_lock(run)
         if ApprovalRequest.objects.filter(node=node, status=A.PENDING).exists():
             return None
         approval = ApprovalRequest.objects.create(
@@ -144,6 +149,9 @@ def approval_decide(*, membership: Membership, approval_id: int, verdict: str, c
                            % {"stale": stale},
                            code="preconditions_changed", extra={"status": A.SUPERSEDED})
     with events_batched():  # one transaction; its events and counts written together at the end
+        # The run's lock before the approval's: a cancel holds the run's and then withdraws the
+        # approval; taken the other way round, each waited for the other (issue 30).
+        run_lock(approval.run)
         # allowed_roles in the WHERE: a matrix edit that re-routed the request after the
         # check above makes this a lost race, not an approval the matrix no longer allows.
         decision = {"status": verdict, "decided_by": membership.user, "decided_at": timezone.now(),
@@ -216,7 +224,12 @@ def _stale_reason(approval: ApprovalRequest) -> str:
 
 
 def _supersede(approval: ApprovalRequest, membership: Membership, reason: str) -> None:
-    with transaction.atomic():
+    """pending → superseded (what the approval named has changed) and the step planned afresh.
+    The run's lock first and the events last, as a step's completion takes them: taken the
+    other way round, a sibling's completion at that moment and this waited for each other,
+    and PostgreSQL rolled one back — the approver's click a 500 (issue 30)."""
+    with events_batched():
+        run_lock(approval.run)
         if not ApprovalRequest.objects.filter(id=approval.id, status=A.PENDING).update(status=A.SUPERSEDED):
             raise _decision_conflict(approval)
         ApprovalDecision.objects.create(approval=approval, user=membership.user, verdict=A.APPROVED, accepted=False,
@@ -236,7 +249,8 @@ def approvals_expire_overdue(*, now: datetime | None = None) -> int:
     count = 0
     for approval in ApprovalRequest.objects.select_related("run", "node").filter(status=A.PENDING,
                                                                                    deadline__lt=now)[:200]:
-        with transaction.atomic():
+        with events_batched():  # the run's lock first, the events last: as in _supersede
+            run_lock(approval.run)
             if not ApprovalRequest.objects.filter(id=approval.id, status=A.PENDING).update(status=A.EXPIRED):
                 continue
             count += 1

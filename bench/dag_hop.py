@@ -30,13 +30,13 @@ def raw_chain_hops(app, redis_url: str, n: int) -> list[float]:
     return [(b - a) * 1000 for a, b in zip(stamps, stamps[1:])]
 
 
-def dag_chain_hops(alice: Api, n: int) -> tuple[list[float], dict]:
+def dag_chain_hops(dora: Api, n: int) -> tuple[list[float], dict]:
 
     from workflows.models import Node, Transition
 
-    status, run = alice.post("/api/v1/runs/", {"blueprint": "noop_chain", "params": {"n": n}})
+    status, run = dora.post("/api/v1/runs/", {"blueprint": "noop_chain", "params": {"n": n}})
     assert status == 201, run
-    alice.wait_for_run(run["id"], {"completed", "failed", "stopped"}, timeout=300)
+    dora.wait_for_run(run["id"], {"completed", "failed", "stopped"}, timeout=300)
     nodes = list(Node.objects.filter(run_id=int(run["id"])).order_by("started_at"))
     hops = [(b.started_at - a.started_at).total_seconds() * 1000 for a, b in zip(nodes, nodes[1:])]
     # Where a hop's time goes: the node's own work (claim → complete, inside one
@@ -62,15 +62,15 @@ def measure(keel, lean, in_place: bool, n: int, rounds: int) -> dict:
     keel.worker_start(concurrency=2)
     keel.worker_start(concurrency=2)
     app = celery_client(keel)
-    alice = Api(keel.base_url, "alice")
+    dora = Api(keel.base_url, "dora")
     raw_chain_hops(app, keel.env["REDIS_URL"], 10)  # warm up both paths
-    dag_chain_hops(alice, 5)
+    dag_chain_hops(dora, 5)
     lean.chain_hops(10)
     raw, dag, lean_hops, breakdown = [], [], [], {}
     for _ in range(rounds):  # interleaved, so a noisy neighbour hits all three alike
         raw += raw_chain_hops(app, keel.env["REDIS_URL"], n)
         lean_hops += lean.chain_hops(n)
-        hops, breakdown = dag_chain_hops(alice, n)
+        hops, breakdown = dag_chain_hops(dora, n)
         dag += hops
     return {"raw": summary(raw), "lean": summary(lean_hops), "dag": summary(dag), "breakdown": breakdown}
 

@@ -30,11 +30,11 @@ def raw_fanout(app, redis_url: str, n: int) -> float:
     return n / elapsed
 
 
-def dag_fanout(alice: Api, n: int) -> float:
+def dag_fanout(dora: Api, n: int) -> float:
     started = time.perf_counter()
-    status, run = alice.post("/api/v1/runs/", {"blueprint": "noop_fanout", "params": {"n": n}})
+    status, run = dora.post("/api/v1/runs/", {"blueprint": "noop_fanout", "params": {"n": n}})
     assert status == 201, run
-    run = alice.wait_for_run(run["id"], {"completed", "failed", "stopped"}, timeout=600)
+    run = dora.wait_for_run(run["id"], {"completed", "failed", "stopped"}, timeout=600)
     assert run["status"] == "completed", run["status_reason"]
     return n / (time.perf_counter() - started)
 
@@ -50,14 +50,14 @@ def main() -> None:
     try:
         lean = Lean(keel.env["REDIS_URL"], workers=2, concurrency=2)
         app = celery_client(keel)
-        alice = Api(keel.base_url, "alice")
+        dora = Api(keel.base_url, "dora")
         raw_fanout(app, keel.env["REDIS_URL"], 20)  # warm up
         lean.fanout(20)
-        dag_fanout(alice, 10)
+        dag_fanout(dora, 10)
         for _ in range(args.rounds):  # interleaved: a noisy neighbour hits all three alike
             raws.append(raw_fanout(app, keel.env["REDIS_URL"], args.n))
             leans.append(lean.fanout(args.n))
-            dags.append(dag_fanout(alice, args.n))
+            dags.append(dag_fanout(dora, args.n))
     finally:
         if lean:
             lean.stop()

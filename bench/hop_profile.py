@@ -48,8 +48,8 @@ def main() -> None:
                 by_statement.setdefault(key, []).append((time.perf_counter() - t0) * 1000)
 
         tsql.execute = prepared_counter
-        alice = Api(keel.base_url, "alice")
-        status, run = alice.post("/api/v1/runs/", {"blueprint": "noop_chain", "params": {"n": args.n}})
+        dora = Api(keel.base_url, "dora")
+        status, run = dora.post("/api/v1/runs/", {"blueprint": "noop_chain", "params": {"n": args.n}})
         assert status == 201, run
         ids = list(Node.objects.filter(run_id=int(run["id"])).order_by("position").values_list("id", flat=True))
         times, per, cpu = [], [], []

@@ -102,7 +102,9 @@ class Soak:
         with psycopg.connect(self.keel.env["DATABASE_URL"]) as conn:
             rows = conn.execute("SELECT lease_owner FROM workflows_node WHERE status = 'in_progress' "
                                 "AND tool = 'import_template' AND lease_owner <> ''").fetchall()
-        return [int(owner.split(":")[1]) for (owner,) in rows if owner.count(":") >= 2]
+        # A lease an approver's request handed over ("handed:host:pid:thread") names the server's
+        # process, not a worker's: nothing of a worker to kill there.
+        return [int(owner.split(":")[1]) for (owner,) in rows if owner.count(":") == 2]
 
     def kill_once(self) -> None:
         live = [w for w in self.keel.workers if w.poll() is None]

@@ -8,15 +8,17 @@ RFC 9457 problem details, `application/problem+json`:
 extra keys (e.g. `line` of a bad attachment, the first decision of a twice-decided
 approval) ride along; DRF validation errors carry their per-field messages in
 `errors`."""
+import re
 from http import HTTPStatus
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.core.validators import RegexValidator
-from django.http import Http404, JsonResponse
+from django.http import Http404, JsonResponse, QueryDict
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from drf_spectacular import openapi
+from drf_spectacular.plumbing import force_instance, is_basic_serializer
 from drf_spectacular.utils import OpenApiParameter, inline_serializer
 from rest_framework import exceptions, serializers
 from rest_framework.renderers import JSONRenderer
@@ -111,6 +113,45 @@ def _first_code(codes: Any) -> str:
     return _first_code(codes) if isinstance(codes, (dict, list)) else str(codes)
 
 
+def request_refusal(exc: BaseException) -> tuple[int, str, str, dict[str, Any]] | None:
+    """(status, code, detail, extra) for what Django and Keel's parsers raise while they read
+    a request; None for anything else. Django raises these lazily, wherever request.POST,
+    request.body or request.data is first read (a view, the CSRF check, a parser), so the
+    API's exception handler and the page handlers both ask here."""
+    from django.conf import settings
+    from django.core.exceptions import (
+        BadRequest,
+        RequestDataTooBig,
+        SuspiciousOperation,
+        TooManyFieldsSent,
+        TooManyFilesSent,
+    )
+    from django.http import UnreadablePostError
+    from django.http.multipartparser import MultiPartParserError
+
+    if isinstance(exc, exceptions.APIException):  # Keel's RequestTooLarge, ControlCharacters
+        detail = exc.detail if not isinstance(exc.detail, (list, dict)) else " ".join(_validation_summary(exc.detail))
+        return exc.status_code, _first_code(exc.get_codes()), str(detail), dict(getattr(exc, "extra", {}))
+    if isinstance(exc, DomainError):
+        return exc.status_code, exc.code, exc.message, exc.extra
+    if isinstance(exc, RequestDataTooBig):
+        return 413, "payload_too_large", _("The request body is larger than %(kb)s KB.") % {
+            "kb": (settings.DATA_UPLOAD_MAX_MEMORY_SIZE or 0) // 1024}, {}
+    if isinstance(exc, TooManyFieldsSent):
+        return 400, "too_many_fields", _("The request has more than %(max)s fields.") % {
+            "max": settings.DATA_UPLOAD_MAX_NUMBER_FIELDS}, {}
+    if isinstance(exc, TooManyFilesSent):
+        return 400, "too_many_files", _("The request has more than %(max)s files.") % {
+            "max": settings.DATA_UPLOAD_MAX_NUMBER_FILES}, {}
+    if isinstance(exc, UnreadablePostError):
+        return 400, "body_unreadable", _("The request body could not be read to its end; send it again."), {}
+    if isinstance(exc, MultiPartParserError):
+        return 400, "multipart_invalid", _("The multipart body is malformed: %(exc)s") % {"exc": exc}, {}
+    if isinstance(exc, (BadRequest, SuspiciousOperation)):
+        return 400, "bad_request", _("The request is malformed."), {}
+    return None
+
+
 def exception_handler(exc: Exception, context: dict) -> Response | None:
     if isinstance(exc, DomainError):
         response = Response(problem(exc.status_code, exc.message, exc.code, **exc.extra), status=exc.status_code,
@@ -118,7 +159,11 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         return _as_problem(response, context)
     response = drf_exception_handler(exc, context)  # Http404, PermissionDenied and APIException; headers kept
     if response is None:
-        return None  # a bug: Django's 500 handling, never a made-up body
+        refusal = request_refusal(exc)  # Django's own: a body too large, too many fields…
+        if refusal is None:
+            return None  # a bug: Django's 500 handling, never a made-up body
+        status, code, detail, extra = refusal
+        return _as_problem(Response(problem(status, detail, code, **extra), status=status), context)
     if isinstance(exc, exceptions.ValidationError):
         sentences = _validation_summary(exc.detail)
         response.data = problem(response.status_code, _("Invalid request.") + " " + " ".join(sentences), "invalid",
@@ -131,7 +176,8 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         elif isinstance(exc, PermissionDenied):
             code = "permission_denied"
         response.data = problem(response.status_code, str(detail if not isinstance(detail, (list, dict))
-                                                           else " ".join(_validation_summary(detail))), code)
+                                                           else " ".join(_validation_summary(detail))), code,
+                                **getattr(exc, "extra", {}))
     return _as_problem(response, context)
 
 
@@ -150,24 +196,86 @@ def _as_problem(response: Response, context: dict) -> Response:
     return response
 
 
+# --- Django's error handlers (config/urls.py) and the answers of config.requests ----------
+# One rule for all of them: under /api/ a problem, elsewhere Keel's error page; and none
+# may raise. Django's own handlers are decorated with requires_csrf_token, whose check
+# reads request.POST on a POST: when the body is what failed (not UTF-8, too large), the
+# 400 handler raised again, then the 500 handler, and the server answered a plain-text
+# 500. These never read the body, and fall back to a page without a template.
+
+ERROR_PAGE_FALLBACK = ('<!doctype html><html><head><meta charset="utf-8"><title>{status} · Keel</title></head>'
+                       '<body data-testid="error-page"><h1>{status} {title}</h1><p>{detail}</p></body></html>')
+
+
+def _is_api(request) -> bool:
+    try:
+        return request.path.startswith("/api/")
+    except Exception:  # noqa: BLE001 - a handler must answer whatever the request holds
+        return False
+
+
+def problem_response(status: int, detail: str, code: str, **extra: Any) -> JsonResponse:
+    return JsonResponse(problem(status, detail, code, **extra), status=status, content_type=PROBLEM_CONTENT_TYPE)
+
+
+def error_page(request, status: int, detail: str = "", template: str = "4xx.html"):
+    """Keel's error page (templates/4xx.html, or the 403/404/500 page) with `status`; if the
+    template cannot be rendered (a broken database behind the top bar, a broken engine), a
+    bare page that still says what happened."""
+    from django.http import HttpResponse
+    from django.template import loader
+    from django.utils.html import escape
+
+    title = str(STATUS_TITLES.get(status, HTTPStatus(status).phrase))
+    context = {"status": status, "title": title, "detail": detail}
+    for with_request in (True, False):  # the top bar needs the request; a failing one is left out
+        try:
+            body = loader.render_to_string(template, context, request=request if with_request else None)
+            return HttpResponse(body, status=status, content_type="text/html; charset=utf-8")
+        except Exception:  # noqa: BLE001 - an error page must never raise again
+            continue
+    return HttpResponse(ERROR_PAGE_FALLBACK.format(status=status, title=escape(title), detail=escape(detail)),
+                        status=status, content_type="text/html; charset=utf-8")
+
+
+def refusal_response(request, status: int, detail: str, code: str, **extra: Any):
+    """A refused request, as the caller reads it: a problem under /api/, else the 4xx page."""
+    if _is_api(request):
+        return problem_response(status, detail, code, **extra)
+    return error_page(request, status, detail)
+
+
+def bad_request(request, exception=None):
+    """handler400: what Django raised while it read the request (a body too large: 413; too
+    many fields: 400; malformed multipart…), as a problem under /api/ and as the page."""
+    refusal = request_refusal(exception) if exception is not None else None
+    status, code, detail, extra = refusal or (400, "bad_request", _("The request is malformed."), {})
+    return refusal_response(request, status, detail, code, **extra)
+
+
+def permission_denied(request, exception=None):  # noqa: ARG001 - Django's handler403 signature
+    if _is_api(request):
+        return problem_response(403, _("You do not have permission to perform this action."), "permission_denied")
+    return error_page(request, 403, template="403.html")
+
+
 def api_not_found(request, exception=None):  # noqa: ARG001 - Django's handler404 signature
     """Unknown URLs under /api/ answer a problem, pages answer the HTML 404 page."""
-    if request.path.startswith("/api/"):
-        return JsonResponse(problem(404, _("No API endpoint at %(path)s.") % {"path": request.path}, "not_found"), status=404,
-                            content_type=PROBLEM_CONTENT_TYPE)
-    from django.views.defaults import page_not_found
-
-    return page_not_found(request, exception)
+    if _is_api(request):
+        try:
+            path = request.path
+        except Exception:  # noqa: BLE001
+            path = "?"
+        return problem_response(404, _("No API endpoint at %(path)s.") % {"path": path}, "not_found")
+    return error_page(request, 404, template="404.html")
 
 
 def api_server_error(request):
     """handler500: under /api/ a bug still answers a problem (no traceback, no HTML)."""
-    if request.path.startswith("/api/"):
-        return JsonResponse(problem(500, _("Something went wrong on our side; it has been logged."), "server_error"),
-                            status=500, content_type=PROBLEM_CONTENT_TYPE)
-    from django.views.defaults import server_error
-
-    return server_error(request)
+    if _is_api(request):
+        return problem_response(500, _("Something went wrong on our side; it has been logged."), "server_error")
+    # 500.html stands alone (no top bar): whatever broke may be what the top bar reads.
+    return error_page(None, 500, template="500.html")
 
 
 # --- The schema's error answers ----------------------------------------------------------
@@ -190,7 +298,13 @@ class ProblemSerializer(serializers.Serializer):
 class StrictStringMixin:
     """A string in a request is a JSON string. DRF's CharField also takes numbers
     (`{"title": 0}` became "0"), which the schema does not say and a typo in a
-    script should not get past: anything but a string is a clear 400."""
+    script should not get past: anything but a string is a clear 400. Its length is
+    the length sent, as the schema's maxLength says (DRF measures it after trimming)."""
+
+    def run_validation(self, data=serializers.empty):
+        if isinstance(data, str) and self.max_length is not None and len(data) > self.max_length:
+            self.fail("max_length", max_length=self.max_length)
+        return super().run_validation(data)
 
     def to_internal_value(self, data):
         if not isinstance(data, str):
@@ -208,6 +322,57 @@ class StrictSlugField(StrictStringMixin, serializers.SlugField):
 
 class StrictRegexField(StrictStringMixin, serializers.RegexField):
     pass
+
+
+# --- Numbers: only ASCII digits -----------------------------------------------------------
+# Python's int() and Decimal() read any Unicode digit: "١٢" (Arabic-Indic) is 12, "１２"
+# (fullwidth) too, and "²" passes str.isdigit() and then fails int(). A number a request
+# carries is a JSON number, or text of ASCII digits; nothing else.
+_INTEGER_TEXT = re.compile(r"[ \t]*[+-]?[0-9]{1,20}[ \t]*", re.ASCII)
+_DECIMAL_TEXT = re.compile(r"[ \t]*[+-]?(?:[0-9]{1,20}(?:\.[0-9]{0,20})?|\.[0-9]{1,20})[ \t]*", re.ASCII)
+
+
+def strict_int(value: object) -> int:
+    """int() for what a request carries: an int (never a bool), a float with no fraction,
+    or ASCII digits with an optional sign and blanks around; ValueError for anything else."""
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a number")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and _INTEGER_TEXT.fullmatch(value):
+        return int(value)
+    raise ValueError(f"{str(value)[:40]!r} is not a whole number")
+
+
+def strict_decimal(value: object):
+    """Decimal() for text a request carries: ASCII digits, a sign, one decimal point; an
+    int; ValueError for anything else (Decimal() also reads "١٢", "1e3", "1_000", "NaN")."""
+    from decimal import Decimal
+
+    if isinstance(value, int) and not isinstance(value, bool):
+        return Decimal(value)
+    if isinstance(value, str) and _DECIMAL_TEXT.fullmatch(value):
+        return Decimal(value.strip())
+    raise ValueError(f"{str(value)[:40]!r} is not a decimal number")
+
+
+class StrictIntegerField(serializers.IntegerField):
+    """DRF's IntegerField reads int(str(data)): "١٢" became 12, and a JSON string "12" an
+    integer the schema does not promise. Here a JSON body's integer is a JSON number (2,
+    or 2.0; never true or "2"), and a query string's or a form's, where every value is
+    text, is ASCII digits."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, str) and isinstance(getattr(self.root, "initial_data", None), QueryDict):
+            try:
+                data = strict_int(data)
+            except ValueError:
+                self.fail("invalid")
+        elif isinstance(data, bool) or not isinstance(data, (int, float)):
+            self.fail("invalid")
+        return super().to_internal_value(data)
 
 
 def _at_most(limit: int) -> str:
@@ -253,11 +418,14 @@ def idempotent_write_errors() -> dict:
                                              "of the system of record refuse it")}
 
 
-# Strings DRF refuses whatever their length: NUL characters always, and blank
-# (empty or whitespace-only once trimmed) unless a field allows blank.
-NO_NUL = "^[^\\x00]*$"
-NOT_BLANK_NO_NUL = "^[^\\x00]*[^\\s\\x00][^\\x00]*$"
-NOT_EMPTY_NO_NUL = "^[^\\x00]+$"
+# Strings Keel refuses whatever their length: a control character always (NUL, the
+# other C0 controls but tab, line feed and carriage return, DEL, C1: config.parsers
+# refuses them in every body and query), and blank (empty or whitespace-only once
+# trimmed) unless a field allows blank.
+_CONTROL = "\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f"
+NO_CONTROL = f"^[^{_CONTROL}]*$"
+NOT_BLANK_NO_CONTROL = f"^[^{_CONTROL}]*[^\\s{_CONTROL}][^{_CONTROL}]*$"
+NOT_EMPTY_NO_CONTROL = f"^[^{_CONTROL}]+$"
 
 # Which failures each kind of operation can answer, besides what a view declares.
 AUTHENTICATED_ERRORS = ("401", "403")  # no or a revoked token / a role or CSRF refusal
@@ -290,18 +458,61 @@ class AutoSchema(openapi.AutoSchema):
         return name
 
     def _map_serializer_field(self, field, direction, bypass_extensions=False):
-        """Request strings say what DRF's CharField refuses: no NUL, and not blank
+        """Request strings say what Keel refuses: no control character, and not blank
         (after trimming whitespace, when the field trims) unless blank is allowed."""
         schema = super()._map_serializer_field(field, direction, bypass_extensions)
         if (direction == "request" and isinstance(field, serializers.CharField) and isinstance(schema, dict)
                 and schema.get("type") == "string" and "pattern" not in schema and "format" not in schema
                 and not any(isinstance(v, RegexValidator) for v in field.validators)):
             if field.allow_blank:
-                schema["pattern"] = NO_NUL
+                schema["pattern"] = NO_CONTROL
             else:
-                schema["pattern"] = NOT_BLANK_NO_NUL if field.trim_whitespace else NOT_EMPTY_NO_NUL
+                schema["pattern"] = NOT_BLANK_NO_CONTROL if field.trim_whitespace else NOT_EMPTY_NO_CONTROL
                 schema["minLength"] = max(schema.get("minLength", 0), 1)
         return schema
+
+    def _insert_field_validators(self, field, schema):
+        """spectacular documents a blank-allowed string with a pattern as `oneOf: [the
+        string, {maxLength: 0}]`; "" matches both when the pattern allows it, and `oneOf`
+        then refuses what the API accepts. Such a string is one schema; any other is `anyOf`."""
+        super()._insert_field_validators(field, schema)
+        options = schema.get("oneOf")
+        if (isinstance(options, list) and len(options) == 2 and options[1] == {"type": "string", "maxLength": 0}
+                and isinstance(options[0], dict)):
+            inner = options[0]
+            if ("format" not in inner and not inner.get("minLength")
+                    and re.search(inner.get("pattern", ""), "") is not None):
+                del schema["oneOf"]
+                schema.update(inner)
+            else:
+                schema["anyOf"] = schema.pop("oneOf")
+
+    def _process_override_parameters(self, direction="request"):
+        """A filter serializer's optional number that is left blank (`?limit=`) is absent to DRF
+        (its default), as a form with an empty field sends it: the schema says blank is taken."""
+        result = super()._process_override_parameters(direction)
+        serializer_fields = {name for parameter in self.get_override_parameters()
+                             if not isinstance(parameter, OpenApiParameter) and is_basic_serializer(parameter)
+                             for name in force_instance(parameter).fields}
+        for (name, location), parameter in result.items():
+            schema = (parameter or {}).get("schema")
+            if (name in serializer_fields and location == OpenApiParameter.QUERY and not parameter.get("required")
+                    and isinstance(schema, dict) and schema.get("type") in ("integer", "number")):
+                default = schema.pop("default", None)
+                parameter["schema"] = {"anyOf": [schema, {"type": "string", "maxLength": 0}]}
+                if default is not None:
+                    parameter["schema"]["default"] = default
+        return result
+
+    def _get_parameters(self):
+        """Query strings say what config.requests refuses in any query: a control character."""
+        parameters = super()._get_parameters()
+        for parameter in parameters:
+            schema = parameter.get("schema")
+            if (parameter.get("in") == "query" and isinstance(schema, dict) and schema.get("type") == "string"
+                    and not {"pattern", "enum", "format"} & set(schema)):
+                schema["pattern"] = NO_CONTROL
+        return parameters
 
     def get_operation_id(self):
         """A list answered as `{"results": [...]}` is still a list: `v1_runs_list`, not

@@ -1,9 +1,13 @@
 import os
 
-from django.core.asgi import get_asgi_application
+import django
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-django_asgi_app = get_asgi_application()  # before importing consumers: it sets Django up
+django.setup(set_prefix=False)  # before importing consumers (what get_asgi_application does first)
+
+from config.requests import ASGIHandler  # noqa: E402
+
+django_asgi_app = ASGIHandler()  # Django's, building requests that take only charsets Keel reads
 
 from config.serving import database_pool_use  # noqa: E402
 

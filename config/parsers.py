@@ -1,18 +1,32 @@
-"""The API's one JSON parser: DRF's, behind a size limit and a nesting limit.
+"""The API's parsers: DRF's, behind Keel's limits. Every body is read the same way:
 
-Python's json module recurses once per bracket: ~50,000 "[" (100 KB) raise
-RecursionError, which DRF does not catch (a 500 on every JSON endpoint, even the
-anonymous token endpoint). Both limits are checked on the raw text, before
-json.loads sees it, so no body can make the decoder recurse or allocate much."""
+- its charset names a text encoding Keel reads — UTF-8, or US-ASCII, its subset — or the
+  request is a 415 (`charset_check`). Python's codecs also "decode" bz2, zlib, base64,
+  hex, uu…: a 177-byte body labelled `charset=bz2` became 200 MB of "[" (issue 30). JSON
+  is UTF-8 (RFC 8259 §8.1) and Keel's pages are UTF-8, so browsers post UTF-8; a wider
+  list would only widen what an attacker may send;
+- its text is decoded incrementally and refused once it passes the limit (`text_decode`),
+  so no decoder can make more of a body than the limit allows;
+- its JSON may nest at most KEEL_JSON_MAX_DEPTH levels: Python's json module recurses
+  once per bracket, and ~50,000 "[" raise RecursionError, which DRF does not catch.
+  The limit is checked on the text, before json.loads sees it;
+- no text in it (a JSON string or key at any depth, a form or multipart field, a file
+  name) holds a control character (`control_characters_check`): NUL, the other C0
+  controls but tab, line feed and carriage return, DEL and the C1 controls. PostgreSQL's
+  text and jsonb refuse NUL (a 500), and the others are invisible in any page."""
 from __future__ import annotations
 
 import codecs
 import json
 import re
+from collections.abc import Iterable
 from itertools import accumulate
+from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.core.files.uploadhandler import FileUploadHandler
+from django.http.multipartparser import MultiPartParserError
 from django.utils.translation import gettext as _
 from rest_framework import parsers, status
 from rest_framework.exceptions import APIException, ParseError
@@ -25,11 +39,77 @@ _STRING = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\\?\Z)', re.DOTALL)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
+# The text encodings Keel reads, by codecs' canonical name (so "UTF8", "utf_8" and
+# "us-ascii" are accepted under any of their aliases).
+TEXT_CHARSETS = ("utf-8", "ascii")
+DECODE_CHUNK = 64 * 1024
 
-class RequestTooLarge(APIException):
+# Control characters no text field may hold (tab, line feed and carriage return may);
+# the schema says the same of every request string (config.api.NO_CONTROL).
+CONTROL_CHARACTERS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+class RequestTooLarge(APIException, RequestDataTooBig):
+    """413. Also Django's RequestDataTooBig, so that Django, when it meets this while it
+    parses a page's form (an upload handler raises it), answers a 400-family page
+    (config.api.bad_request) and marks the body as read instead of a 500."""
+
     status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
     default_detail = "The request body is too large."
     default_code = "payload_too_large"
+
+
+class UnsupportedCharset(APIException):
+    status_code = status.HTTP_415_UNSUPPORTED_MEDIA_TYPE
+    default_code = "unsupported_charset"
+
+
+class ControlCharacters(APIException, MultiPartParserError):
+    """400 naming every field that holds a control character (`extra["errors"]`, as a
+    validation error's). Also a MultiPartParserError, so that Django, meeting it while it
+    parses a page's multipart form, marks the form as read and answers the 400 page
+    (config.api.bad_request) instead of a 500."""
+
+    status_code = status.HTTP_400_BAD_REQUEST
+    default_code = "control_character"
+
+    def __init__(self, detail: str, errors: dict[str, list[str]]):
+        super().__init__(detail)
+        self.extra = {"errors": errors}
+
+
+def charset_check(charset: str | None) -> str:
+    """The codec to decode a body labelled `charset` with: "utf-8" (the default when no
+    charset is named) or "ascii"; anything else is UnsupportedCharset (415)."""
+    if charset is None or not charset.strip():
+        return "utf-8"
+    try:
+        codec = codecs.lookup(charset.strip())
+    except (LookupError, ValueError, TypeError):  # unknown, or holds a NUL
+        codec = None
+    if codec is None or not codec._is_text_encoding or codec.name not in TEXT_CHARSETS:
+        raise UnsupportedCharset(
+            _("The request's charset “%(charset)s” is not one Keel reads: send UTF-8 text (charset=utf-8).")
+            % {"charset": charset.strip()[:40]})
+    return codec.name
+
+
+def text_decode(raw: bytes, encoding: str, *, max_chars: int) -> str:
+    """`raw` decoded with `encoding`, chunk by chunk, refused (RequestTooLarge, 413) as soon
+    as the text passes `max_chars`: a decoder never makes more of a body than the limit.
+    UnicodeDecodeError when the bytes are not `encoding`."""
+    decoder = codecs.getincrementaldecoder(encoding)(errors="strict")
+    pieces, size = [], 0
+    for start in range(0, len(raw), DECODE_CHUNK):
+        final = start + DECODE_CHUNK >= len(raw)
+        piece = decoder.decode(raw[start:start + DECODE_CHUNK], final=final)
+        size += len(piece)
+        if size > max_chars:
+            raise RequestTooLarge(_("The body is larger than %(kb)s KB once decoded.") % {"kb": max_chars // 1024})
+        pieces.append(piece)
+    if not raw:
+        pieces.append(decoder.decode(b"", final=True))
+    return "".join(pieces)
 
 
 def json_depth(text: str, stop_above: int | None = None) -> int:
@@ -45,18 +125,19 @@ def json_depth(text: str, stop_above: int | None = None) -> int:
     return deepest
 
 
-def json_parse(raw: bytes, *, encoding: str = "utf-8", max_bytes: int | None = None,
+def json_parse(raw: bytes, *, encoding: str | None = "utf-8", max_bytes: int | None = None,
                max_depth: int | None = None):
-    """Parse a JSON body with Keel's limits; ParseError (400) or RequestTooLarge (413)
-    with a sentence a person can act on."""
+    """Parse a JSON body with Keel's limits; UnsupportedCharset (415), ParseError (400),
+    RequestTooLarge (413) or ControlCharacters (400) with a sentence a person can act on."""
     max_bytes = max_bytes if max_bytes is not None else settings.KEEL_JSON_MAX_BYTES
     max_depth = max_depth if max_depth is not None else settings.KEEL_JSON_MAX_DEPTH
+    codec = charset_check(encoding)
     if len(raw) > max_bytes:
-        raise RequestTooLarge(f"The JSON body is larger than {max_bytes // 1024} KB.")
+        raise RequestTooLarge(_("The JSON body is larger than %(kb)s KB.") % {"kb": max_bytes // 1024})
     try:
-        text = codecs.decode(raw, encoding)
-    except (UnicodeDecodeError, LookupError):
-        raise ParseError(_("JSON parse error - the body is not valid %(encoding)s text.") % {"encoding": encoding},
+        text = text_decode(raw, codec, max_chars=max_bytes)
+    except UnicodeDecodeError:
+        raise ParseError(_("JSON parse error - the body is not valid %(encoding)s text.") % {"encoding": codec},
                          code="json_encoding")
     if json_depth(text, stop_above=max_depth) > max_depth:
         raise ParseError(_("JSON parse error - the body nests more than %(max_depth)s levels deep; at most %(max_depth)s are accepted.")
@@ -64,15 +145,63 @@ def json_parse(raw: bytes, *, encoding: str = "utf-8", max_bytes: int | None = N
                          code="json_too_deep")
     parse_constant = _refuse_constant if api_settings.STRICT_JSON else None  # NaN, Infinity: not JSON
     try:
-        return json.loads(text, parse_constant=parse_constant)
+        data = json.loads(text, parse_constant=parse_constant)
     except RecursionError:  # not reachable under the depth limit; never a 500 all the same
         raise ParseError(_("JSON parse error - the body nests too deeply."), code="json_too_deep")
     except ValueError as exc:  # includes JSONDecodeError and ints longer than Python accepts
         raise ParseError(_("JSON parse error - %(exc)s") % {"exc": exc})
+    control_characters_check(_json_texts(data))
+    return data
 
 
 def _refuse_constant(name: str):
     raise ValueError(f"{name} is not valid JSON")
+
+
+def _json_texts(data: Any, path: str = "") -> Iterable[tuple[str, str]]:
+    """(where, text) for every key and string of a parsed JSON value, "params.group_name"
+    and "skills.1" style; iterative (the depth is bounded, but a wide body is not)."""
+    stack = [(path, data)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, str):
+            yield where, value
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                yield where, key  # a key is named by the object that holds it
+                stack.append((f"{where}.{key}" if where else key, item))
+        elif isinstance(value, list):
+            stack.extend((f"{where}.{i}" if where else str(i), item) for i, item in enumerate(value))
+
+
+def control_characters_check(texts: Iterable[tuple[str, str]]) -> None:
+    """ControlCharacters (400) naming each field whose text holds a control character
+    (the field's path; the body itself when it is a bare string)."""
+    errors: dict[str, list[str]] = {}
+    for where, text in texts:
+        found = CONTROL_CHARACTERS.search(text)
+        if found and where not in errors:
+            errors[where] = [_("Control characters are not allowed (U+%(code)s at position %(position)s).")
+                             % {"code": f"{ord(found.group()):04X}", "position": found.start() + 1}]
+    if errors:
+        sentences = " ".join(f"{where}: {messages[0]}" if where else messages[0] for where, messages in errors.items())
+        # `errors` carries each field's messages as DRF validation errors do; a key of
+        # the body's top level (where == "") is filed under non_field_errors.
+        raise ControlCharacters(_("Invalid request.") + " " + sentences,
+                                {where or "non_field_errors": m for where, m in errors.items()})
+
+
+def form_texts(data, files=None) -> Iterable[tuple[str, str]]:
+    """(where, text) for a form's field names and values and its files' names."""
+    for key, values in data.lists():
+        yield key, key
+        for value in values:
+            if isinstance(value, str):
+                yield key, value
+    for key, uploads in (files.lists() if files is not None else ()):
+        yield key, key
+        for upload in uploads:
+            yield key, upload.name or ""
 
 
 class JSONParser(parsers.JSONParser):
@@ -86,23 +215,43 @@ class JSONParser(parsers.JSONParser):
         if not raw.strip():
             # DRF's own parser answers an empty body with a parse error too, but
             # with a message about "Expecting value: line 1 column 1".
+            charset_check(encoding)
             raise ParseError(_("JSON parse error - the body is empty; send a JSON object."), code="json_empty")
         return json_parse(raw, encoding=encoding, max_bytes=limit)
 
 
+class MultiPartParser(parsers.MultiPartParser):
+    """DRF's MultiPartParser, reading only Keel's text charsets and refusing control
+    characters in field names, values and file names."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        charset_check((parser_context or {}).get("encoding"))
+        parsed = super().parse(stream, media_type, parser_context)
+        control_characters_check(form_texts(parsed.data, parsed.files))
+        return parsed
+
+
 class UploadSizeLimit(FileUploadHandler):
     """First in FILE_UPLOAD_HANDLERS: stops a multipart upload once it passes
-    KEEL_UPLOAD_MAX_BYTES, while it streams in. DATA_UPLOAD_MAX_MEMORY_SIZE does
-    not count file parts, so without this a 1 GB "attachment" is written to a
-    temporary file in full before any view can look at its size."""
+    `max_bytes` (KEEL_UPLOAD_MAX_BYTES), while it streams in. DATA_UPLOAD_MAX_MEMORY_SIZE
+    does not count file parts, so without this a 1 GB "attachment" is written to a
+    temporary file in full before any view can look at its size. A route that takes a
+    larger file puts a subclass with its own `max_bytes` in its place (expenses.uploads)."""
+
+    @property
+    def max_bytes(self) -> int:
+        return settings.KEEL_UPLOAD_MAX_BYTES
+
+    def refusal(self) -> RequestTooLarge:
+        return RequestTooLarge(_("The upload is larger than %(kb)s KB.") % {"kb": self.max_bytes // 1024})
 
     def handle_raw_input(self, input_data, META, content_length, boundary, encoding=None):
-        if content_length and content_length > settings.KEEL_UPLOAD_MAX_BYTES:
-            raise RequestTooLarge(f"The upload is larger than {settings.KEEL_UPLOAD_MAX_BYTES // 1024} KB.")
+        if content_length and content_length > self.max_bytes:
+            raise self.refusal()
 
     def receive_data_chunk(self, raw_data, start):
-        if start + len(raw_data) > settings.KEEL_UPLOAD_MAX_BYTES:
-            raise RequestTooLarge(f"The upload is larger than {settings.KEEL_UPLOAD_MAX_BYTES // 1024} KB.")
+        if start + len(raw_data) > self.max_bytes:
+            raise self.refusal()
         return raw_data  # the next handler stores it
 
     def file_complete(self, file_size):

@@ -29,7 +29,15 @@ def env_list(name: str, default: list[str]) -> list[str]:
 
 # KEEL_ENV=production is the one switch that says "real users, real data": the
 # settings then refuse what is only fit for a demo (README, "Running in production").
-KEEL_ENV = os.environ.get("KEEL_ENV", "development").strip().lower()
+# Any other value than the two refuses to start: a typo ("prod") must not quietly run a
+# deployment in development mode. Unset or empty is development.
+KEEL_ENVS = ("development", "production")
+KEEL_ENV = (os.environ.get("KEEL_ENV") or "development").strip().lower()
+if KEEL_ENV not in KEEL_ENVS:
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured(f"KEEL_ENV={os.environ.get('KEEL_ENV')!r} is not a Keel environment: "
+                               f"set it to one of {', '.join(KEEL_ENVS)} (or leave it unset for development).")
 PRODUCTION = KEEL_ENV == "production"
 
 # The embedded default key is for demos on one machine only; production sets SECRET_KEY.
@@ -41,14 +49,44 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 
+def secret_key_weakness(key: str) -> str | None:
+    """Why a signing key is guessable, or None. Length alone says little ("abcde" × 12 is
+    60 characters): a key made by a random generator has many distinct characters, carries
+    3.5 bits of Shannon entropy per character or more (a 64-digit hex key about 3.9, base64
+    about 5.5), and is neither one short unit repeated nor compressible. Django's get_random_secret_key() (50 characters of
+    50 symbols), secrets.token_urlsafe(64) and a 64-digit hex key (`openssl rand -hex 32`)
+    pass with room to spare (0 of 100,000 of each refused)."""
+    import math
+    import zlib
+    from collections import Counter
+
+    if len(key) < 50:
+        return f"it is {len(key)} characters long; use at least 50"
+    for size in range(1, len(key) // 2 + 1):  # "abcde" × 12, "ab12" × 15, a key pasted twice
+        if len(key) % size == 0 and key[:size] * (len(key) // size) == key:
+            return f"it is {key[:size]!r} repeated {len(key) // size} times"
+    distinct = len(set(key))
+    if distinct < 10:
+        return f"it uses only {distinct} distinct characters; a random key of 50 uses 13 or more, even in hex"
+    # A key that repeats itself less neatly (a unit three times and a tail) compresses; a
+    # random one does not (deflate finds no repeat of 3 characters to point back to).
+    if len(zlib.compress(key.encode())) < 0.8 * len(key.encode()):
+        return "it repeats itself"
+    entropy = -sum(n / len(key) * math.log2(n / len(key)) for n in Counter(key).values())
+    if entropy < 3.0:
+        return f"it carries {entropy:.1f} bits of entropy per character; a random key carries 3.5 or more"
+    return None
+
+
 def production_refusals() -> list[str]:
     """What makes these settings unfit for production; empty when they are fit.
     A list, so one start-up names every problem at once."""
     refusals = []
     if SECRET_KEY == DEMO_SECRET_KEY or not SECRET_KEY:
         refusals.append("SECRET_KEY is the public demo key: set SECRET_KEY to a long random value.")
-    elif len(SECRET_KEY) < 50 or len(set(SECRET_KEY)) < 5:
-        refusals.append("SECRET_KEY is too short or too simple: use at least 50 random characters.")
+    elif weakness := secret_key_weakness(SECRET_KEY):
+        refusals.append(f"SECRET_KEY is too short or too simple ({weakness}): set it to at least 50 random "
+                        "characters, e.g. the output of `python -c \"import secrets; print(secrets.token_urlsafe(64))\"`.")
     if DEBUG:
         refusals.append("KEEL_DEBUG is on: debug pages show settings and source to anyone.")
     return refusals
@@ -103,6 +141,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # … unless the person chose one: it is kept on their membership (tenants.middleware).
     "tenants.middleware.UserLanguageMiddleware",
+    # Charset, control characters and body limits, before anything reads the body
+    # (the CSRF check does, in process_view); after the language, for its error page.
+    "config.requests.RequestChecksMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -234,10 +275,19 @@ AUTHENTICATION_BACKENDS = [
 AXES_HANDLER = "tenants.login_throttle.AccountAndAddressHandler"
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 # An account is locked after this many failures; an address (an office behind
-# one NAT is many people) after KEEL_LOGIN_ADDRESS_FAILURES.
+# one NAT is many people) after KEEL_LOGIN_ADDRESS_FAILURES, and then only for the
+# accounts that failed from it (tenants/login_throttle.py says why).
 AXES_FAILURE_LIMIT = int(os.environ.get("KEEL_LOGIN_ACCOUNT_FAILURES", "5"))
 KEEL_LOGIN_ADDRESS_FAILURES = int(os.environ.get("KEEL_LOGIN_ADDRESS_FAILURES", "30"))
+# The first lock's length (and the window failures are counted in); each lock-out of the
+# same account or address within KEEL_LOGIN_BACKOFF_MEMORY doubles the next, up to
+# KEEL_LOGIN_COOLOFF_MAX. Attempts while locked are refused unchecked and extend nothing.
 AXES_COOLOFF_TIME = timedelta(seconds=float(os.environ.get("KEEL_LOGIN_COOLOFF_SECONDS", "900")))
+KEEL_LOGIN_COOLOFF_MAX = timedelta(seconds=float(os.environ.get("KEEL_LOGIN_COOLOFF_MAX_SECONDS", "43200")))
+KEEL_LOGIN_BACKOFF_MEMORY = timedelta(seconds=float(os.environ.get("KEEL_LOGIN_BACKOFF_MEMORY_SECONDS", "86400")))
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_DISABLE_ACCESS_LOG = False  # the successes the throttle replays (tenants/login_throttle.py)
+AXES_ENABLE_ACCESS_FAILURE_LOG = False  # the failures it replays: the handler writes them itself, first
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "tenants.login_throttle.lockout_response"
 # The message people see is tenants.login_throttle.locked_out_message().
@@ -278,7 +328,9 @@ SPECTACULAR_SETTINGS = {
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
 }
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
-# A whole multipart request (attachments are at most 1 MB), refused while it streams in.
+# A whole multipart request (attachments are at most 1 MB), refused while it streams in; the
+# invoice routes (pages and API) take one 5 MB invoice plus its form instead (expenses/uploads.py).
+# Past either, or past DATA_UPLOAD_MAX_MEMORY_SIZE for a form, a request is a 413 (config.api).
 KEEL_UPLOAD_MAX_BYTES = int(os.environ.get("KEEL_UPLOAD_MAX_BYTES", str(2 * 1024 * 1024)))
 FILE_UPLOAD_HANDLERS = ["config.parsers.UploadSizeLimit",
                         "django.core.files.uploadhandler.MemoryFileUploadHandler",

@@ -31,5 +31,9 @@ urlpatterns = [
     path("", include("tenants.urls")),
 ]
 
+# One error contract (config.api): a problem under /api/, Keel's page elsewhere; none of
+# them reads the request's body, so none can raise again on the body that failed.
+handler400 = "config.api.bad_request"
+handler403 = "config.api.permission_denied"
 handler404 = "config.api.api_not_found"
 handler500 = "config.api.api_server_error"

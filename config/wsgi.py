@@ -1,6 +1,10 @@
 import os
 
-from django.core.wsgi import get_wsgi_application
+import django
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-application = get_wsgi_application()
+django.setup(set_prefix=False)
+
+from config.requests import WSGIHandler  # noqa: E402
+
+application = WSGIHandler()  # Django's, building requests that take only charsets Keel reads

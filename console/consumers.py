@@ -5,6 +5,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from approvals.matrix import approvals_group
+from config.api import strict_int
 from tenants.models import Membership
 from timeline.models import Conversation
 from timeline.push import conversation_group, tenant_group
@@ -93,7 +94,7 @@ class ConversationConsumer(AsyncJsonWebsocketConsumer):
     async def receive_json(self, content, **kwargs):
         if isinstance(content, dict) and "after" in content:
             try:
-                after = max(int(content["after"] or 0), 0)
+                after = max(strict_int(content["after"] or 0), 0)
             except (TypeError, ValueError):
                 await self.send_json({"type": "error", "detail": "`after` must be a whole number."})
                 return
@@ -152,7 +153,7 @@ def _query_after(query_string: bytes) -> int | None:
     if not values:
         return None
     try:
-        return max(int(values[0]), 0)
+        return max(strict_int(values[0]), 0)
     except ValueError:
         return 0
 

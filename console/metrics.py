@@ -20,7 +20,7 @@ from django.utils.dateparse import parse_date, parse_datetime
 from django.utils.translation import gettext
 
 from approvals.models import ApprovalRequest, ApprovalStatus
-from config.api import DomainError
+from config.api import DomainError, strict_int
 from timeline.models import Event
 from workflows.models import (
     RUN_TERMINAL,
@@ -90,7 +90,7 @@ def period_parse(params: dict[str, Any], *, now: datetime | None = None) -> Peri
         raise PeriodError(gettext("Give either `days` or `since`/`until`, not both."))
     if days not in (None, ""):
         try:
-            n = int(days)
+            n = strict_int(days)
         except (TypeError, ValueError):
             raise PeriodError(gettext("`days` must be a whole number."))
         if not 1 <= n <= MAX_DAYS:

@@ -12,7 +12,7 @@ from django.utils.dateparse import parse_date
 from django.utils.translation import gettext as _
 
 from approvals.models import ApprovalRequest
-from config.api import DomainError
+from config.api import DomainError, strict_int
 from tenants.models import Membership, Role
 from workflows.models import Node, Run, RunStatus, Transition
 
@@ -55,7 +55,7 @@ class RunFilters:
         if f.since and f.until and f.since > f.until:
             raise RunFilterError(_("The “from” date is after the “to” date."))
         try:
-            f.page = max(1, int(query.get("page", "1") or 1))
+            f.page = max(1, strict_int(query.get("page", "1") or 1))
         except ValueError:
             raise RunFilterError(_("“%(value)s” is not a page number.") % {"value": query.get("page", "")[:20]})
         return f

@@ -7,7 +7,6 @@ from django.urls import path
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
-from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -16,23 +15,26 @@ from config.api import (
     IDEMPOTENCY_HEADER,
     DomainError,
     StrictCharField,
+    StrictIntegerField,
     idempotent_write_errors,
     results_of,
 )
-from config.parsers import JSONParser
+from config.parsers import JSONParser, MultiPartParser
 from tenants.actors import Actor
 from tenants.selectors import membership_for_user
 
 from . import selectors, services
-from .models import Category
+from .models import Category, ClaimStatus
+from .uploads import InvoiceUploads
 
 
 def _key(request: Request) -> str:
     return request.headers.get("Idempotency-Key", "")
 
 
-def _input(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
-    serializer = serializer_class(data=request.data)
+def _input(serializer_class: type[serializers.Serializer], request: Request | Any) -> dict[str, Any]:
+    """A request's body (or the query params given instead), validated, or a 400 naming each field."""
+    serializer = serializer_class(data=request.data if isinstance(request, Request) else request)
     if not serializer.is_valid():
         text = " ".join(f"{field}: {' '.join(str(e) for e in errors)}" for field, errors in serializer.errors.items())
         raise DomainError(_("Invalid request.") + " " + text, code="invalid", extra={"errors": serializer.errors})
@@ -84,16 +86,21 @@ class ClaimListApi(APIView):
         category = serializers.ChoiceField(choices=Category.values)
         city = StrictCharField(max_length=80)
         start_date = serializers.DateField()
-        nights = serializers.IntegerField(min_value=0, max_value=services.MAX_NIGHTS)
+        nights = StrictIntegerField(min_value=0, max_value=services.MAX_NIGHTS)
         amount = StrictCharField(max_length=20)
         currency = StrictCharField(max_length=3, default="CNY")
         description = StrictCharField(max_length=500, required=False, allow_blank=True, default="")
 
-    @extend_schema(responses=results_of(ClaimOutputSerializer, "ClaimList"))
+    class FilterSerializer(serializers.Serializer):
+        # An empty value is no filter (`?status=`), as a form with a blank choice sends it.
+        status = serializers.ChoiceField(choices=ClaimStatus.choices, required=False, allow_blank=True)
+
+    @extend_schema(parameters=[FilterSerializer], responses=results_of(ClaimOutputSerializer, "ClaimList"))
     def get(self, request: Request) -> Response:
+        filters = _input(self.FilterSerializer, request.query_params)
         claims = selectors.claims_for(membership_for_user(request.user))
-        if request.query_params.get("status"):
-            claims = claims.filter(status=request.query_params["status"])
+        if filters.get("status"):
+            claims = claims.filter(status=filters["status"])
         return Response({"results": ClaimOutputSerializer(claims[:200], many=True).data})
 
     @extend_schema(request=InputSerializer, responses={201: dict, **idempotent_write_errors()},
@@ -110,7 +117,7 @@ class ClaimDetailApi(APIView):
         return Response(ClaimOutputSerializer(selectors.claim_get_for(membership_for_user(request.user), claim_id)).data)
 
 
-class ClaimInvoiceApi(APIView):
+class ClaimInvoiceApi(InvoiceUploads, APIView):
     parser_classes = [MultiPartParser]
 
     @extend_schema(request={"multipart/form-data": {"type": "object", "required": ["file"], "properties": {
@@ -124,7 +131,7 @@ class ClaimInvoiceApi(APIView):
                                                 content=content, idempotency_key=_key(request)))
 
 
-class InvoiceStageApi(APIView):
+class InvoiceStageApi(InvoiceUploads, APIView):
     parser_classes = [MultiPartParser]
 
     @extend_schema(request={"multipart/form-data": {"type": "object", "required": ["file"], "properties": {

@@ -19,7 +19,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from approvals.authority import approval_covers
-from config.api import Conflict, DomainError, Forbidden, NotFound, Unprocessable
+from config.api import Conflict, DomainError, Forbidden, NotFound, Unprocessable, strict_decimal, strict_int
 from idempotency.services import KeyRequired, Receipt, idempotent, key_checked  # noqa: F401 (KeyRequired: re-exported)
 from tenants.actors import Actor
 from tenants.models import Role
@@ -74,7 +74,7 @@ def _idempotent(*, actor: Actor, operation: str, key: str, request: dict[str, An
 
 def _id_checked(value: Any, what: str) -> int:
     try:
-        number = int(str(value).strip()) if not isinstance(value, bool) else None
+        number = strict_int(value)  # ASCII digits only: int() reads "١٢" as 12
     except (TypeError, ValueError):
         number = None
     if number is None or number <= 0 or number >= 2**63:
@@ -86,7 +86,7 @@ def _id_checked(value: Any, what: str) -> int:
 
 def _amount_checked(value: Any) -> Decimal:
     try:
-        amount = Decimal(str(value).replace(",", "").strip())
+        amount = strict_decimal(str(value).replace(",", ""))  # ASCII digits only, as every number
     except (InvalidOperation, ValueError):
         raise DomainError(_("The amount must be a number, not %(value)s.") % {"value": repr(value)},
                           code="invalid_amount")
@@ -120,7 +120,7 @@ def claim_fields_checked(*, category: Any, city: Any, start_date: Any, nights: A
         raise DomainError(_("Give the city (at most 80 characters)."), code="invalid_city")
     start = _date_checked(start_date)
     try:
-        nights = int(nights)
+        nights = strict_int(nights)
     except (TypeError, ValueError):
         raise DomainError(_("The number of nights must be a whole number, not %(nights)s.") % {"nights": repr(nights)},
                           code="invalid_nights")

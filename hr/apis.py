@@ -8,7 +8,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import DomainError, StrictCharField, results_of
+from config.api import DomainError, StrictCharField, StrictIntegerField, results_of
 from tenants.actors import Actor
 from tenants.selectors import membership_for_user
 
@@ -56,7 +56,7 @@ class TanListApi(APIView):
         location = StrictCharField(max_length=80)
         skills = serializers.ListField(child=StrictCharField(max_length=40), min_length=1, max_length=20)
         seniority = serializers.ChoiceField(choices=Seniority.values, default=Seniority.MID)
-        max_matches = serializers.IntegerField(min_value=1, max_value=20, default=5)
+        max_matches = StrictIntegerField(min_value=1, max_value=20, default=5)
 
     @extend_schema(responses=results_of(TanOutputSerializer, "TanList"))
     def get(self, request: Request) -> Response:

@@ -17,7 +17,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from approvals.authority import approval_covers
-from config.api import Conflict, DomainError, Forbidden, NotFound
+from config.api import Conflict, DomainError, Forbidden, NotFound, strict_int
 from config.celery import app
 from idempotency.services import Receipt, idempotent, key_checked
 from tenants.actors import Actor
@@ -56,7 +56,7 @@ def _idempotent(*, tenant_id: int, operation: str, key: str, request: dict[str, 
 
 def _tan_for(actor: Actor, tan_id: Any, *, lock: bool = False) -> Tan:
     try:
-        number = int(str(tan_id))
+        number = strict_int(tan_id)
     except ValueError:
         number = 0
     rows = Tan.objects.select_for_update() if lock else Tan.objects
@@ -110,7 +110,11 @@ def tan_create(*, actor: Actor, title: str, location: str, skills: Any, seniorit
     if seniority not in Seniority.values:
         raise DomainError(_("Seniority must be one of %(values)s.") % {"values": Seniority.values},
                           code="invalid_seniority")
-    if not 1 <= int(max_matches) <= 20:
+    try:
+        max_matches = strict_int(max_matches)  # ASCII digits only: int() reads "١٢" as 12
+    except ValueError:
+        max_matches = 0
+    if not 1 <= max_matches <= 20:
         raise DomainError(_("max_matches must be 1 to 20."), code="invalid_max_matches")
     return Tan.objects.create(tenant_id=actor.tenant_id, title=title, title_zh=(title_zh or "").strip()[:200],
                               location=location, skills=_skills_checked(skills), seniority=seniority,

@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from tenants.models import Membership
 from timeline.services import conversation_create, event_append, frame_record
+from workflows.blueprints import Door
 from workflows.models import Run
 from workflows.services import run_start
 
@@ -36,7 +37,7 @@ def tan_event_consume(event_id: int) -> int | None:
         membership = Membership.objects.select_related("user").get(user_id=event.actor_id, tenant_id=event.tenant_id)
         conversation = conversation_create(tenant_id=event.tenant_id, user_id=event.actor_id,
                                            title=f"Candidate matching: {tan.title}")
-        run = run_start(membership=membership, blueprint=BLUEPRINT, conversation_id=conversation.id,
+        run = run_start(membership=membership, blueprint=BLUEPRINT, conversation_id=conversation.id, door=Door.EVENT,
                         params={"tan_id": str(tan.id), "event_id": str(event.id)})
         frame_record(activity_id=run.activity_id, kind="route", name=f"trigger: {event.type}",
                      summary=(f"Started by the event “TAN approved” for “{tan.title}” "

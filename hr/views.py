@@ -7,7 +7,7 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from config.api import DomainError
+from config.api import DomainError, strict_int
 from tenants.actors import Actor
 from tenants.selectors import membership_for_user
 
@@ -23,7 +23,7 @@ def tans_page(request: HttpRequest) -> HttpResponse:
             tan = services.tan_create(actor=Actor.of_member(membership), title=request.POST.get("title", ""),
                                       location=request.POST.get("location", ""),
                                       skills=request.POST.get("skills", ""),
-                                      seniority=int(request.POST.get("seniority") or Seniority.MID))
+                                      seniority=strict_int(request.POST.get("seniority") or Seniority.MID))
         except (DomainError, ValueError) as err:
             messages.error(request, getattr(err, "message", _("Check the form.")))
             return redirect("hr-tans")

@@ -1,11 +1,14 @@
 """The payroll system of record (seed 002's "HR Core API"): a global, versioned
 template catalog; per-tenant groups, their items and employees; snapshots of a
 tenant's configuration; and the idempotency records every write goes through."""
+import hashlib
+
 from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from config.ids import BusinessIdField
+from config.names import name_skeleton
 from idempotency.models import IdempotencyRecordBase, IdempotencyState  # noqa: F401 (IdempotencyState: re-exported)
 
 
@@ -75,6 +78,16 @@ class IdempotencyRecord(IdempotencyRecordBase):
         constraints = [models.UniqueConstraint(fields=["tenant", "operation", "key"], name="payroll_idempotency_key")]
 
 
+class PayrollGroupQuerySet(models.QuerySet):
+    def named_like(self, name: str) -> "PayrollGroupQuerySet":
+        """The groups (of a tenant's queryset) whose name reads as `name`: the same skeleton
+        (config.names), so "Р1 Grоup 01" in Cyrillic finds "P1 Group 01". Compared over the
+        tenant's few dozen names rather than a stored column, which a rename or a restore
+        could leave stale; concurrent creators are serialised by their claims' keys."""
+        key = name_skeleton(name)
+        return self.filter(id__in=[pk for pk, other in self.values_list("id", "name") if name_skeleton(other) == key])
+
+
 class PayrollGroup(models.Model):
     """A tenant's pay group, created by importing a template."""
 
@@ -89,6 +102,8 @@ class PayrollGroup(models.Model):
     idempotency_record = models.ForeignKey(IdempotencyRecord, on_delete=models.SET_NULL, null=True, blank=True,
                                            related_name="groups")
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = PayrollGroupQuerySet.as_manager()
 
     class Meta:
         ordering = ["name"]
@@ -176,16 +191,32 @@ class ClaimKind(models.TextChoices):
     EMPLOYEE = "employee", "Employee"
 
 
+CLAIM_KEY_LENGTH = 200
+
+
+def group_name_key(name: str) -> str:
+    """A group name's claim key: what it reads as (its skeleton), so that two names a person
+    cannot tell apart are one key, and the unique index serialises them as it does one name.
+    A skeleton longer than the column (it can outgrow the name) is keyed by its digest."""
+    key = name_skeleton(name)
+    if len(key) <= CLAIM_KEY_LENGTH:
+        return key
+    return "sha256:" + hashlib.sha256(key.encode()).hexdigest()
+
+
 class RecordClaim(models.Model):
     """A record a run (or a person's direct write) is about to create or change: a new
     group's name, an employee it assigns. Unique per tenant, kind and key, so two
-    concurrent runs choosing the same name are serialised by the database: the second
-    insert fails and that run asks its user for another name before any approver is
-    asked. Released when the holder ends for good (workflows' RUN_FINAL)."""
+    concurrent runs choosing the same name — or names that read the same: a group name's
+    key is group_name_key — are serialised by the database: the second insert fails and
+    that run asks its user for another name before any approver is asked. Released when
+    the holder ends for good (workflows' RUN_FINAL)."""
 
     tenant = models.ForeignKey("tenants.Tenant", on_delete=models.CASCADE, related_name="+")
     kind = models.CharField(max_length=20, choices=ClaimKind.choices)
-    key = models.CharField(max_length=200)
+    key = models.CharField(max_length=CLAIM_KEY_LENGTH)
+    name = models.CharField(max_length=200, blank=True, default="",
+                            help_text="a group name as its holder wrote it (the key is what it reads as)")
     run = models.ForeignKey("workflows.Run", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     holder = models.CharField(max_length=200, help_text="who holds it, in words (run and its starter, or a person)")
     created_at = models.DateTimeField(auto_now_add=True)

@@ -15,12 +15,13 @@ from django.utils import timezone
 from django.utils import translation
 from django.utils.translation import gettext as _
 
+from config.names import name_visible
 from memory.models import MemoryItem
 from memory.services import memory_recall
 from workflows.models import StateCoordinate
 from workflows.tools import Experience, Preview
 
-from .models import ClaimKind, Employee, PayrollGroup, PayrollTemplate, RecordClaim, Snapshot
+from .models import ClaimKind, Employee, PayrollGroup, PayrollTemplate, RecordClaim, Snapshot, group_name_key
 from .requirements import REGION_NAMES, requirements_extract
 from .selectors import configuration_checksum, import_diff, restore_diff, scope_checksum
 
@@ -82,7 +83,7 @@ def import_summary(tenant_id: int, arguments: dict[str, Any], diff: dict[str, An
     template = PayrollTemplate.objects.filter(id=int(arguments["template_id"])).first()
     return _("Import template “%(template)s” into a new group “%(group)s”.") % {
         "template": local_name(template) if template else _("the matched template"),
-        "group": arguments["group_name"]}
+        "group": name_visible(arguments["group_name"])}
 
 
 def new_employees_proposed(*, tenant_id: int, rows: list[dict[str, Any]]) -> list[dict[str, str]]:
@@ -139,8 +140,9 @@ def request_context(arguments: dict[str, Any], params: dict[str, Any]) -> dict[s
                 assumptions.append(f"使用{template_words}的模板：还没有{place}的模板" if zh else
                                    f"used a {template_words} template; there is no template for {place}")
     if not requirements.get("name_stated") and arguments.get("group_name"):
-        assumptions.append(f"薪资组命名为“{arguments['group_name']}”：请求中没有给出名称" if zh else
-                           f"named the group “{arguments['group_name']}”; no name was stated")
+        name = name_visible(arguments["group_name"])
+        assumptions.append(f"薪资组命名为“{name}”：请求中没有给出名称" if zh else
+                           f"named the group “{name}”; no name was stated")
     return {"request": request[:2000], "assumptions": assumptions, "lang": "zh" if zh else "en"}
 
 
@@ -155,9 +157,10 @@ def import_preconditions(tenant_id: int, run_id: int, arguments: dict[str, Any])
     elif snapshot is None:
         return "the snapshot taken before the import is missing"
     name = (arguments.get("group_name") or "").strip()
-    holder = RecordClaim.objects.filter(tenant_id=tenant_id, kind=ClaimKind.GROUP_NAME, key=name).first()
+    holder = RecordClaim.objects.filter(tenant_id=tenant_id, kind=ClaimKind.GROUP_NAME,
+                                        key=group_name_key(name)).first()
     if holder is None or holder.run_id != run_id:
-        return f"the name “{name}” is no longer reserved for this run"
+        return f"the name “{name_visible(name)}” is no longer reserved for this run"
     return ""
 
 
@@ -184,7 +187,7 @@ def local_name(record: Any) -> str:
 def _snapshot_words(snapshot: Snapshot | None) -> str:
     if snapshot is None:
         return _("missing snapshot")
-    return _("“%(label)s”, taken %(at)s") % {"label": snapshot_label(snapshot.label),
+    return _("“%(label)s”, taken %(at)s") % {"label": name_visible(snapshot_label(snapshot.label)),
                                              "at": f"{timezone.localtime(snapshot.created_at):%Y-%m-%d %H:%M}"}
 
 
@@ -198,7 +201,8 @@ def import_argument(tenant_id: int, name: str, value: Any) -> tuple[str, str]:
         snapshot = Snapshot.objects.filter(id=value, tenant_id=tenant_id).first()
         return _("Safety snapshot"), _snapshot_words(snapshot)
     if name == "group_name":
-        return _("New payroll group"), f"“{value}”"
+        # Shown as people must read it: a name from before names were checked shows its hidden characters.
+        return _("New payroll group"), f"“{name_visible(str(value))}”"
     return name.replace("_", " ").capitalize(), str(value)
 
 
@@ -306,11 +310,11 @@ def restore_preview(tenant_id: int, arguments: dict[str, Any], params: dict[str,
 
 
 def _restore_words(snapshot: Snapshot, deleted: list[str]) -> str:
-    label = snapshot_label(snapshot.label)
+    label = name_visible(snapshot_label(snapshot.label))
     if not deleted:
         return _("Restore the whole tenant to the snapshot “%(label)s”.") % {"label": label}
     return _("Restore the whole tenant to the snapshot “%(label)s”: deletes %(groups)s, whoever created them.") % {
-        "label": label, "groups": _(", ").join(f"“{n}”" for n in deleted)}
+        "label": label, "groups": _(", ").join(f"“{name_visible(n)}”" for n in deleted)}
 
 
 def restore_summary(tenant_id: int, arguments: dict[str, Any], diff: dict[str, Any] | None = None) -> str:

@@ -12,6 +12,7 @@ from django.db.models import Count, Max, Prefetch, QuerySet
 from django.utils.translation import gettext as _
 
 from config.api import NotFound
+from config.names import name_visible
 
 from .models import (
     Employee,
@@ -193,8 +194,9 @@ def import_diff(*, tenant_id: int, template_id: int, group_name: str) -> dict[st
     template = template_get(template_id)
     group_name = group_name.strip()
     problems: list[dict[str, str]] = []
-    if PayrollGroup.objects.filter(tenant_id=tenant_id, name=group_name).exists():
-        problems.append({"item": "", "message": f"A payroll group named '{group_name}' already exists."})
+    existing = PayrollGroup.objects.filter(tenant_id=tenant_id).named_like(group_name).values_list("name", flat=True)
+    for other in existing[:1]:  # the same name, or one that reads the same (config.names)
+        problems.append({"item": "", "message": f"A payroll group named '{name_visible(other)}' already exists."})
     known = set(template.variables)
     items = []
     for item in template.items.order_by("position"):

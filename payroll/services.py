@@ -20,8 +20,9 @@ from django.utils.translation import gettext as _
 
 from approvals.authority import approval_covers
 from approvals.matrix import approval_route
-from config.api import Conflict, DomainError, Forbidden, NotFound, Unprocessable
+from config.api import Conflict, DomainError, Forbidden, NotFound, Unprocessable, strict_int
 from config.ids import new_id
+from config.names import name_normalised, name_visible
 from idempotency.models import IdempotencyState
 
 # Receipt, KeyRequired and idempotency_lease are part of this module's interface, as before.
@@ -43,6 +44,7 @@ from timeline.services import (
     event_append,
     frame_record,
 )
+from workflows.blueprints import Door
 from workflows.services import run_start
 
 from .models import (
@@ -53,6 +55,7 @@ from .models import (
     PayrollGroup,
     RecordClaim,
     Snapshot,
+    group_name_key,
 )
 from .previews import import_scope
 from .selectors import (
@@ -124,7 +127,7 @@ def _id_checked(value: Any, what: str) -> int:
     if isinstance(value, bool):
         value = None
     try:
-        number = int(str(value).strip())
+        number = strict_int(value)  # ASCII digits only: int() reads "١٢" as 12
     except (TypeError, ValueError):
         raise DomainError(_("The %(what)s must be a numeric id (a string of digits), not %(value)s.")
                           % {"what": what, "value": repr(value)},
@@ -136,14 +139,14 @@ def _id_checked(value: Any, what: str) -> int:
 
 
 def _name_checked(value: str, what: str) -> str:
-    value = (value or "").strip()
-    if not value:
-        raise DomainError(_("Give the %(what)s; it may not be empty.") % {"what": what}, code="invalid")
-    if len(value) > MAX_NAME_LENGTH:
-        raise DomainError(_("The %(what)s may be at most %(MAX_NAME_LENGTH)s characters.")
-                          % {"what": what, "MAX_NAME_LENGTH": MAX_NAME_LENGTH},
-                          code="invalid")
-    return value
+    """A name as people read it (config.names): NFKC, refused with no readable character or
+    any invisible one, at most MAX_NAME_LENGTH characters."""
+    return name_normalised(value, field=what, max_length=MAX_NAME_LENGTH)
+
+
+def group_name_normalised(value: str) -> str:
+    """A new group's name as it is stored (see _name_checked); DomainError (400) when it is not one."""
+    return _name_checked(value, _("group name"))
 
 
 # --- Services -----------------------------------------------------------------------------------
@@ -188,18 +191,21 @@ def records_claim(*, tenant_id: int, run_id: int | None, holder: str, group_name
     """Reserve a new group's name and the employees it will assign, all or none.
 
     The unique (tenant, kind, key) index serialises concurrent claimants: the second
-    to insert waits for the first to commit, then fails. Claiming again what this run
-    already holds is a no-op (a redelivered step). Raises NameTaken (the name exists
-    or another holds it) or EmployeeHeld (naming who holds the employee)."""
+    to insert waits for the first to commit, then fails. A group name's key is what it
+    reads as (group_name_key), so a lookalike ("Р1 Grоup 01" in Cyrillic, a different
+    case) collides as the same name does. Claiming again what this run already holds is
+    a no-op (a redelivered step). Raises NameTaken (the name, or one that reads the same,
+    exists or another holds it) or EmployeeHeld (naming who holds the employee)."""
     group_name = _name_checked(group_name, _("group name"))
-    wanted = [(ClaimKind.GROUP_NAME, group_name)] + [(ClaimKind.EMPLOYEE, str(int(e))) for e in employee_ids or []]
+    wanted = ([(ClaimKind.GROUP_NAME, group_name_key(group_name), group_name)]
+              + [(ClaimKind.EMPLOYEE, str(int(e)), "") for e in employee_ids or []])
     created = []
     with transaction.atomic():
-        for kind, key in wanted:
+        for kind, key, name in wanted:
             try:
                 with transaction.atomic():
-                    created.append(RecordClaim.objects.create(tenant_id=tenant_id, kind=kind, key=key, run_id=run_id,
-                                                              holder=holder).id)
+                    created.append(RecordClaim.objects.create(tenant_id=tenant_id, kind=kind, key=key, name=name,
+                                                              run_id=run_id, holder=holder).id)
                 continue
             except IntegrityError:
                 pass
@@ -208,18 +214,34 @@ def records_claim(*, tenant_id: int, run_id: int | None, holder: str, group_name
                 continue
             by = existing.holder if existing else "another request"
             if kind == ClaimKind.GROUP_NAME:
-                raise NameTaken(f"The name “{group_name}” is being used for a new group by {by}.",
-                                extra={"held_by": by})
+                held = existing.name if existing else ""
+                if not held or held == group_name:
+                    message = _("The name “%(name)s” is being used for a new group by %(by)s.") % {
+                        "name": group_name, "by": by}
+                else:
+                    message = _("The name “%(name)s” reads the same as “%(held)s”, which is being used for a new "
+                                "group by %(by)s.") % {"name": group_name, "held": name_visible(held), "by": by}
+                raise NameTaken(message, extra={"held_by": by})
             employee = Employee.objects.filter(tenant_id=tenant_id, id=int(key)).first()
             who = f"{employee.employee_no} ({employee.name})" if employee else key
             raise EmployeeHeld(f"Employee {who} is being assigned by {by}.", extra={"held_by": by, "employee": key})
-        # A group of that name that our own earlier attempt left (a resumed import) is ours.
-        existing = PayrollGroup.objects.filter(tenant_id=tenant_id, name=group_name)
-        if own_record_id is not None:
-            existing = existing.exclude(idempotency_record_id=own_record_id)
-        if existing.exists():
-            raise NameTaken(f"A payroll group named “{group_name}” already exists.")
+        _group_name_free(tenant_id, group_name, own_record_id=own_record_id)
     return created
+
+
+def _group_name_free(tenant_id: int, group_name: str, *, own_record_id: int | None = None) -> None:
+    """No group of the tenant has this name or one that reads the same (NameTaken). A group
+    that our own earlier attempt left (a resumed import, `own_record_id`) is ours."""
+    existing = PayrollGroup.objects.filter(tenant_id=tenant_id)
+    if own_record_id is not None:
+        existing = existing.exclude(idempotency_record_id=own_record_id)
+    other = existing.named_like(group_name).values_list("name", flat=True).first()
+    if other is None:
+        return
+    if other == group_name:
+        raise NameTaken(_("A payroll group named “%(name)s” already exists.") % {"name": group_name})
+    raise NameTaken(_("A payroll group named “%(existing)s” already exists; “%(name)s” reads the same.")
+                    % {"existing": name_visible(other), "name": group_name})
 
 
 def records_release(*, tenant_id: int, run_id: int | None = None, claim_ids: list[int] | None = None) -> int:
@@ -232,11 +254,18 @@ def records_release(*, tenant_id: int, run_id: int | None = None, claim_ids: lis
 def _claim_check(actor: Actor, group_name: str) -> None:
     """A name reserved by someone else may not be imported: that run's approval card
     must never become one that is bound to fail."""
-    claim = RecordClaim.objects.filter(tenant_id=actor.tenant_id, kind=ClaimKind.GROUP_NAME, key=group_name).first()
+    claim = RecordClaim.objects.filter(tenant_id=actor.tenant_id, kind=ClaimKind.GROUP_NAME,
+                                       key=group_name_key(group_name)).first()
     if claim is None or (actor.run_id is not None and claim.run_id == actor.run_id):
         return
-    raise NameTaken(f"The name “{group_name}” is reserved for a new group by {claim.holder}; choose another name.",
-                    code="group_name_reserved", extra={"held_by": claim.holder})
+    if not claim.name or claim.name == group_name:
+        message = _("The name “%(name)s” is reserved for a new group by %(by)s; choose another name.") % {
+            "name": group_name, "by": claim.holder}
+    else:
+        message = _("The name “%(name)s” reads the same as “%(held)s”, which is reserved for a new group by "
+                    "%(by)s; choose another name.") % {"name": group_name, "held": name_visible(claim.name),
+                                                       "by": claim.holder}
+    raise NameTaken(message, code="group_name_reserved", extra={"held_by": claim.holder})
 
 
 def template_import(*, actor: Actor, template_id: int, group_name: str, idempotency_key: str) -> Receipt:
@@ -275,7 +304,7 @@ def _group_import_direct(*, actor: Actor, template, group_name: str, key: str) -
     route = approval_route(tenant_id=tenant_id, tool="import_template", measures=measures)
     if route.over_limit:
         def work(record: IdempotencyRecord) -> tuple[int, dict[str, Any]]:
-            run = run_start(membership=membership, blueprint="payroll_direct_import",
+            run = run_start(membership=membership, blueprint="payroll_direct_import", door=Door.ENDPOINT,
                             params={"template_id": str(template.id), "group_name": group_name})
             event_append(conversation_id=run.conversation_id, run_id=run.id, type="payroll.direct_write",
                          data={"by": membership.user.username, "role": membership.role, "operation": "import",
@@ -341,6 +370,8 @@ def _import_work(*, actor: Actor, template, group_name: str,
             _claim_check(actor, group_name)
         group = PayrollGroup.objects.filter(tenant_id=actor.tenant_id, idempotency_record=record).first()
         if group is None:
+            if not claim_held:  # (a person's import checked it with its claim)
+                _group_name_free(actor.tenant_id, group_name, own_record_id=record.id)
             try:
                 with transaction.atomic():
                     group = PayrollGroup.objects.create(
@@ -465,7 +496,7 @@ def _tenant_restore_request(*, actor: Actor, snapshot: Snapshot, key: str) -> Re
     membership = Membership.objects.select_related("user").get(user_id=actor.user_id, tenant_id=actor.tenant_id)
 
     def work(record: IdempotencyRecord) -> tuple[int, dict[str, Any]]:
-        run = run_start(membership=membership, blueprint="payroll_tenant_restore",
+        run = run_start(membership=membership, blueprint="payroll_tenant_restore", door=Door.ENDPOINT,
                         params={"snapshot_id": str(snapshot.id)})
         event_append(conversation_id=run.conversation_id, run_id=run.id, type="payroll.direct_write",
                      data={"by": membership.user.username, "role": membership.role, "operation": "restore",

@@ -8,7 +8,8 @@ from typing import Any
 
 from django.db.models import Count, Subquery
 
-from config.api import Conflict
+from config.api import Conflict, DomainError
+from config.names import char_invisible
 from llm import backend_structured
 from llm.structured import structured_call
 from memory.services import memory_link, working_memory_record
@@ -46,6 +47,7 @@ from .models import (
     RecordClaim,
     Snapshot,
     TemplateItem,
+    group_name_key,
 )
 from .requirements import (
     MODEL_SCHEMA,
@@ -62,6 +64,7 @@ from .services import (
     ScopeChanged,
     employees_assign,
     employees_create,
+    group_name_normalised,
     records_claim,
     run_effects_undo,
     snapshot_create,
@@ -426,6 +429,12 @@ def snapshot_payroll_groups(ctx: ToolContext, arguments: dict[str, Any]) -> dict
     approver is asked: the user is asked for another name, or told who holds an employee."""
     name = (arguments.get("answer") or arguments.get("requested_group_name") or arguments.get("group_name")
             or "").strip()
+    try:
+        name = group_name_normalised(name)  # as it will be stored: the scope, the label and the import use it
+    except DomainError as refused:  # empty, or hiding an invisible character: asked like a taken name
+        readable = " ".join("".join(ch for ch in name if not char_invisible(ch)).split())
+        raise NeedsInput(f"{refused.message} What should the new payroll group be called instead?",
+                         [{"label": readable, "answer": readable}] if readable else []) from None
     employee_ids = _scope_employee_ids(ctx, arguments)
     run = Run.objects.select_related("created_by").get(id=ctx.run_id)
     try:
@@ -447,7 +456,7 @@ def _snapshot_accept(ctx, arguments, output) -> list[Acceptance]:
 
     snapshot = Snapshot.objects.filter(id=int(output["snapshot_id"]), tenant_id=ctx.tenant_id).first()
     reserved = RecordClaim.objects.filter(tenant_id=ctx.tenant_id, kind=ClaimKind.GROUP_NAME,
-                                          key=output["group_name"], run_id=ctx.run_id).exists()
+                                          key=group_name_key(output["group_name"]), run_id=ctx.run_id).exists()
     return [Acceptance("the snapshot exists in this tenant", snapshot is not None),
             Acceptance("its checksum matches the receipt", bool(snapshot and snapshot.checksum == output["checksum"])),
             Acceptance("the group name is reserved for this run", reserved)]

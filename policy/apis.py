@@ -6,7 +6,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import DomainError, StrictCharField, StrictSlugField
+from config.api import DomainError, StrictCharField, StrictIntegerField, StrictSlugField
 from tenants.selectors import membership_for_user
 
 from .services import policy_answer
@@ -17,8 +17,8 @@ class PolicyAnswerInputSerializer(serializers.Serializer):
     date = serializers.DateField(help_text="The date the question is about (YYYY-MM-DD); picks the policy in force.")
     topic = StrictSlugField(max_length=40, help_text="Policy topic, e.g. travel.")
     lang = serializers.ChoiceField(choices=["en", "zh"])
-    max_transitions = serializers.IntegerField(min_value=1, max_value=64, required=False,
-                                               help_text="Transition cap; 8 when omitted.")
+    max_transitions = StrictIntegerField(min_value=1, max_value=64, required=False,
+                                         help_text="Transition cap; 8 when omitted.")
 
 
 class PolicyCitationSerializer(serializers.Serializer):

@@ -1,43 +1,90 @@
-"""Log-in throttling with django-axes: per account and per address.
+"""Log-in throttling with django-axes: an account per account, an address per address,
+with backoff.
 
 Every authenticate() goes through axes' backend first (settings.AUTHENTICATION_
 BACKENDS), so the log-in form, the admin and the token endpoint share one count.
 A locked account or address is refused *before* the password is checked, so the
-right password does not get through until the cool-off has passed."""
+right password does not get through until the lock ends.
+
+Three rules (AccountAndAddressHandler), each kept for its own key:
+
+* **An account** (the username, from any address) is locked after AXES_FAILURE_LIMIT
+  failures within AXES_COOLOFF_TIME: a guesser cannot spread one account's guesses over
+  many addresses.
+* **An address** is locked after KEEL_LOGIN_ADDRESS_FAILURES failures from it within the
+  same window, whatever the accounts (a sprayer). But an address is often a whole office
+  behind one NAT, so a locked address refuses only the accounts that have failed from it
+  (since shortly before the lock, and since their last success): a colleague with no
+  failures of their own there still has the password checked and gets in. One wrong
+  password and that account waits too: a sprayer gets at most one more guess at each
+  account it had not tried, and none at those it had.
+* **Backoff.** A key's lock lasts AXES_COOLOFF_TIME the first time, then twice as long
+  for each of its lock-outs in the last KEEL_LOGIN_BACKOFF_MEMORY, up to
+  KEEL_LOGIN_COOLOFF_MAX. Attempts made while locked are refused unchecked and are not
+  recorded (AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False): they neither extend
+  the lock nor count toward the next one, so a lock ends when it said it would.
+
+A success forgets the account's failures and lock-outs (its owner has shown the
+password), never the address's: an attacker cannot clear an address's count by logging
+in to an account of their own between guesses.
+
+The state is not kept anywhere of its own: it is replayed (`lockouts`, a pure function)
+from axes' own records, the failures whose password was checked (AccessFailureLog,
+written here) and the successes (AccessLog). So nothing can drift out of step with the
+record, and an admin unlocks the way axes documents it: `manage.py axes_reset_username
+NAME`, `axes_reset_ip ADDRESS`, `axes_reset` (all), or deleting the rows under "Access
+failures" in the admin. AccessAttempt rows are still written (axes' short-term summary in
+the admin) but decide nothing."""
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from collections.abc import Iterable
 from typing import Any
 
 from asgiref.sync import sync_to_async
 from axes.backends import AxesStandaloneBackend
 from axes.handlers.database import AxesDatabaseHandler
-from axes.helpers import get_lockout_response
+from axes.helpers import get_client_username, get_failure_limit, get_lockout_response
 from axes.middleware import AxesMiddleware as _AxesMiddleware
+from axes.models import AccessFailureLog, AccessLog
 from django.conf import settings
+from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
 from django.utils.translation import gettext_lazy
 
 from config.api import DomainError
 
 LOCKED_OUT_MESSAGE = gettext_lazy("Too many failed log-ins for this account or from this address. "
                                    "Try again in {minutes} minutes, or ask an admin to unlock it.")
+# The most recent records a verdict replays: far more than any lock needs, and a bound on
+# the work one log-in attempt can cost while an address sprays.
+REPLAYED_AT_MOST = 2000
 
 
-def cooloff_seconds() -> int:
-    return int(settings.AXES_COOLOFF_TIME.total_seconds())
+def cooloff_seconds(request: HttpRequest | None = None) -> int:
+    """How long the lock that refused this request still holds (the first lock's length
+    when the request says nothing), whole seconds, rounded up."""
+    until = getattr(request, "keel_locked_until", None)
+    if until is None:
+        return int(settings.AXES_COOLOFF_TIME.total_seconds())
+    return max(1, math.ceil((until - timezone.now()).total_seconds()))
 
 
-def locked_out_message() -> str:
-    return str(LOCKED_OUT_MESSAGE).format(minutes=max(1, round(cooloff_seconds() / 60)))
+def locked_out_message(request: HttpRequest | None = None) -> str:
+    return str(LOCKED_OUT_MESSAGE).format(minutes=max(1, round(cooloff_seconds(request) / 60)))
 
 
 class LoginThrottled(DomainError):
     status_code = 429
     code = "login_throttled"
 
-    def __init__(self):
-        super().__init__(locked_out_message(), extra={"retry_after": cooloff_seconds()})
-        self.headers = {"Retry-After": str(cooloff_seconds())}
+    def __init__(self, request: HttpRequest | None = None):
+        seconds = cooloff_seconds(request)
+        super().__init__(locked_out_message(request), extra={"retry_after": seconds})
+        self.headers = {"Retry-After": str(seconds)}
 
 
 def locked_out(request: HttpRequest) -> bool:
@@ -59,37 +106,139 @@ class AxesBackend(AxesStandaloneBackend):
         return super().authenticate(request, username=username, password=password, **kwargs)
 
 
-class AccountAndAddressHandler(AxesDatabaseHandler):
-    """Two limits where axes has one.
+# --- The rule, as a pure function -----------------------------------------------------------
 
-    axes compares one failure count with one limit. An account should lock after
-    a handful of wrong passwords, but an address is often a whole office behind
-    one NAT and needs more room. Counting an address's failures "towards the
-    account limit" (minus the difference between the limits) makes the single
-    comparison mean: account failures ≥ AXES_FAILURE_LIMIT, or address failures
-    ≥ KEEL_LOGIN_ADDRESS_FAILURES."""
+@dataclass(frozen=True)
+class Limit:
+    failures: int  # this many within `window` lock the key
+    window: timedelta
+    base: timedelta  # the first lock's length, doubled for each recent lock-out
+    cap: timedelta
+    memory: timedelta  # lock-outs older than this no longer lengthen the next
+
+
+def lockouts(events: Iterable[tuple[datetime, bool]], limit: Limit) -> list[tuple[datetime, datetime]]:
+    """The locks (start, end) that a key's events, in time order, made: (time, True) a
+    failure whose password was checked, (time, False) a success, which forgets the failures
+    and lock-outs before it. A failure inside a lock (only a race or a locked address's
+    untried account records one) counts for nothing."""
+    locks: list[tuple[datetime, datetime]] = []
+    pending: list[datetime] = []
+    for at, failed in events:
+        if not failed:
+            locks, pending = [], []
+            continue
+        if locks and at < locks[-1][1]:
+            continue
+        pending = [t for t in pending if t > at - limit.window] + [at]
+        if len(pending) >= limit.failures:
+            recent = min(30, sum(1 for started, _ in locks if started > at - limit.memory))
+            locks.append((at, at + min(limit.cap, limit.base * 2 ** recent)))
+            pending = []
+    return locks
+
+
+def _limits() -> tuple[Limit, Limit]:
+    window = settings.AXES_COOLOFF_TIME
+    shared = {"window": window, "base": window, "cap": max(window, settings.KEEL_LOGIN_COOLOFF_MAX),
+              "memory": settings.KEEL_LOGIN_BACKOFF_MEMORY}
+    return (Limit(failures=settings.AXES_FAILURE_LIMIT, **shared),
+            Limit(failures=settings.KEEL_LOGIN_ADDRESS_FAILURES, **shared))
+
+
+def locked_until(*, username: str | None, address: str | None, now: datetime) -> datetime | None:
+    """When the lock that refuses this account from this address ends; None if none does."""
+    account, by_address = _limits()
+    since = now - account.memory - account.cap  # every lock-out that can still lengthen one
+
+    def failures(where: Q) -> list[tuple[str | None, datetime]]:
+        rows = (AccessFailureLog.objects.filter(where, attempt_time__gte=since).order_by("-attempt_time")
+                .values_list("username", "attempt_time")[:REPLAYED_AT_MOST])
+        return list(reversed(rows))
+
+    ends = []
+    successes = list(AccessLog.objects.filter(username=username, attempt_time__gte=since)
+                     .values_list("attempt_time", flat=True)) if username else []
+    if username:
+        events = sorted([(at, True) for _, at in failures(Q(username=username))] + [(at, False) for at in successes])
+        locks = lockouts(events, account)
+        if locks and now < locks[-1][1]:
+            ends.append(locks[-1][1])
+    from_address = failures(Q(ip_address=address))
+    locks = lockouts([(at, True) for _, at in from_address], by_address)
+    if locks and now < locks[-1][1]:
+        # A locked address refuses only the accounts that failed from it, shortly before
+        # the lock or since (and since their last success).
+        started, end = locks[-1]
+        forgotten = max([started - by_address.window, *successes])
+        if any(name == (username or None) and at >= forgotten for name, at in from_address):
+            ends.append(end)
+    return max(ends, default=None)
+
+
+class AccountAndAddressHandler(AxesDatabaseHandler):
+    """The rules of this module's docstring, in axes' handler API."""
+
+    def _locked_until(self, request, credentials: dict | None) -> datetime | None:
+        until = locked_until(username=get_client_username(request, credentials), address=request.axes_ip_address,
+                             now=request.axes_attempt_time or timezone.now())
+        request.keel_locked_until = until
+        return until
 
     def get_failures(self, request, credentials: dict | None = None) -> int:
-        by_account, by_address = self.get_user_attempts(request, credentials)  # AXES_LOCKOUT_PARAMETERS' order
-        account = _sum_failures(by_account) if credentials and credentials.get("username") else 0
-        address = _sum_failures(by_address)
-        headroom = max(0, settings.KEEL_LOGIN_ADDRESS_FAILURES - settings.AXES_FAILURE_LIMIT)
-        return max(account, address - headroom)
+        """axes compares one number with AXES_FAILURE_LIMIT (is_locked, and after a failure
+        is recorded); the verdict has three keys, so it answers in axes' terms: the limit
+        itself while a lock holds, else nothing."""
+        return get_failure_limit(request, credentials) if self._locked_until(request, credentials) else 0
+
+    def user_login_failed(self, sender, credentials: dict, request=None, **kwargs):
+        """Record the failure the verdict replays, then let axes do the rest (its summary
+        row, the verdict through get_failures, the lock-out flag and signal). An attempt
+        axes refused unchecked is not a failure of the password and is not recorded."""
+        if request is not None and not getattr(request, "axes_locked_out", False) \
+                and not self.is_whitelisted(request, credentials):
+            username = get_client_username(request, credentials)
+            AccessFailureLog.objects.create(username=username, ip_address=request.axes_ip_address,
+                                            user_agent=request.axes_user_agent, http_accept=request.axes_http_accept,
+                                            path_info=request.axes_path_info, attempt_time=request.axes_attempt_time)
+            super().user_login_failed(sender, credentials, request, **kwargs)
+            if username:
+                self.remove_out_of_limit_failure_logs(username=username)
+            return
+        super().user_login_failed(sender, credentials, request, **kwargs)
+
+    def remove_out_of_limit_failure_logs(self, *, username: str, limit: int | None = None) -> int:
+        """Keep an account's newest AXES_ACCESS_FAILURE_LOG_PER_USER_LIMIT failures. axes'
+        own deletes the newest ones (its rows are ordered newest first), which would drop the
+        failure just recorded and never lock a much-guessed account again."""
+        limit = limit or settings.AXES_ACCESS_FAILURE_LOG_PER_USER_LIMIT
+        stale = list(AccessFailureLog.objects.filter(username=username).order_by("-attempt_time", "-id")
+                     .values_list("id", flat=True)[limit:])
+        return AccessFailureLog.objects.filter(id__in=stale).delete()[0] if stale else 0
+
+    def reset_attempts(self, *, ip_address: str | None = None, username: str | None = None,
+                       ip_or_username: bool = False) -> int:
+        """axes' reset (axes_reset, axes_reset_ip, axes_reset_username): the failures the
+        verdict replays are what unlocks, so they go too."""
+        failures = AccessFailureLog.objects.all()
+        if ip_or_username:
+            failures = failures.filter(Q(ip_address=ip_address) | Q(username=username))
+        else:
+            if ip_address:
+                failures = failures.filter(ip_address=ip_address)
+            if username:
+                failures = failures.filter(username=username)
+        failures.delete()
+        return super().reset_attempts(ip_address=ip_address, username=username, ip_or_username=ip_or_username)
 
     def reset_user_attempts(self, request, credentials: dict | None = None) -> int:
         """After a successful log-in (AXES_RESET_ON_SUCCESS) forget this account's
-        failures only. axes would also forget every failure from the address, so
-        an attacker could clear an address's count by logging in to an account of
-        their own between guesses."""
+        summary rows only; the verdict forgets its failures by the success itself (AccessLog).
+        axes would also forget every failure from the address, so an attacker could clear
+        an address's count by logging in to an account of their own between guesses."""
         by_account = self.filter_user_attempts(request, credentials)[0]
         count, _ = by_account.delete()
         return count
-
-
-def _sum_failures(attempts) -> int:
-    from django.db.models import Sum
-
-    return attempts.aggregate(total=Sum("failures_since_start"))["total"] or 0
 
 
 def lockout_response(request: HttpRequest, original_response: HttpResponse | None = None,
@@ -99,7 +248,7 @@ def lockout_response(request: HttpRequest, original_response: HttpResponse | Non
     Anything else that authenticates (the admin's log-in) gets the plain reason."""
     if isinstance(original_response, HttpResponse) and original_response.status_code == 429:
         return original_response
-    return HttpResponse(locked_out_message(), status=429, content_type="text/plain; charset=utf-8")
+    return HttpResponse(locked_out_message(request), status=429, content_type="text/plain; charset=utf-8")
 
 
 class AxesMiddleware(_AxesMiddleware):

@@ -136,7 +136,7 @@ class TokenApi(APIView):
         user = authenticate(http_request, username=data.validated_data["username"],
                             password=data.validated_data["password"])
         if locked_out(http_request):
-            raise LoginThrottled()
+            raise LoginThrottled(http_request)
         if user is None:
             raise InvalidCredentials("Unable to log in with provided credentials.")
         instance, token = AuthToken.objects.create(user=user, expiry=knox_settings.TOKEN_TTL)

@@ -28,7 +28,7 @@ class ThrottledAuthenticationForm(AuthenticationForm):
             return super().clean()
         except ValidationError:
             if locked_out(self.request):
-                raise ValidationError(locked_out_message(), code="locked_out")
+                raise ValidationError(locked_out_message(self.request), code="locked_out")
             raise
 
 
@@ -38,7 +38,7 @@ class LoginView(auth_views.LoginView):
 
     def get_context_data(self, **kwargs):
         return {**super().get_context_data(**kwargs), "locked_out": locked_out(self.request),
-                "locked_out_message": locked_out_message()}
+                "locked_out_message": locked_out_message(self.request)}
 
     def form_invalid(self, form):
         # A wrong password is bad input: say so in the page and in the status code;
@@ -46,7 +46,7 @@ class LoginView(auth_views.LoginView):
         response = super().form_invalid(form)
         if locked_out(self.request):
             response.status_code = 429
-            response["Retry-After"] = str(cooloff_seconds())
+            response["Retry-After"] = str(cooloff_seconds(self.request))
         else:
             response.status_code = 400
         return response

@@ -11,6 +11,7 @@ from tenants.selectors import membership_for_user
 
 from .models import FramePayload
 from .selectors import (
+    MAX_SEQ,
     FrameFilters,
     activity_get_for,
     conversation_get_for,
@@ -59,7 +60,10 @@ class ConversationCreateApi(APIView):
 
 
 class EventListApi(APIView):
-    @extend_schema(parameters=[OpenApiParameter("after", int, description="last sequence number seen")],
+    # Blank is 0, as absent is (a form with an empty field sends it).
+    @extend_schema(parameters=[OpenApiParameter("after", {"anyOf": [
+                       {"type": "integer", "minimum": 0, "maximum": MAX_SEQ}, {"type": "string", "maxLength": 0}]},
+                       description="last sequence number seen")],
                    responses={200: dict})
     def get(self, request: Request, conversation_id: int) -> Response:
         membership = membership_for_user(request.user)

@@ -15,7 +15,7 @@ from django.db.models import Q, QuerySet, Sum
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from config.api import DomainError, Forbidden, NotFound
+from config.api import DomainError, Forbidden, NotFound, strict_int
 from tenants.models import Membership
 
 from .models import Activity, Conversation, Event, Frame, FramePayload, WiringCheck
@@ -41,11 +41,17 @@ def conversations_for(membership: Membership) -> QuerySet[Conversation]:
     return Conversation.objects.filter(tenant_id=membership.tenant_id).select_related("started_by")
 
 
+MAX_SEQ = 2**63 - 1  # a sequence number is a BIGINT; past it PostgreSQL refuses the comparison
+
+
 def events_after(conversation: Conversation, after: str | int | None, limit: int = 500):
     try:
-        after = int(after or 0)
+        after = strict_int(after or 0)
     except (TypeError, ValueError):
-        raise DomainError(_("`after` must be a whole number (the last sequence number you saw)."))
+        after = -1
+    if not 0 <= after <= MAX_SEQ:
+        raise DomainError(_("`after` must be a whole number from 0 to %(max)s (the last sequence number you saw).")
+                          % {"max": MAX_SEQ})
     return Event.objects.filter(conversation=conversation, seq__gt=after).order_by("seq")[:limit]
 
 
@@ -124,7 +130,7 @@ def _cursor_parse(cursor: str | None) -> tuple[datetime, int] | None:
     try:
         at, frame_id = cursor.rsplit("|", 1)
         parsed = datetime.fromisoformat(at)
-        return parsed, int(frame_id)
+        return parsed, strict_int(frame_id)
     except (ValueError, TypeError):
         raise DomainError(_("`after` is not a cursor this page gave out."))
 

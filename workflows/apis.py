@@ -5,13 +5,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import ID_PATTERN, StrictCharField, StrictRegexField, results_of
+from config.api import ID_PATTERN, StrictCharField, StrictIntegerField, StrictRegexField, results_of
 from config.ids import id_parse
 from tenants.selectors import membership_for_user
 from timeline.selectors import conversation_get_for
 from workflows.models import StateCoordinate
 
-from .blueprints import BLUEPRINTS
+from .blueprints import BLUEPRINTS, Door
 from .models import Node, RunStatus
 from .selectors import node_acceptance, run_get_for, runs_filtered
 from .services import node_input_answer, run_cancel, run_retry, run_start
@@ -91,7 +91,7 @@ class RunListCreateApi(APIView):
         # An empty value is no filter (`?status=`), as a form with a blank choice sends it.
         blueprint = serializers.ChoiceField(choices=sorted(BLUEPRINTS), required=False, allow_blank=True)
         status = serializers.ChoiceField(choices=RunStatus.choices, required=False, allow_blank=True)
-        limit = serializers.IntegerField(min_value=1, max_value=500, default=100)
+        limit = StrictIntegerField(min_value=1, max_value=500, default=100)
 
     @extend_schema(parameters=[FilterSerializer], responses=results_of(RunSummaryOutputSerializer, "RunList"))
     def get(self, request: Request) -> Response:
@@ -110,9 +110,12 @@ class RunListCreateApi(APIView):
         conversation = StrictRegexField(ID_PATTERN, required=False,
                                               help_text="an existing conversation's id")
 
-    @extend_schema(request=InputSerializer, responses={201: RunOutputSerializer, 404: OpenApiResponse(
+    @extend_schema(request=InputSerializer, responses={201: RunOutputSerializer, 403: OpenApiResponse(
+        description="the blueprint does not let your role start it, or starts only through its domain's own "
+                    "request or event (each blueprint's `start`: roles and doors)"), 404: OpenApiResponse(
         description="no such conversation in your tenant")})
     def post(self, request: Request) -> Response:
+        """Start a run of a blueprint, if the blueprint lets the caller's role start it from here."""
         membership = membership_for_user(request.user)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -121,7 +124,7 @@ class RunListCreateApi(APIView):
             conversation_id = conversation_get_for(
                 membership, id_parse(data.validated_data["conversation"], what="conversation")).id
         run = run_start(membership=membership, blueprint=data.validated_data["blueprint"],
-                        params=data.validated_data["params"], conversation_id=conversation_id)
+                        params=data.validated_data["params"], conversation_id=conversation_id, door=Door.RUNS)
         return Response(RunOutputSerializer(run).data, status=201)
 
 

@@ -3,25 +3,61 @@ nodes with tools, dependencies, `run_when`, optional steps and acceptance criter
 
 The engine knows no domain's blueprint: a domain app registers its own
 (`blueprint_register`, usually from a JSON file) when Django starts. The engine's
-own benchmark blueprints (no-op chain and fan-out) are generated here."""
+own benchmark blueprints (no-op chain and fan-out) are generated here.
+
+Each blueprint declares who may start it (`start`: roles, and the doors it may be
+started through), and `blueprint_start_check` is the one rule every entry point obeys
+(workflows.services.run_create calls it): a run that makes a write is started only by
+whom that write's own endpoint admits, and a run that is the consequence of a domain's
+endpoint or event is never started from `runs/` or a conversation."""
 from __future__ import annotations
 
 import json
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 import jsonschema
+from django.utils import translation
 from django.utils.translation import gettext as _
 
-from config.api import DomainError
+from config.api import DomainError, Forbidden
+from tenants.models import Role
+
+
+class Door(StrEnum):
+    """Where a run's start comes from. A blueprint names the doors it may be started through."""
+
+    RUNS = "runs"  # POST /api/v1/runs/: any member, any params the schema admits
+    CONVERSATION = "conversation"  # a chat message the agent understood
+    ENDPOINT = "endpoint"  # a domain's own endpoint, after that endpoint's own checks
+    EVENT = "event"  # a domain event (an outbox row), after the domain's own checks
+    # A replay re-enacts a recorded run in a sandbox tenant (agents.replay, which admits only
+    # developers and admins). The record does not say which door the run came through, so a
+    # replay is held to the roles only; it is never declared by a blueprint.
+    REPLAY = "replay"
+
+
+DECLARABLE_DOORS = [door.value for door in Door if door != Door.REPLAY]
 
 # What a registered blueprint must look like; checked once, at registration.
 BLUEPRINT_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "required": ["name", "title", "params", "required", "nodes"],
+    "required": ["name", "title", "params", "required", "nodes", "start"],
     "properties": {
         "name": {"type": "string", "pattern": "^[a-z][a-z0-9_]*$"},
         "title": {"type": "string"},
+        "start": {
+            "type": "object", "required": ["roles", "doors"], "additionalProperties": False,
+            "description": "who may start a run of this blueprint (blueprint_start_check)",
+            "properties": {
+                "roles": {"type": "array", "minItems": 1, "uniqueItems": True,
+                          "items": {"enum": [role.value for role in Role]}},
+                "doors": {"type": "array", "minItems": 1, "uniqueItems": True,
+                          "items": {"enum": DECLARABLE_DOORS}},
+                "via": {"type": "string", "minLength": 1,
+                        "description": "the request that starts it instead, named when another door is refused"},
+            }},
         "params": {"type": "object"},
         "required": {"type": "array", "items": {"type": "string"}},
         "nodes": {"oneOf": [
@@ -80,6 +116,38 @@ def blueprint_get(name: str) -> dict[str, Any]:
         raise BlueprintError(_("Unknown blueprint %(name)s; known: %(choices)s.")
                              % {"name": repr(name), "choices": ', '.join(sorted(BLUEPRINTS))})
     return BLUEPRINTS[name]
+
+
+def blueprint_title(name: str) -> str:
+    """The blueprint's title in the reader's language (its "title_zh" for Chinese)."""
+    spec = blueprint_get(name)
+    chinese = (translation.get_language() or "").lower().startswith("zh")
+    return spec.get("title_zh") or spec["title"] if chinese else spec["title"]
+
+
+def _door_words(door: str) -> str:
+    return {Door.RUNS: _("through POST /api/v1/runs/"), Door.CONVERSATION: _("from a conversation"),
+            Door.ENDPOINT: _("from this request"), Door.EVENT: _("from this event")}.get(door, door)
+
+
+def blueprint_start_check(name: str, *, role: str, door: str) -> None:
+    """Refuse (403) a start the blueprint does not declare: a role it does not name, or a
+    door it is not started through. The role is checked first: the person it refuses is
+    told whom to ask; one with the role is told which request starts it instead."""
+    start = blueprint_get(name)["start"]
+    title = blueprint_title(name)
+    if role not in start["roles"]:
+        raise Forbidden(_("Your role may not start “%(title)s”; the roles that may: %(roles)s. "
+                          "Ask one of them to start it.")
+                        % {"title": title, "roles": ", ".join(str(Role(r).label) for r in start["roles"])},
+                        code="role_required", extra={"roles": list(start["roles"])})
+    if door != Door.REPLAY and door not in start["doors"]:
+        via = start.get("via")
+        words = {"title": title, "door": _door_words(door), "via": via}
+        message = (_("“%(title)s” is not started %(door)s; it starts through %(via)s.") % words if via else
+                   _("“%(title)s” is not started %(door)s; it starts only as the consequence of another request.")
+                   % words)
+        raise Forbidden(message, code="start_elsewhere", extra={"doors": list(start["doors"]), "via": via})
 
 
 def blueprint_nodes(name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
@@ -143,8 +211,13 @@ def params_validate(name: str, params: Any) -> dict[str, Any]:
     return params
 
 
-# The engine's own: no-op nodes, to measure the engine's cost per hop.
-blueprint_register({"name": "noop_chain", "title": "No-op chain", "nodes": "chain", "required": ["n"],
+# The engine's own: no-op nodes, to measure the engine's cost per hop (bench/). They write
+# nothing, but a run of a thousand nodes is load on everyone's workers: developers and
+# admins measure, through runs/ only, and n stays within what the benchmarks use.
+BENCHMARK_START = {"roles": [Role.DEVELOPER.value, Role.ADMIN.value], "doors": [Door.RUNS.value]}
+blueprint_register({"name": "noop_chain", "title": "No-op chain", "title_zh": "空操作链", "nodes": "chain",
+                    "required": ["n"], "start": BENCHMARK_START,
                     "params": {"n": {"type": "integer", "minimum": 1, "maximum": 1000}}})
-blueprint_register({"name": "noop_fanout", "title": "No-op fan-out", "nodes": "fanout", "required": ["n"],
-                    "params": {"n": {"type": "integer", "minimum": 1, "maximum": 5000}}})
+blueprint_register({"name": "noop_fanout", "title": "No-op fan-out", "title_zh": "空操作扇出", "nodes": "fanout",
+                    "required": ["n"], "start": BENCHMARK_START,
+                    "params": {"n": {"type": "integer", "minimum": 1, "maximum": 1000}}})

@@ -29,7 +29,7 @@ from timeline.services import (
     frame_record,
 )
 
-from . import sql
+from . import liveness, sql
 from .dispatch import (
     NODE_RUN,
     dispatch_is_held,
@@ -72,6 +72,7 @@ from .transitions import (
     node_status_events,
     node_transitions_checked,
     node_transitions_recorded,
+    run_lock,
 )
 
 log = logging.getLogger(__name__)
@@ -79,7 +80,11 @@ N = NodeStatus
 
 
 def worker_name() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident() % 100000}"
+    """Who holds a lease: `host:pid:thread`. The process holds its presence (workflows.liveness)
+    from the first time it is named: a reclaim then tells its crash from a lease it outlived."""
+    pid = os.getpid()
+    liveness.presence_hold(pid)  # once per process
+    return f"{socket.gethostname()}:{pid}:{threading.get_ident() % 100000}"
 
 
 def in_place_enabled() -> bool:
@@ -114,9 +119,8 @@ def node_execute(node_id: int, *, plain: bool = False) -> int | sql.Claimed | No
                 arguments, consumed = arguments_resolve(node, run)
             except ProvenanceBlocked as block:
                 provenance_block_record(node=node, run=run, block=block)
-                with transaction.atomic():
-                    if node_transition(node, N.BLOCKED, expected=N.READY, reason=str(block), worker=me):
-                        run_settle(run, reason=f"step {node.key} refused: {block}")
+                _stop(node, run, N.BLOCKED, me, expected=N.READY, reason=str(block),
+                      settle_reason=f"step {node.key} refused: {block}")
                 return None
             if tool.approval_required(run.tenant_id, arguments):
                 approval_id = gate().request(node=node, run=run, arguments=arguments)
@@ -161,6 +165,9 @@ def _execute_inline(node: Node, run: Run, tool, me: str) -> int | None:
 
 def _claim(node: Node, run: Run, me: str) -> bool:
     with events_batched():
+        # The run's lock first, as a hop takes it (see _stop): counted at the batch's end, it
+        # came after the node's, and a cancel (the run's, then the node's) deadlocked with it.
+        _run_lock(run)
         activity = node.activity_id or activity_open(
             conversation_id=run.conversation_id, kind=Activity.Kind.NODE, run_id=run.id, node_key=node.key,
             title=f"node {node.key}", summary=node.goal).id
@@ -202,31 +209,41 @@ def _take_over(node: Node, me: str) -> bool:
 
 
 def _reclaim(node: Node, run: Run, me: str) -> bool:
-    """Take over an expired lease (its worker died). Compare-and-set on the old lease.
-    A deferral ("not yet": the system of record still held the request's key) let its
-    lease go to wait, so its takeover goes on with the same attempt; any other takeover
-    (a crash, a retry, a lost hand-over) is a new attempt."""
+    """Take over an expired lease. Compare-and-set on the old lease. A deferral ("not
+    yet": the system of record still held the request's key) let its lease go to wait, so
+    its takeover goes on with the same attempt; any other takeover (a crash, a lease its
+    live worker outlived, a retry, a lost hand-over) is a new attempt."""
     waited = node.lease_owner.startswith(LET_GO_DEFERRED)
+    cause = reclaim_cause(node.lease_owner)  # before the transaction: it may ask Redis
     with transaction.atomic():
         taken = Node.objects.filter(id=node.id, status=N.IN_PROGRESS, lease_expires_at=node.lease_expires_at).update(
             lease_owner=me, attempts=F("attempts") + (0 if waited else 1),
             lease_expires_at=timezone.now() + timedelta(seconds=lease_seconds()))
         if taken:
             event_append(conversation_id=run.conversation_id, run_id=run.id, type="node.reclaimed",
-                         data={"node": node.key, "previous_owner": node.lease_owner, "owner": me,
-                               "cause": reclaim_cause(node.lease_owner)})
-        return bool(taken)
+                         data={"node": node.key, "previous_owner": node.lease_owner, "owner": me, "cause": cause})
+    if taken and cause == LEASE_EXPIRED:
+        log.warning("step %s (node %s): its lease ran out while its worker %s may still be running it; "
+                    "taken over by %s", node.key, node.id, node.lease_owner, me)
+    return bool(taken)
+
+
+CRASH, LEASE_EXPIRED = "crash", "lease_expired"
 
 
 def reclaim_cause(previous_owner: str) -> str:
-    """Why a lease ran out: a retry or a deferral let it go on purpose; else its worker died."""
+    """Why a lease ran out: a retry or a deferral let it go on purpose, a hand-over's
+    message was lost; else its worker died (`crash`: its process is gone,
+    workflows.liveness) or outlived it (`lease_expired`: alive and over its lease — a slow
+    step, or one whose outcome never reached the database; also when whether it lives
+    cannot be told: a crash is said only when it is known)."""
     if previous_owner.startswith(LET_GO_RETRY):
         return "retry"
     if previous_owner.startswith(LET_GO_DEFERRED):
         return "deferred"
     if previous_owner.startswith(HANDED_OVER):
         return "handover"  # its message was lost or its worker died before taking it over
-    return "crash"
+    return CRASH if liveness.holder_alive(previous_owner) is False else LEASE_EXPIRED
 
 
 def _execute_claimed(node, run, tool, me, approval_id, arguments, consumed) -> int | None:
@@ -239,14 +256,11 @@ def _execute_claimed(node, run, tool, me, approval_id, arguments, consumed) -> i
         provenance_block_record(node=node, run=run, block=block)
         return _finish(node, run, N.FAILED, str(block), me)
     except NeedsInput as question:
-        with transaction.atomic():
-            if node_transition(node, N.AWAITING_INPUT, expected=N.IN_PROGRESS, reason=question.question,
-                               worker=me, question={"text": question.question, "options": question.options},
-                               lease_owner="", lease_expires_at=None):
-                event_append(conversation_id=run.conversation_id, run_id=run.id, type="input.requested",
-                             data={"node": node.key, "question": question.question, "options": question.options})
-                run_settle(run)
-        return None
+        return _stop(node, run, N.AWAITING_INPUT, me, reason=question.question,
+                     question={"text": question.question, "options": question.options},
+                     lease_owner="", lease_expires_at=None,
+                     event=("input.requested", {"node": node.key, "question": question.question,
+                                                "options": question.options}))
     except ToolBusy as busy:
         # The same request is still held by an earlier attempt (its lease in the system of
         # record has not run out): not a failure — wait, and the sweeper brings it back.
@@ -287,6 +301,76 @@ def _execute_claimed(node, run, tool, me, approval_id, arguments, consumed) -> i
     if approval_id is not None and tool.experience is not None:
         _learn(run.tenant_id)
     return step
+
+
+def _stop(node, run, to: str, me: str, *, expected: str = N.IN_PROGRESS, reason: str, settle_reason: str = "",
+          event: tuple[str, dict] | None = None, **fields) -> None:
+    """A step stops outside a hop (it asks for input; a ready step is refused): its
+    transition, `event` and the run settled, in one transaction that takes the run's lock
+    first — the order a hop takes its locks (run, node, conversation). Taken after the
+    step's event, the lock waited for a sibling's completion that held it and waited in
+    turn for the conversation's: PostgreSQL broke the deadlock by rolling one of the two
+    back, and that step's outcome was lost (issue 30). Under the lock the settling also
+    sees a sibling's completion that committed first."""
+    def write() -> bool:
+        with events_batched():
+            _run_lock(run)
+            if not node_transition(node, to, expected=expected, reason=reason, worker=me, **fields):
+                return False
+            if event is not None:
+                event_append(conversation_id=run.conversation_id, run_id=run.id, type=event[0], data=event[1])
+            run_settle(run, reason=settle_reason)
+            return True
+
+    if not _recorded(write, node, to):
+        _not_recorded(node, to, me)
+    return None
+
+
+_run_lock = run_lock  # the run's row lock, first in a transaction that changes one of its steps
+
+
+# PostgreSQL rolled the whole transaction (or statement) back: a deadlock with another
+# writer, a serialization failure. Nothing of it was written: it may be tried again.
+_ROLLED_BACK = frozenset({"40P01", "40001"})
+RECORD_TRIES = 3
+
+
+def _recorded(write: Callable[[], object], node, to: str):
+    """`write()` — a statement that commits by itself, or a transaction — records a step's
+    outcome `to`; run it until it commits. A step's outcome is never lost while its worker
+    lives: one PostgreSQL rolled back whole is tried again; any other error is logged as
+    what it is (the outcome not recorded: the step waits for its lease to run out) and
+    raised. Inside a caller's transaction (which the error aborted) it is only raised: the
+    caller's own error handling decides."""
+    for attempt in range(1, RECORD_TRIES + 1):
+        try:
+            return write()
+        except Exception as err:
+            if transaction.get_connection().in_atomic_block:
+                raise
+            if attempt < RECORD_TRIES and getattr(err.__cause__, "sqlstate", None) in _ROLLED_BACK:
+                log.warning("step %s (node %s): recording its outcome (%s) was rolled back (%s); recording it "
+                            "again", node.key, node.id, to, str(err).splitlines()[0])
+                continue
+            log.error("step %s (node %s): its outcome (%s) was not recorded; the step runs again once its lease "
+                      "runs out", node.key, node.id, to, exc_info=True)
+            raise
+    raise AssertionError("unreachable")
+
+
+def _not_recorded(node, to: str, me: str) -> None:
+    """A step's outcome lost its compare-and-set: someone else moved the node first (a
+    worker that took its lease over, a cancel). Never in silence: the log says what the
+    node is now (issue 30)."""
+    now = Node.objects.filter(id=node.id).values("status", "lease_owner", "retired_in").first()
+    if now is None:
+        state = "gone"
+    else:
+        state = now["status"] + (f", held by {now['lease_owner']}" if now["lease_owner"] else "") + (
+            f", retired in plan v{now['retired_in']}" if now["retired_in"] else "")
+    log.warning("step %s (node %s): its outcome (%s, by %s) was not recorded: the node is %s",
+                node.key, node.id, to, me, state)
 
 
 # Who learns from an approved step that went through (a tool that declares what experience
@@ -383,15 +467,22 @@ def _fail(node, run, tool, reason: str, me: str, arguments, output, **finish) ->
     if update is None:
         return _finish(node, run, N.FAILED, reason, me, **finish)
     extra = {"acceptance_results": finish["acceptance_results"]} if finish.get("acceptance_results") else {}
-    with events_batched():
-        if not node_transition(node, N.FAILED, expected=N.IN_PROGRESS, reason=reason, worker=me,
-                               result_ref=finish.get("result_ref", ""), lease_owner="", lease_expires_at=None,
-                               **extra):
-            return None
-        if node.activity_id:
-            activity_close(activity_id=node.activity_id, status=N.FAILED)
-        plan_replan(run=run, replace=replace, reason=f"step {node.key} failed: {reason}"[:500],
-                    params_update=update, trigger={"kind": "failure", "node": node.key, "reason": reason[:500]})
+
+    def write() -> bool:
+        with events_batched():
+            _run_lock(run)  # first, as a hop takes it (see _stop)
+            if not node_transition(node, N.FAILED, expected=N.IN_PROGRESS, reason=reason, worker=me,
+                                   result_ref=finish.get("result_ref", ""), lease_owner="", lease_expires_at=None,
+                                   **extra):
+                return False
+            if node.activity_id:
+                activity_close(activity_id=node.activity_id, status=N.FAILED)
+            plan_replan(run=run, replace=replace, reason=f"step {node.key} failed: {reason}"[:500],
+                        params_update=update, trigger={"kind": "failure", "node": node.key, "reason": reason[:500]})
+            return True
+
+    if not _recorded(write, node, N.FAILED):
+        _not_recorded(node, N.FAILED, me)
     return None
 
 
@@ -423,37 +514,43 @@ def _finish(node, run, to: str, reason: str, me: str, result_ref: str = "",
             acceptance_results: list[dict] | None = None) -> int | sql.Claimed | None:
     if sql.enabled():
         return _finish_fast(node, run, to, reason, me, result_ref, acceptance_results)
-    next_id = None
     extra = {"acceptance_results": acceptance_results} if acceptance_results is not None else {}
-    with events_batched():
-        if not node_transition(node, to, expected=N.IN_PROGRESS, reason=reason, worker=me, result_ref=result_ref,
-                               lease_owner="", lease_expires_at=None, **extra):
-            return None  # someone else finished it
-        if node.activity_id:
-            activity_close(activity_id=node.activity_id, status=to)
-        # Two parallel nodes finishing at once must not both miss their common
-        # successor (each seeing the other still in progress): the run row's lock
-        # makes the second wait, and then read the first one's committed status.
-        # NO KEY UPDATE: it must not block the foreign-key checks (KEY SHARE) that
-        # other transactions take on the run row at commit, or they deadlock.
-        run.status = Run.objects.select_for_update(no_key=True).values_list("status", flat=True).get(id=run.id)
-        ready = nodes_promote(run)
-        if len(ready) == 1 and in_place_enabled():
-            next_id = ready[0].id
-        else:
-            ready_dispatch_on_commit(ready)
-        run_settle(run)
-    return next_id
+
+    def write() -> int | None | object:
+        with events_batched():
+            # Two parallel nodes finishing at once must not both miss their common
+            # successor (each seeing the other still in progress): the run row's lock
+            # makes the second wait, and then read the first one's committed status.
+            # Taken first, as a hop takes it (see _stop).
+            _run_lock(run)
+            if not node_transition(node, to, expected=N.IN_PROGRESS, reason=reason, worker=me,
+                                   result_ref=result_ref, lease_owner="", lease_expires_at=None, **extra):
+                return _LOST  # someone else finished it
+            if node.activity_id:
+                activity_close(activity_id=node.activity_id, status=to)
+            ready = nodes_promote(run)
+            next_id = None
+            if len(ready) == 1 and in_place_enabled():
+                next_id = ready[0].id
+            else:
+                ready_dispatch_on_commit(ready)
+            run_settle(run)
+            return next_id
+
+    step = _recorded(write, node, to)
+    if step is _LOST:
+        _not_recorded(node, to, me)
+        return None
+    return step
+
+
+_LOST = object()  # an outcome's compare-and-set lost: nothing was written
 
 
 # --- The hot path on PostgreSQL (workflows/sql.py): a hop in one transaction of a
 # few prepared statements, no ORM queries. Everything it does not cover (approval
 # gates, compensations, expired leases, inputs, failures of the tool) takes the
 # general path above.
-
-class _LostRace(Exception):
-    """Raised inside a hot-path transaction to roll back what a lost race wrote."""
-
 
 _fast_tools: tuple[int, list[str]] = (-1, [])
 
@@ -591,22 +688,31 @@ def nodes_execute(node_ids: list[int]) -> list[int | sql.Claimed | None]:
 def _finish_many_fast(items: list[tuple[sql.Claimed, dict]]) -> int | sql.Claimed | None:
     """Complete independent claimed nodes of one run in one transaction."""
     run, me, now = items[0][0].run, worker_name(), timezone.now()
-    finished = []
-    with events_batched():
-        for c, call in items:
-            ref = str(sql.inline_call_record(node=c.node, run=run, now=now, **call))
-            finished.append({"id": c.node.id, "to": N.COMPLETED, "reason": "accepted", "result_ref": ref,
-                             "acceptance_results": []})
-        run_status, won = sql.nodes_finish(run.id, finished, me=me, now=now)
-        run.status = run_status
-        won_set = set(won)
-        done = [c.node for c, _ in items if c.node.id in won_set]
-        # Nodes someone else finished keep their call rows: the same idempotency key, harmless.
-        node_transitions_recorded(run, [(n.key, n.plan_version, N.IN_PROGRESS, N.COMPLETED, "accepted")
-                                        for n in done])
-        if not done:
-            return None
-        return _promote_fast(run, [n.key for n in done], me, now)
+    lost: list[Node] = []
+
+    def write() -> int | sql.Claimed | None:
+        finished = []
+        with events_batched():
+            for c, call in items:
+                ref = str(sql.inline_call_record(node=c.node, run=run, now=now, **call))
+                finished.append({"id": c.node.id, "to": N.COMPLETED, "reason": "accepted", "result_ref": ref,
+                                 "acceptance_results": []})
+            run_status, won = sql.nodes_finish(run.id, finished, me=me, now=now)
+            run.status = run_status
+            won_set = set(won)
+            done = [c.node for c, _ in items if c.node.id in won_set]
+            lost[:] = [c.node for c, _ in items if c.node.id not in won_set]
+            # Nodes someone else finished keep their call rows: the same idempotency key, harmless.
+            node_transitions_recorded(run, [(n.key, n.plan_version, N.IN_PROGRESS, N.COMPLETED, "accepted")
+                                            for n in done])
+            if not done:
+                return None
+            return _promote_fast(run, [n.key for n in done], me, now)
+
+    step = _recorded(write, items[0][0].node, N.COMPLETED)
+    for node in lost:
+        _not_recorded(node, N.COMPLETED, me)
+    return step
 
 
 def _inline_run(node, run, tool) -> dict | None:
@@ -645,20 +751,25 @@ def _finish_fast(node, run, to: str, reason: str, me: str, result_ref: str = "",
         step = _complete_hop(node, run, me, reason, result_ref, acceptance_results, now)
         if step is not _NOT_ALONE:
             return step
-    try:
+
+    def write() -> int | sql.Claimed | None | object:
         with events_batched():
             run_status, won = sql.nodes_finish(run.id, [{"id": node.id, "to": to, "reason": reason,
                                                          "result_ref": result_ref,
                                                          "acceptance_results": acceptance_results}],
                                                me=me, now=now)
             if not won:
-                raise _LostRace  # someone else finished it
+                return _LOST  # someone else finished it: nothing written
             run.status = run_status
             node.status, node.status_reason, node.result_ref = to, reason, result_ref
             node_transitions_recorded(run, [(node.key, node.plan_version, N.IN_PROGRESS, to, reason)])
             return _promote_fast(run, [node.key], me, now)
-    except _LostRace:
+
+    step = _recorded(write, node, to)
+    if step is _LOST:
+        _not_recorded(node, to, me)
         return None
+    return step
 
 
 def _complete_hop(node, run, me: str, reason: str, result_ref: str, acceptance_results: list[dict] | None,
@@ -666,18 +777,19 @@ def _complete_hop(node, run, me: str, reason: str, result_ref: str, acceptance_r
     """A step with effects completed and its hop taken in one statement that commits by
     itself (sql.complete_hop): _NOT_ALONE when another node of its run is active, a
     successor waits on one, or no successor goes on (the run's last step: it completes
-    in the transaction that settles the run), and nothing was written."""
+    in the transaction that settles the run), and nothing was written — and when its
+    compare-and-set lost on the statement's snapshot: the transaction then decides
+    under the run's lock, and says so if it is lost indeed. Never a silent return."""
     changes = [(node.key, node.plan_version, N.IN_PROGRESS, N.COMPLETED, reason)]
     node_transitions_checked(changes)
     in_place = in_place_enabled()
-    hop = sql.complete_hop(node=node, run=run, me=me, reason=reason, result_ref=result_ref,
-                           acceptance_results=acceptance_results, now=now,
-                           claim_for=_claim_for(me, now) if in_place else None,
-                           events=(run.conversation_id, node_status_events(run, changes)))
-    if hop is None:
+    hop = _recorded(lambda: sql.complete_hop(node=node, run=run, me=me, reason=reason, result_ref=result_ref,
+                                             acceptance_results=acceptance_results, now=now,
+                                             claim_for=_claim_for(me, now) if in_place else None,
+                                             events=(run.conversation_id, node_status_events(run, changes))),
+                    node, N.COMPLETED)
+    if hop is None or not hop.won:
         return _NOT_ALONE
-    if not hop.won:
-        return None  # someone else finished it
     run.status = hop.run_status
     node.status, node.status_reason, node.result_ref = N.COMPLETED, reason, result_ref
     return _promoted(run, hop.promotion, True, in_place, now)
@@ -696,8 +808,18 @@ def _inline_hop_fast(node, run, me: str, call: dict, *, ready: bool, alone: bool
         step = _inline_hop(node, run, me, call, ready=ready, anyway=False)
         if step is not _NOT_ALONE:
             return step
-    with events_batched():
-        return _inline_hop(node, run, me, call, ready=ready, anyway=True)
+
+    def write() -> int | sql.Claimed | None | object:
+        with events_batched():
+            return _inline_hop(node, run, me, call, ready=ready, anyway=True)
+
+    step = _recorded(write, node, N.COMPLETED)
+    if step is _LOST:
+        # `ready`: another worker ran the same message's node first (a rival run of a
+        # side-effect-free tool); else someone moved the node this worker held.
+        _not_recorded(node, N.COMPLETED, me)
+        return None
+    return step
 
 
 _NOT_ALONE = object()
@@ -716,10 +838,14 @@ def _inline_hop(node, run, me: str, call: dict, *, ready: bool, anyway: bool) ->
     else:
         events, count = (run.conversation_id, node_status_events(run, changes)), len(changes)
     in_place = in_place_enabled()
-    hop = sql.inline_hop(ready=ready, anyway=anyway, node=node, run=run, now=now, me=me, reason="accepted",
-                         claim_for=_claim_for(me, now) if in_place else None, count=count, events=events, **call)
-    if not hop.won:  # someone else claimed or finished it, or (not `anyway`) the run is not alone: nothing written
-        return None if anyway else _NOT_ALONE
+    hop = _recorded(lambda: sql.inline_hop(ready=ready, anyway=anyway, node=node, run=run, now=now, me=me,
+                                           reason="accepted", claim_for=_claim_for(me, now) if in_place else None,
+                                           count=count, events=events, **call),
+                    node, N.COMPLETED)
+    if not hop.won:
+        # Nothing written: (not `anyway`) the run is not alone, or someone else claimed or
+        # finished it — the transaction then decides under the run's lock (`anyway`: lost).
+        return _LOST if anyway else _NOT_ALONE
     run.status = hop.run_status
     node.status, node.status_reason, node.result_ref = N.COMPLETED, "accepted", str(hop.call_id)
     if hop.promotion is None:  # completed only (`anyway`): the promotion follows the run's lock

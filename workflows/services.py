@@ -25,14 +25,14 @@ from timeline.services import (
     frame_record,
 )
 
-from .blueprints import BLUEPRINTS, blueprint_get, blueprint_nodes, params_validate
+from .blueprints import BLUEPRINTS, Door, blueprint_get, blueprint_nodes, blueprint_start_check, params_validate
 from .dispatch import dispatch_is_held, nodes_dispatch_on_commit, run_plan_send_on_commit
 from . import sql
 from .gate import gate
 from .models import RUN_TERMINAL, Control, Node, NodeStatus, Plan, Run, RunStatus, ToolCall
 from .selectors import run_control_allowed, run_get_for
 from .tools import TOOLS, Replacement, compensation_tools, is_compensation
-from .transitions import node_transition, node_transitions_recorded, run_transition
+from .transitions import node_transition, node_transitions_recorded, run_lock, run_transition
 
 log = logging.getLogger(__name__)
 N, R = NodeStatus, RunStatus
@@ -52,19 +52,26 @@ def lease_seconds() -> float:
 
 @events_batched()
 def run_start(*, membership: Membership, blueprint: str, params: dict[str, Any],
-              conversation_id: int | None = None, caps: dict[str, int] | None = None) -> Run:
+              conversation_id: int | None = None, caps: dict[str, int] | None = None,
+              door: str = Door.RUNS) -> Run:
     """Plan a run from a blueprint (plan v1) and dispatch its first ready nodes after commit."""
     run = run_create(membership=membership, blueprint=blueprint, params=params, conversation_id=conversation_id,
-                     caps=caps)
+                     caps=caps, door=door)
     _run_plan(run)
     return run
 
 
 @events_batched()
 def run_create(*, membership: Membership, blueprint: str, params: dict[str, Any],
-               conversation_id: int | None = None, caps: dict[str, int] | None = None) -> Run:
+               conversation_id: int | None = None, caps: dict[str, int] | None = None,
+               door: str = Door.RUNS) -> Run:
     """The run's first records (the run and its Activity), planned later by `run_plan`:
-    a chat message answers once these are committed and a worker plans (issue 14)."""
+    a chat message answers once these are committed and a worker plans (issue 14).
+
+    `door` says where the start comes from; the blueprint's declaration decides (403) before
+    anything is written. A caller that names none is held to runs/'s rule, the strictest:
+    a domain that forgets its door can start no more than any member could from the API."""
+    blueprint_start_check(blueprint, role=membership.role, door=door)
     params = params_validate(blueprint, params)
     if conversation_id is None:
         title = params.get("group_name") or BLUEPRINTS[blueprint]["title"]
@@ -300,6 +307,7 @@ def plan_replan(*, run: Run, replace: list[str], reason: str, params_update: dic
 def node_input_answer(*, membership: Membership, run_id: int, answer: str) -> Run:
     """The user's answer resumes the run at the node that was awaiting input."""
     run = run_get_for(membership, run_id)
+    run_lock(run)  # before the node's, as every writer takes them (transitions.run_lock): a cancel holds it
     node = active_nodes(run.id).filter(status=N.AWAITING_INPUT).first()
     if node is None:
         raise Conflict(gettext("This run is not waiting for an answer."), code="not_awaiting_input")
@@ -332,10 +340,13 @@ def _effects_done(run: Run) -> bool:
     return ToolCall.objects.filter(run_id=run.id, tool__in=writers).exists()
 
 
-@transaction.atomic
+@events_batched()
 def run_cancel(*, membership: Membership, run_id: int, reason: str) -> Run:
     """Stop the run: withdraw its open approvals, block its open steps, undo what it wrote
-    (its compensation, by its own receipts), then end it `cancelled`."""
+    (its compensation, by its own receipts), then end it `cancelled`. The run's lock first
+    and the events at the end, as every writer takes them (transitions.run_lock): its event
+    written first, the cancel held the conversation while it waited for a step that a
+    worker taking over its lease held, which waited for the conversation in turn (issue 30)."""
     reason = (reason or "").strip()[:500]
     run = run_get_for(membership, run_id)
     _control_check(membership, run, gettext("cancel"))

@@ -121,23 +121,28 @@ def node_ready_read(node_id: int, *, tools: list[str]) -> Ready | None:
 # ready → in_progress for a batch of nodes: the lease, the node's activity (opened
 # here unless it has one from an earlier attempt) and the transition row. Only
 # nodes still ready, still in the current plan, of a live run and with a tool the
-# hot path may run (no approval gate, no compensation) are taken. `lock_run`: the
-# run's row is locked first (as a hop takes it: run, node, then conversation).
-def _claim_ctes(lock_run: bool = False) -> str:
-    lock, locked = "", ""
-    if lock_run:
-        lock = """lk AS (
-  SELECT r.id FROM workflows_run r JOIN workflows_node n ON n.run_id = r.id
-   WHERE n.id = ANY(%(ids)s::bigint[]) FOR NO KEY UPDATE OF r
-), """
-        locked = " AND r.id IN (SELECT id FROM lk)"
-    return f"""{lock}c AS (
+# hot path may run (no approval gate, no compensation) are taken. The runs' rows are
+# locked first, as a hop takes them (run, node, then conversation), in the order of their
+# ids: a chunk can span several runs, and two chunks of the same runs must not each hold
+# one the other waits for. Locked at the end instead (the transition count's UPDATE, when
+# the batch closes), a cancel — the run's lock, then its nodes' — and the claim each held
+# what the other waited for, and PostgreSQL rolled the cancel back (issue 30;
+# test_lock_order.py's fan-out test). `go` is an InitPlan evaluated once, before the
+# UPDATE reads its first row: every run is locked before any node is.
+def _claim_ctes() -> str:
+    return f"""lk AS (
+  SELECT {", ".join("r." + c for c in _RUN_COLS)} FROM workflows_run r
+   WHERE r.id IN (SELECT run_id FROM workflows_node WHERE id = ANY(%(ids)s::bigint[]))
+   ORDER BY r.id FOR NO KEY UPDATE OF r
+), go AS (
+  SELECT count(*) AS locked FROM lk
+), c AS (
   UPDATE workflows_node n SET status = 'in_progress', status_reason = 'claimed', attempts = n.attempts + 1,
          lease_owner = %(me)s, lease_expires_at = %(lease)s, started_at = %(now)s,
          activity_id = COALESCE(n.activity_id, x.act)
-    FROM unnest(%(ids)s::bigint[], %(acts)s::bigint[]) AS x(id, act), workflows_run r
-   WHERE n.id = x.id AND n.status = 'ready' AND n.retired_in IS NULL AND r.id = n.run_id{locked}
-     AND r.status <> ALL(%(terminal)s::text[]) AND n.tool = ANY(%(tools)s::text[])
+    FROM unnest(%(ids)s::bigint[], %(acts)s::bigint[]) AS x(id, act), lk r
+   WHERE n.id = x.id AND n.status = 'ready' AND n.retired_in IS NULL AND r.id = n.run_id
+     AND (SELECT locked FROM go) > 0 AND r.status <> ALL(%(terminal)s::text[]) AND n.tool = ANY(%(tools)s::text[])
   RETURNING {", ".join("n." + c for c in _NODE_COLS)}, {", ".join("r." + c + " AS r_" + c for c in _RUN_COLS)},
             (n.activity_id = x.act) AS opened
 ), a AS (
@@ -159,7 +164,7 @@ _CLAIM = sql.Statement(f"WITH {_claim_ctes()}\nSELECT {_CLAIMED_COLUMNS} FROM c"
 # would add to it — the node.status event, numbered on its conversation, and the
 # transition counted against the run's cap (within it or not: the second last column).
 _CLAIM_ALONE = sql.Statement(f"""
-WITH {_claim_ctes(lock_run=True)}, evn AS (
+WITH {_claim_ctes()}, evn AS (
   SELECT 1::bigint AS o, c.run_id, 'node.status'::text AS type,
          jsonb_build_object('node', c.key, 'plan_version', c.plan_version, 'from', 'ready', 'to', 'in_progress',
                             'reason', 'claimed') AS data
@@ -594,7 +599,9 @@ def complete_hop(*, node: Node, run: Run, me: str, reason: str, result_ref: str,
                  events: tuple[int, list[dict[str, Any]]]) -> InlineHop | None:
     """Complete a node with effects and take its hop in one statement (see above);
     `events`: the completion's own, written first. None: `go` did not hold, nothing
-    was written."""
+    was written. Either that or a lost compare-and-set (`won` false: nothing written
+    either) sends the caller to the transaction, which decides under the run's lock
+    (the completion is never dropped on this statement's snapshot alone)."""
     params = {**_promotion_params(run.id, [node.key], now, claim_for, 1, events),
               "me": me,  # this worker, the promotion's own ("" when it claims nothing) notwithstanding
               "node": node.id, "reason": reason, "ref": result_ref, "terminal": _TERMINAL_ARRAY,

@@ -56,6 +56,18 @@ def _assert_atomic() -> None:
     assert transaction.get_connection().in_atomic_block, "transitions run inside the caller's transaction"
 
 
+def run_lock(run: Run) -> None:
+    """The run's row lock, first in a transaction that changes one of its steps or decides
+    for one (an approval, an expiry, an answer, a cancel): every writer takes its locks in
+    the order a hop takes them — the run, its nodes (and approvals), then the conversation
+    (an event's number) — so no two wait for each other in a circle and PostgreSQL never
+    rolls one of them back (issue 30); and what it reads after it (run_settle) includes
+    every sibling's change that committed first. NO KEY UPDATE: it must not block the
+    foreign-key checks other transactions take on the row. Refreshes `run.status`."""
+    _assert_atomic()
+    run.status = Run.objects.select_for_update(no_key=True).values_list("status", flat=True).get(id=run.id)
+
+
 def _count_against_cap(run_id: int) -> bool:
     """One more transition for the run; False when the cap is reached."""
     return bool(Run.objects.filter(id=run_id, transition_count__lt=F("transition_cap"))
@@ -77,15 +89,15 @@ def _deferred_counts() -> dict[int, int] | None:
     return state[_COUNTS]
 
 
-def _count(run: Run) -> None:
+def _count(run: Run) -> bool:
     """Count a transition against the cap — at the end of an events batch when one is
-    open (the UPDATE locks the run row until commit), else now."""
+    open (the UPDATE locks the run row until commit), else now. False: counted now, it
+    passed the cap (the caller stops the run once its own event is appended)."""
     counts = _deferred_counts()
     if counts is not None:
         counts[run.id] = counts.get(run.id, 0) + 1
-        return
-    if not _count_against_cap(run.id):
-        _cap_reached(run)
+        return True
+    return _count_against_cap(run.id)
 
 
 def _counts_flush() -> None:
@@ -143,10 +155,16 @@ def node_transition(node: Node, to: str, *, expected: str | None = None, reason:
         id=node.run_id)
     Transition.objects.create(run_id=node.run_id, node=node, from_status=frm, to_status=to, reason=reason,
                               worker=worker)
+    # Counted before its event: with no batch open both are written now, and the run's
+    # lock (the count's UPDATE) must come before the conversation's (the event's number),
+    # the order a hop takes them — else this and a sibling step's hop deadlock, and
+    # PostgreSQL rolls one of them back (issue 30).
+    within = _count(run)
     event_append(conversation_id=run.conversation_id, run_id=run.id, type="node.status",
                  data={"node": node.key, "plan_version": node.plan_version, "from": frm, "to": to,
                        "reason": reason})
-    _count(run)
+    if not within:
+        _cap_reached(run)
     return True
 
 
@@ -160,9 +178,10 @@ def node_transitions_recorded(run: Run, changes: list[tuple[str, int, str, str, 
     _assert_atomic()
     node_transitions_checked(changes)
     for event in node_status_events(run, changes):
+        within = counted or _count(run)
         event_append(**event)
-        if not counted:
-            _count(run)
+        if not within:
+            _cap_reached(run)
 
 
 def node_status_events(run: Run, changes: list[tuple[str, int, str, str, str]]) -> list[dict[str, Any]]:
@@ -201,8 +220,8 @@ def run_transition(run: Run, to: str, *, expected: str | None = None, reason: st
                  data={"from": frm, "to": to, "reason": reason, "control": fields.get("control", run.control)})
     if to in RUN_FINAL:
         _holds_release(run)
-    if counted:
-        _count(run)
+    if counted and not _count(run):
+        _cap_reached(run)
     return True
 
 

@@ -14,7 +14,7 @@ from llm import scripted_reset
 from payroll.models import PayrollGroup
 from timeline.models import Activity
 from timeline.services import conversation_create
-from workflows.blueprints import blueprint_get
+from workflows.blueprints import Door, blueprint_get
 from workflows.executor import steps_execute
 from workflows.models import Node, Run, ToolCall, Transition
 from workflows.services import run_start
@@ -208,7 +208,7 @@ def test_an_event_started_matching_run_replays_from_its_trigger(tmp_path, monkey
     assert not Match.objects.filter(tan=tan).exists()
     replay_with(path, monkeypatch)  # an empty script: any model call would stop the replay
     again = run_start(membership=membership(script["started_by"]), blueprint=script["blueprint"],
-                      params=script["params"])
+                      params=script["params"], door=Door.REPLAY)  # a recorded start, enacted again
     drive_in_order(again.conversation)
     again.refresh_from_db()
     assert again.status == "completed", again.status_reason

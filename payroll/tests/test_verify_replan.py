@@ -8,7 +8,7 @@ from django.test import Client
 
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
-from payroll.models import ClaimKind, PayrollGroup, RecordClaim
+from payroll.models import ClaimKind, PayrollGroup, RecordClaim, group_name_key
 from workflows.models import Node, Plan, ToolCall
 from workflows.services import run_start
 from workflows.tests.helpers import drive, membership, statuses
@@ -32,7 +32,7 @@ def approve(run):
 
 
 def name_held_by(run, name: str) -> bool:
-    return RecordClaim.objects.filter(tenant_id=run.tenant_id, kind=ClaimKind.GROUP_NAME, key=name,
+    return RecordClaim.objects.filter(tenant_id=run.tenant_id, kind=ClaimKind.GROUP_NAME, key=group_name_key(name),
                                       run_id=run.id).exists()
 
 

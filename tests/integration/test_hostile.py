@@ -229,14 +229,15 @@ def test_an_xlsx_bomb_is_refused_as_fast_as_a_small_bad_file_and_stalls_no_one(k
 
 # --- Fifty wrong passwords ----------------------------------------------------------------
 
-def test_fifty_wrong_passwords_through_the_form_lock_the_account_and_the_address(keel):
+def test_fifty_wrong_passwords_through_the_form_lock_the_account_not_the_office_behind_the_address(keel):
     statuses = [form_log_in(keel, "alice", "wrong", "10.50.0.1")[0] for _ in range(50)]
     assert_no_5xx(max(statuses), "wrong passwords on the form")
     assert statuses[:4] == [400] * 4 and set(statuses[4:]) == {429}
     status, page = form_log_in(keel, "alice", "keel-demo", "10.50.0.2")  # the right password, another address
     assert status == 429 and "Too many failed log-ins" in page
-    assert form_log_in(keel, "bob", "keel-demo", "10.50.0.1")[0] == 429  # the address, for everyone
-    assert form_log_in(keel, "bob", "keel-demo", "10.50.0.3")[0] == 302  # bob elsewhere is fine
+    # A colleague behind the same address, with no failures of their own, gets in (issue #30).
+    assert form_log_in(keel, "bob", "keel-demo", "10.50.0.1")[0] == 302
+    assert form_log_in(keel, "bob", "keel-demo", "10.50.0.3")[0] == 302
 
 
 def test_fifty_wrong_passwords_through_the_token_endpoint_lock_the_account_until_the_cool_off(keel):
@@ -246,9 +247,9 @@ def test_fifty_wrong_passwords_through_the_token_endpoint_lock_the_account_until
     assert statuses[:4] == [400] * 4 and set(statuses[4:]) == {429}
     status, headers, problem = token_json(keel, "dora", "keel-demo", "10.51.0.2")
     assert status == 429 and problem["code"] == "login_throttled"
-    assert headers["Retry-After"] == str(COOLOFF_SECONDS)
+    assert 0 < int(headers["Retry-After"]) <= COOLOFF_SECONDS  # what is left of the first lock
     assert token_json(keel, "ada", "keel-demo", "10.51.0.3")[0] == 200  # other users unaffected
-    time.sleep(COOLOFF_SECONDS + 1)  # no attempt meanwhile: each refused attempt restarts the cool-off
+    time.sleep(int(headers["Retry-After"]) + 1)  # the refused attempts did not extend it
     assert token_json(keel, "dora", "keel-demo", "10.51.0.2")[0] == 200
 
 

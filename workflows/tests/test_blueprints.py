@@ -17,6 +17,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 def strict_chain():
     """A two-step no-op chain whose second step asks for a criterion no tool checks."""
     blueprint_register({"name": "strict_chain", "title": "Strict chain", "params": {}, "required": [],
+                        "start": {"roles": ["business", "approver", "developer", "admin"], "doors": ["runs"]},
                         "nodes": [{"key": "first", "tool": "noop", "goal": "First", "depends_on": [],
                                    "arguments": {}},
                                   {"key": "second", "tool": "noop", "goal": "Second", "depends_on": ["first"],
@@ -34,6 +35,7 @@ def test_the_payroll_blueprint_is_registered_by_the_payroll_app_as_data():
 def test_it_refuses_a_blueprint_whose_node_depends_on_a_missing_step():
     with pytest.raises(ValueError, match="depends on unknown"):
         blueprint_register({"name": "broken", "title": "Broken", "params": {}, "required": [],
+                            "start": {"roles": ["business", "approver", "developer", "admin"], "doors": ["runs"]},
                             "nodes": [{"key": "a", "tool": "noop", "goal": "A", "depends_on": ["nope"],
                                        "arguments": {}}]})
     assert "broken" not in BLUEPRINTS

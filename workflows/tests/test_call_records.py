@@ -30,10 +30,11 @@ def blueprints():
                        output_schema={"type": "object"}, fn=lambda ctx, a: {"seen": f"{a['x']}+{a['y']}"},
                        consumes=["x", "y"]))
     node = {"goal": "step", "arguments": {}}
-    blueprint_register({"name": "xy_chain", "title": "xy", "params": {}, "required": [], "nodes": [
+    start = {"roles": ["business", "approver", "developer", "admin"], "doors": ["runs"]}
+    blueprint_register({"name": "xy_chain", "title": "xy", "params": {}, "required": [], "start": start, "nodes": [
         {**node, "key": "make", "tool": "make_xy", "depends_on": []},
         {**node, "key": "use", "tool": "use_xy", "depends_on": ["make"]}]})
-    blueprint_register({"name": "xy_twice", "title": "xy twice", "params": {}, "required": [], "nodes": [
+    blueprint_register({"name": "xy_twice", "title": "xy twice", "params": {}, "required": [], "start": start, "nodes": [
         {**node, "key": "first", "tool": "make_xy", "depends_on": []},
         {**node, "key": "second", "tool": "make_xy", "depends_on": ["first"]}]})
     with no_broker():

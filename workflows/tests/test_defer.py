@@ -33,6 +33,7 @@ def busy_blueprint():
     tool_register(Tool(name="busy_once", description="busy, then fine", input_schema={"type": "object"},
                        output_schema={"type": "object"}, fn=_busy_once, side_effects=True))
     blueprint_register({"name": "busy_chain", "title": "Busy", "params": {}, "required": [],
+                        "start": {"roles": ["business", "approver", "developer", "admin"], "doors": ["runs"]},
                         "nodes": [{"key": "write", "tool": "busy_once", "goal": "Write", "depends_on": [],
                                    "arguments": {}}]})
     with no_broker():

@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
 
 def noop(shape: str, n: int) -> Run:
-    return run_start(membership=membership("alice"), blueprint=f"noop_{shape}", params={"n": n})
+    return run_start(membership=membership("dora"), blueprint=f"noop_{shape}", params={"n": n})
 
 
 def assert_recorded(run: Run, n: int) -> None:
@@ -141,7 +141,7 @@ def test_a_lost_claim_writes_nothing():
 
 
 def test_a_chain_stops_at_its_transition_cap_and_nothing_runs_after_it():
-    run = run_start(membership=membership("alice"), blueprint="noop_chain", params={"n": 6},
+    run = run_start(membership=membership("dora"), blueprint="noop_chain", params={"n": 6},
                     caps={"transition_cap": 8})
     run = drive(run)
     assert run.status == "stopped" and run.status_reason == "transition cap reached"
@@ -156,7 +156,8 @@ def test_a_chain_stops_at_its_transition_cap_and_nothing_runs_after_it():
 
 @pytest.fixture
 def join_blueprint():
-    blueprint_register({"name": "noop_join", "title": "No-op join", "params": {}, "required": [], "nodes": [
+    blueprint_register({"name": "noop_join", "title": "No-op join", "params": {}, "required": [],
+                        "start": {"roles": ["business", "approver", "developer", "admin"], "doors": ["runs"]}, "nodes": [
         {"key": "a", "tool": "noop", "goal": "A", "depends_on": [], "arguments": {}},
         {"key": "b", "tool": "noop", "goal": "B", "depends_on": ["a"], "arguments": {}},
         {"key": "c", "tool": "noop", "goal": "C", "depends_on": ["a"], "arguments": {}},
@@ -287,7 +288,7 @@ def test_a_node_run_twice_at_once_is_recorded_once():
 @pytest.fixture
 def beside_blueprint():
     blueprint_register({"name": "noop_beside", "title": "A chain beside a branch", "params": {}, "required": [],
-                        "nodes": [
+                        "start": {"roles": ["business", "approver", "developer", "admin"], "doors": ["runs"]}, "nodes": [
         {"key": "a", "tool": "noop", "goal": "A", "depends_on": [], "arguments": {}},
         {"key": "b", "tool": "noop", "goal": "B", "depends_on": ["a"], "arguments": {}},
         {"key": "c", "tool": "noop", "goal": "C, the other branch", "depends_on": ["a"], "arguments": {}},
