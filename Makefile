@@ -34,11 +34,13 @@ test-layers: venv
 test-unit: venv
 	env -u DATABASE_URL -u REDIS_URL $(PY) -m pytest -q $(APPS)
 
-# PostgreSQL, Redis and real worker processes; and the engine's hot path, whose hand-written
-# statements run on PostgreSQL only (on SQLite the same tests take the ORM path).
+# PostgreSQL, Redis and real worker processes; and the engine's hot path and its lock order
+# (two writers at once), whose hand-written statements and row locks are PostgreSQL's only
+# (on SQLite the same tests take the ORM path or skip).
 test-integration: venv
 	DATABASE_URL=$(PG_TEST_URL) REDIS_URL=$(REDIS_TEST_URL) $(PY) -m pytest -q tests/integration
-	DATABASE_URL=$(PG_TEST_URL) REDIS_URL=$(REDIS_TEST_URL) $(PY) -m pytest -q workflows/tests/test_hot_path.py
+	DATABASE_URL=$(PG_TEST_URL) REDIS_URL=$(REDIS_TEST_URL) $(PY) -m pytest -q workflows/tests/test_hot_path.py \
+	  workflows/tests/test_lock_order.py workflows/tests/test_siblings_finishing_at_once.py approvals/tests/test_lock_order.py
 
 # Chromium against the embedded server, as `make run` serves it.
 test-browser: venv

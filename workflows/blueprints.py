@@ -22,6 +22,7 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 
 from config.api import DomainError, Forbidden
+from config.names import name_normalised
 from tenants.models import Role
 
 
@@ -192,8 +193,22 @@ def _bind(arguments: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
 
 _params_validators: dict[str, tuple[dict, Any]] = {}
 
+# A param declared `"format": "name"` is a name a person gives (a group's, say): it is
+# refused at the door when it hides an invisible or text-direction character, and stored
+# as people read it (config.names), before it titles a conversation or reaches a card.
+PARAM_FORMATS = jsonschema.FormatChecker([])
+
+
+@PARAM_FORMATS.checks("name", raises=DomainError)
+def _is_name(value: Any) -> bool:
+    if isinstance(value, str):
+        name_normalised(value, field="name")
+    return True
+
 
 def params_validate(name: str, params: Any) -> dict[str, Any]:
+    """The params as the blueprint's JSON schema admits them (400 naming the param), its
+    names normalised."""
     spec = blueprint_get(name)
     if not isinstance(params, dict):
         raise BlueprintError(_("params must be a JSON object."))
@@ -202,13 +217,20 @@ def params_validate(name: str, params: Any) -> dict[str, Any]:
         schema = {"type": "object", "properties": spec["params"], "required": spec["required"]}
         cls = jsonschema.validators.validator_for(schema)
         cls.check_schema(schema)
-        cached = _params_validators[name] = (spec, cls(schema))
+        cached = _params_validators[name] = (spec, cls(schema, format_checker=PARAM_FORMATS))
     try:
         cached[1].validate(params)
     except jsonschema.ValidationError as err:
         where = ".".join(str(p) for p in err.absolute_path) or "params"
+        if isinstance(err.cause, DomainError):  # a name: its own sentence, naming the param
+            try:
+                name_normalised(err.instance, field=where.replace("_", " "))
+            except DomainError as refusal:
+                raise BlueprintError(refusal.message, code=refusal.code, extra={"field": f"params.{where}"}) from err
         raise BlueprintError(_("%(where)s: %(message)s") % {"where": where, "message": err.message}) from err
-    return params
+    names = {key for key, prop in spec["params"].items() if prop.get("format") == "name"}
+    return {key: name_normalised(value, field=key) if key in names and isinstance(value, str) else value
+            for key, value in params.items()}
 
 
 # The engine's own: no-op nodes, to measure the engine's cost per hop (bench/). They write

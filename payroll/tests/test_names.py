@@ -12,7 +12,8 @@ from payroll.models import PayrollGroup, RecordClaim, group_name_key
 from payroll.previews import import_argument, import_preconditions
 from payroll.selectors import import_diff
 from payroll.tests.support import actor_for, api, state_of, template
-from workflows.models import Node
+from timeline.models import Conversation
+from workflows.models import Node, Run
 from workflows.services import node_input_answer, run_start
 from workflows.tests.helpers import drive, membership
 
@@ -111,11 +112,23 @@ def test_a_run_asks_for_another_name_when_its_name_reads_as_an_existing_group():
     assert drive(run).status == "awaiting_approval"
 
 
-def test_a_run_whose_name_hides_an_invisible_character_asks_for_another():
-    run = drive(start("\u202eP1 Group 01"))
-    assert run.status == "awaiting_input"
-    assert "U+202E" in Node.objects.get(run=run, key="snapshot").question["text"]
-    assert not RecordClaim.objects.filter(run=run).exists()
+@pytest.mark.parametrize("name", TWINS + ["\u200b\u200b"])
+def test_a_run_whose_name_hides_an_invisible_character_is_refused_at_the_door(name):
+    runs, conversations = Run.objects.count(), Conversation.objects.count()
+    response = api("alice").post("/api/v1/runs/", json.dumps(
+        {"blueprint": "payroll_group_setup", "params": {"request": REQUEST, "group_name": name}}),
+        content_type="application/json")
+    assert response.status_code == 400, response.content
+    body = response.json()
+    assert body["code"] == "invalid_name" and "group name" in body["detail"], body
+    assert body["field"] == "params.group_name"
+    assert (Run.objects.count(), Conversation.objects.count()) == (runs, conversations)
+
+
+def test_a_run_stores_its_name_as_people_read_it():
+    run = start("\uff30\uff11  Group")  # fullwidth, a run of spaces
+    assert run.params["group_name"] == "P1 Group"
+    assert run.conversation.title == "P1 Group"
 
 
 def test_the_card_checks_and_shows_names_by_what_they_read_as():
