@@ -8,6 +8,7 @@ from django.db import models
 from django.utils.translation import gettext
 
 from config.ids import BusinessIdField
+from config.words import words_render
 
 
 class Conversation(models.Model):
@@ -37,7 +38,9 @@ class Activity(models.Model):
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="activities")
     kind = models.CharField(max_length=20, choices=Kind.choices)
     title = models.CharField(max_length=200)
-    summary = models.TextField(blank=True, help_text="safe for business users")
+    summary = models.TextField(blank=True, help_text="safe for business users; English, for search and logs")
+    summary_words = models.JSONField(null=True, blank=True,
+                                     help_text="the summary as meaning (config.words), rendered for each reader")
     status = models.CharField(max_length=30, default="in_progress")
     intent = models.CharField(max_length=20, blank=True)
     route = models.CharField(max_length=40, blank=True)
@@ -58,6 +61,11 @@ class Activity(models.Model):
     class Meta:
         ordering = ["started_at"]
         verbose_name_plural = "activities"
+
+    @property
+    def summary_shown(self) -> str:
+        """The summary in the reader's (the active) language."""
+        return words_render(self.summary_words or self.summary)
 
     @property
     def links(self) -> dict[str, list[str]]:
@@ -105,7 +113,9 @@ class Frame(models.Model):
     name = models.CharField(max_length=120)
     status = models.CharField(max_length=20, default="ok")
     level = models.CharField(max_length=10, default="info")
-    summary = models.TextField(blank=True, help_text="safe for business users")
+    summary = models.TextField(blank=True, help_text="safe for business users; English, for search and logs")
+    summary_words = models.JSONField(null=True, blank=True,
+                                     help_text="the summary as meaning (config.words), rendered for each reader")
     started_at = models.DateTimeField()
     first_token_at = models.DateTimeField(null=True, blank=True)
     ended_at = models.DateTimeField(null=True, blank=True)
@@ -119,6 +129,11 @@ class Frame(models.Model):
     gen_ai_tool_name = models.CharField(max_length=80, blank=True)
     gen_ai_tool_call_id = models.CharField(max_length=40, blank=True)
     cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+
+    @property
+    def summary_shown(self) -> str:
+        """The summary in the reader's (the active) language."""
+        return words_render(self.summary_words or self.summary)
 
     class Meta:
         ordering = ["started_at", "id"]

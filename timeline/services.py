@@ -19,6 +19,7 @@ from django.utils import timezone
 from config import sql
 from config.celery import app
 from config.ids import new_id
+from config.words import Stored, is_words, words_english
 from tenants.models import Membership
 
 from .masking import payload_mask
@@ -230,18 +231,30 @@ def event_json(event: Event | WrittenEvent) -> dict[str, Any]:
             "data": event.data, "at": event.created_at.isoformat()}
 
 
-def activity_open(*, conversation_id: int, kind: str, title: str, summary: str = "", run_id: int | None = None,
+def _summary_columns(summary: Stored) -> tuple[str, dict[str, Any] | None]:
+    """A summary given as words (config.words) is stored as meaning, with its English
+    rendering beside it for search and logs; a string is stored as it is."""
+    if is_words(summary):
+        return words_english(summary), summary
+    return summary or "", None
+
+
+def activity_open(*, conversation_id: int, kind: str, title: str, summary: Stored = "", run_id: int | None = None,
                   node_key: str = "", intent: str = "", route: str = "", id: int | None = None) -> Activity:
     ids = {"id": id} if id is not None else {}
-    return Activity.objects.create(conversation_id=conversation_id, kind=kind, title=title[:200], summary=summary,
-                                   run_id=run_id, node_key=node_key, intent=intent, route=route, **ids)
+    text, meaning = _summary_columns(summary)
+    return Activity.objects.create(conversation_id=conversation_id, kind=kind, title=title[:200], summary=text,
+                                   summary_words=meaning, run_id=run_id, node_key=node_key, intent=intent,
+                                   route=route, **ids)
 
 
-def activity_close(*, activity_id: int, status: str, summary: str | None = None, intent: str | None = None,
+def activity_close(*, activity_id: int, status: str, summary: Stored = None, intent: str | None = None,
                    route: str | None = None) -> None:
     """End an activity (one UPDATE); `intent` and `route` label a turn as it ends."""
     fields: dict[str, Any] = {"status": status, "ended_at": timezone.now()}
-    for name, value in (("summary", summary), ("intent", intent), ("route", route)):
+    if summary is not None:
+        fields["summary"], fields["summary_words"] = _summary_columns(summary)
+    for name, value in (("intent", intent), ("route", route)):
         if value is not None:
             fields[name] = value
     Activity.objects.filter(id=activity_id).update(**fields)
@@ -249,22 +262,24 @@ def activity_close(*, activity_id: int, status: str, summary: str | None = None,
         otel.export_on_commit(activity_id=activity_id)
 
 
-def frame_record(*, activity_id: int, kind: str, name: str, summary: str = "", status: str = "ok",
+def frame_record(*, activity_id: int, kind: str, name: str, summary: Stored = "", status: str = "ok",
                  level: str = "info", started_at: datetime | None = None, ended_at: datetime | None = None,
                  first_token_at: datetime | None = None, parent_id: int | None = None,
                  payload: dict[str, Any] | None = None, operation: str = "", provider: str = "", model: str = "",
                  input_tokens: int = 0, output_tokens: int = 0, tool_name: str = "", tool_call_id: str = "",
                  cost: Decimal | float = 0) -> Frame:
-    """Record one step. `summary` must be safe for business users; `payload` is not.
+    """Record one step. `summary` must be safe for business users (words, config.words, or
+    a string shown as it is); `payload` is not.
 
     Atomic by itself: call it inside the transaction of the change it describes, or alone
     (a turn's frames), when it costs one statement and no BEGIN/COMMIT on PostgreSQL."""
     now = timezone.now()
     started_at = started_at or now
     ended_at = ended_at or now
+    summary_text, summary_meaning = _summary_columns(summary)
     frame = Frame(
         activity_id=activity_id, parent_id=parent_id, kind=kind, name=name[:120], status=status, level=level,
-        summary=summary, started_at=started_at, ended_at=ended_at, first_token_at=first_token_at,
+        summary=summary_text, summary_words=summary_meaning, started_at=started_at, ended_at=ended_at, first_token_at=first_token_at,
         latency_ms=max((ended_at - started_at).total_seconds() * 1000, 0), gen_ai_operation_name=operation,
         gen_ai_provider_name=provider, gen_ai_request_model=model, gen_ai_usage_input_tokens=input_tokens,
         gen_ai_usage_output_tokens=output_tokens, gen_ai_tool_name=tool_name, gen_ai_tool_call_id=tool_call_id,
@@ -290,10 +305,12 @@ def frame_record(*, activity_id: int, kind: str, name: str, summary: str = "", s
 # and step writes several frames.
 _FRAME_PG = """
 WITH fr AS (
-  INSERT INTO timeline_frame (id, activity_id, parent_id, kind, name, status, level, summary, started_at,
-         first_token_at, ended_at, latency_ms, gen_ai_operation_name, gen_ai_provider_name, gen_ai_request_model,
-         gen_ai_usage_input_tokens, gen_ai_usage_output_tokens, gen_ai_tool_name, gen_ai_tool_call_id, cost)
-  VALUES (%(id)s, %(act)s, %(parent)s, %(kind)s, %(name)s, %(status)s, %(level)s, %(summary)s, %(started)s,
+  INSERT INTO timeline_frame (id, activity_id, parent_id, kind, name, status, level, summary, summary_words,
+         started_at, first_token_at, ended_at, latency_ms, gen_ai_operation_name, gen_ai_provider_name,
+         gen_ai_request_model, gen_ai_usage_input_tokens, gen_ai_usage_output_tokens, gen_ai_tool_name,
+         gen_ai_tool_call_id, cost)
+  VALUES (%(id)s, %(act)s, %(parent)s, %(kind)s, %(name)s, %(status)s, %(level)s, %(summary)s, %(words)s::jsonb,
+          %(started)s,
           %(first)s, %(ended)s, %(lat)s, %(op)s, %(provider)s, %(model)s, %(tin)s, %(tout)s, %(tool)s, %(call)s,
           %(cost)s)
   RETURNING id
@@ -319,7 +336,9 @@ def _frame_write_pg(frame: Frame, data: dict[str, Any] | None) -> None:
     frame.id = new_id()
     sql.execute(_FRAME_PG, {
         "id": frame.id, "act": frame.activity_id, "parent": frame.parent_id, "kind": frame.kind, "name": frame.name,
-        "status": frame.status, "level": frame.level, "summary": frame.summary, "started": frame.started_at,
+        "status": frame.status, "level": frame.level, "summary": frame.summary,
+        "words": sql.jsonb(frame.summary_words) if frame.summary_words is not None else None,
+        "started": frame.started_at,
         "first": frame.first_token_at, "ended": frame.ended_at, "lat": frame.latency_ms,
         "op": frame.gen_ai_operation_name, "provider": frame.gen_ai_provider_name,
         "model": frame.gen_ai_request_model, "tin": frame.gen_ai_usage_input_tokens,

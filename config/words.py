@@ -1,0 +1,104 @@
+"""Words a person reads, stored as meaning and rendered for the reader (CONVENTIONS 12).
+
+A writer never stores an English sentence. It stores *words*: a message key — the English
+source text with `%(name)s` placeholders, marked for the catalog with `gettext_noop` where
+it is written — and its parameters. A reader renders them with `gettext` in the language
+active for *them*, when they read (GitLab's system notes, Sentry's message templates):
+an approver who reads Chinese sees a Chinese card for an English request.
+
+Stored form (JSON): {"key": "Done: %(what)s.", "params": {...}}. A parameter is
+
+- a string or number: shown as it is (a person's own words, a name, an id, an amount);
+- words of its own ({"key", "params"}): rendered too, in the same language;
+- a name in several languages ({"en": "Beijing", "zh-hans": "北京"}: `localised(...)`):
+  the reader's language, else English;
+- a list of those: joined as the language joins a list ("a, b" / "a、b").
+
+Rows written before words existed hold plain prose: `words_render` shows a string as it is.
+"""
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from django.utils import translation
+from django.utils.translation import gettext
+
+Stored = dict[str, Any] | str | None
+
+
+def words(key: str, **params: Any) -> dict[str, Any]:
+    """Words to store: `key` is an English msgid (mark it with gettext_noop where written)."""
+    return {"key": str(key), "params": {name: _storable(value) for name, value in params.items()}}
+
+
+def localised(en: str, zh: str | None = None) -> dict[str, str]:
+    """A proper name in the reader's language: {"en": "Beijing", "zh-hans": "北京"}."""
+    return {"en": en, "zh-hans": zh or en}
+
+
+def is_words(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("key"), str) and isinstance(value.get("params", {}), dict)
+
+
+def words_render(value: Stored, lang: str | None = None) -> str:
+    """What `value` says in `lang` (default: the active language). A plain string is shown
+    as it is (a person's own words, or prose stored before words existed)."""
+    if lang is not None:
+        with translation.override(lang):
+            return words_render(value)
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if is_words(value):
+        template = gettext(value["key"])
+        params = {name: _param_render(p) for name, p in (value.get("params") or {}).items()}
+        if not params:
+            return template
+        try:
+            return template % params
+        except (KeyError, ValueError, TypeError):
+            # A catalog entry that lost a placeholder must not hide the meaning: the source text.
+            try:
+                return value["key"] % params
+            except (KeyError, ValueError, TypeError):
+                return value["key"]
+    return _param_render(value)
+
+
+def words_english(value: Stored) -> str:
+    """The English rendering: kept beside stored words where a column wants plain text
+    (search, the admin, logs)."""
+    return words_render(value, "en")
+
+
+def _storable(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, (list, tuple)):
+        return [_storable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _storable(v) for k, v in value.items()}
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)  # a lazy translation, a date: its text now (use words/localised to translate later)
+
+
+def _param_render(value: Any) -> str:
+    if value is None:
+        return ""
+    if is_words(value):
+        return words_render(value)
+    if isinstance(value, dict):  # a name in several languages
+        lang = (translation.get_language() or "en").lower()
+        for candidate in (lang, lang.split("-")[0], "zh-hans" if lang.startswith("zh") else "en", "en"):
+            if candidate in value:
+                return str(value[candidate])
+        return str(next(iter(value.values()), ""))
+    if isinstance(value, list):
+        separator = "、" if (translation.get_language() or "").lower().startswith("zh") else ", "
+        return separator.join(_param_render(v) for v in value)
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
