@@ -23,7 +23,9 @@ class ApprovalRequest(models.Model):
     tool = models.CharField(max_length=60)
     arguments = models.JSONField(help_text="the fully resolved arguments the approver sees")
     arguments_hash = models.CharField(max_length=64)
-    summary = models.TextField(blank=True)
+    summary = models.TextField(blank=True, help_text="English, for search and logs")
+    summary_words = models.JSONField(null=True, blank=True,
+                                     help_text="the summary as meaning (config.words), rendered for each reader")
     diff = models.JSONField(null=True, blank=True)
     status = models.CharField(max_length=20, choices=ApprovalStatus.choices, default=ApprovalStatus.PENDING)
     deadline = models.DateTimeField()
