@@ -29,11 +29,14 @@ class MessageHistorySerializer(serializers.ModelSerializer):
     id = StrictCharField()
     activity_id = StrictCharField(allow_null=True)
     run_id = StrictCharField(allow_null=True)
+    # Keel's messages are stored as meaning: shown in the request's language; `words` is that meaning.
+    text = serializers.CharField(source="text_shown", help_text="in the request's language (as typed, for the user's)")
+    words = serializers.JSONField(allow_null=True, help_text="the message as meaning (key and params), if Keel's")
 
     class Meta:
         model = Message
-        fields = ["id", "role", "text", "intent", "activity_id", "run_id", "attachment_name", "attachment_rows",
-                  "created_at"]
+        fields = ["id", "role", "text", "words", "intent", "activity_id", "run_id", "attachment_name",
+                  "attachment_rows", "created_at"]
 
 
 class MessageApi(APIView):

@@ -3,6 +3,7 @@ from django.conf import settings
 from django.db import models
 
 from config.ids import BusinessIdField
+from config.words import words_render
 
 # --- The conversation front (seed 000 §4, §8) ------------------------------------------------
 
@@ -21,7 +22,10 @@ class Message(models.Model):
     # Who typed it: a conversation is shared within a tenant, so it is not always its starter.
     author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                related_name="+")
-    text = models.TextField()
+    text = models.TextField(help_text="as typed, or Keel's message in English (for search and API clients)")
+    # Keel's message as meaning (config.words), rendered in each reader's language; null for
+    # what a person typed and for messages stored as prose before words existed.
+    words = models.JSONField(null=True, blank=True)
     # Keel's message may offer answers as buttons ({label, label_en, label_zh, answer}) and a link.
     options = models.JSONField(default=list, blank=True)
     link = models.JSONField(default=dict, blank=True)
@@ -32,6 +36,19 @@ class Message(models.Model):
     attachment_name = models.CharField(max_length=200, blank=True)
     attachment_rows = models.IntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    @property
+    def text_shown(self) -> str:
+        """The message in the reader's (the active) language: its words, else its text as written."""
+        return words_render(self.words) if self.words is not None else self.text
+
+    @property
+    def link_shown(self) -> dict:
+        """The link with its label in the reader's language ({} when there is none)."""
+        if not (self.link or {}).get("href"):
+            return {}
+        label = self.link.get("label_words")
+        return {"href": self.link["href"], "label": words_render(label) if label is not None else self.link.get("label", "")}
 
     class Meta:
         ordering = ["created_at", "role"]

@@ -2,97 +2,82 @@
 
 The engine and the approval gate write timeline events; agents subscribes to them
 (timeline.services.event_subscribe, registered in AgentsConfig.ready) and a Celery task
-turns each one into a Keel message in the conversation, in the user's language: the run
-waits for an approver (who), asks a question (with the options as buttons), completes
-(naming the group, with a link), rolls back (why), fails (why, and what to do), is rejected
-(by whom, with the comment) or is replanned. One message per event (Message.news_of), so
-a redelivered task posts nothing twice; the message is pushed like any reply."""
+turns each one into a Keel message in the conversation: the run waits for an approver
+(who), asks a question (with the options as buttons), completes, rolls back (why), fails
+(why, and what to do), is rejected (by whom, with the comment) or is replanned.
+
+What the message says is the run's domain's to say (workflows.news: a domain registers
+its words per blueprint; a blueprint that registers none gets generic words). This
+module only gathers what the domain may want to know — who may approve, why the matrix
+routes it so, who rejected it — and stores the message as meaning: `Message.words`,
+rendered in each reader's language, with its English in `Message.text` for search and
+API clients. One message per event (Message.news_of), so a redelivered task posts
+nothing twice; the message is pushed like any reply."""
 from __future__ import annotations
 
-import re
-
 from django.db import IntegrityError, transaction
-from django.urls import reverse
 
 from approvals.models import ApprovalRequest, ApprovalStatus
+from approvals.services import approval_recipients
+from config.words import words_english
 from timeline.models import Event
 from timeline.services import event_append
 from workflows.models import Node, Run, RunStatus
+from workflows.news import News, RunNews, news_tell
 
-from .answers import approvers_for, group_of
 from .models import Message
 
 NEWS_TYPES = ("run.status", "approval.requested", "approval.rejected", "input.requested", "plan.replanned")
+# A run's status changes the conversation is told about (the others — running, waiting — are not news).
+TOLD_STATUSES = (RunStatus.COMPLETED, RunStatus.ROLLED_BACK, RunStatus.FAILED, RunStatus.BLOCKED, RunStatus.STOPPED)
 
 
-def _zh(run: Run) -> bool:
-    first = (Message.objects.filter(conversation_id=run.conversation_id, role=Message.Role.USER)
-             .order_by("-created_at").values_list("text", flat=True).first())
-    return bool(re.search(r"[\u4e00-\u9fff]", first or run.params.get("request", "")))
+def approvers_for(approval: ApprovalRequest) -> list[str]:
+    """The people who may decide this approval, by name (the matrix's roles, not the requester)."""
+    return [m.user.get_full_name() or m.user.username for m in approval_recipients(approval)]
 
 
-def _name(run: Run) -> str:
-    return run.params.get("group_name") or run.blueprint.replace("_", " ")
+def _approval(data: dict) -> ApprovalRequest | None:
+    return (ApprovalRequest.objects.filter(id=int(data.get("approval") or 0)).select_related("decided_by").first())
 
 
-def news_compose(event: Event) -> dict | None:
-    """The message an event calls for, or None: {text, options, link}. None for a replay's
-    sandbox run: nobody reads its conversation, and it is deleted as the replay ends."""
+def _question(run: Run, data: dict) -> News | None:
+    """A run's question is already the tool's own words: posted as asked, with its options."""
+    node = Node.objects.filter(run=run, key=data.get("node"), status="awaiting_input", retired_in__isnull=True).first()
+    question = (node.question or {}) if node else {}
+    if not question.get("text"):
+        return None
+    return News(words=question["text"], options=question.get("options") or [])
+
+
+def news_compose(event: Event) -> News | None:
+    """The message an event calls for, or None. None for a replay's sandbox run: nobody
+    reads its conversation, and it is deleted as the replay ends."""
     run = Run.objects.filter(id=event.run_id, tenant__sandbox=False).first() if event.run_id else None
     if run is None:
         return None
-    zh, name, data = _zh(run), _name(run), event.data or {}
-    if event.type == "approval.requested":
-        approval = ApprovalRequest.objects.filter(id=int(data.get("approval", 0))).first()
-        who = approvers_for(approval) if approval else []
-        listed = ("、".join(who) if zh else " or ".join(who)) or ("审批人" if zh else "an approver")
-        return {"text": (f"“{name}”的导入正在等待{listed}审批。批准后我会继续。" if zh else
-                         f"The import for “{name}” is waiting for {listed} to approve it. I'll carry on once "
-                         "it is approved.")}
-    if event.type == "approval.rejected":
-        approval = ApprovalRequest.objects.filter(id=int(data.get("approval", 0))).select_related("decided_by").first()
-        by = (approval.decided_by.get_full_name() or approval.decided_by.username) if approval else data.get("by")
-        comment = data.get("comment") or ""
-        if zh:
-            text = f"{by}拒绝了“{name}”的导入" + (f"：“{comment}”" if comment else "") + "。"
-            text += "我会换一个方案。" if data.get("replan") else "没有做任何更改；您可以调整需求后再试。"
-        else:
-            text = f"{by} rejected the import for “{name}”" + (f": “{comment}”" if comment else "") + "."
-            text += (" I'll look for another plan." if data.get("replan") else
-                     " Nothing was changed; tell me what to adjust and I'll start again.")
-        return {"text": text}
+    data = event.data or {}
     if event.type == "input.requested":
-        node = Node.objects.filter(run=run, key=data.get("node"), status="awaiting_input",
-                                   retired_in__isnull=True).first()
-        question = (node.question or {}) if node else {}
-        if not question.get("text"):
-            return None
-        return {"text": question["text"], "options": question.get("options") or []}
+        return _question(run, data)
+    if event.type in ("approval.requested", "approval.rejected"):
+        approval = _approval(data)
+        decider = approval.decided_by if approval and approval.decided_by_id else None
+        return news_tell(RunNews(
+            run=run, kind=event.type, data=data, approval=approval,
+            approvers=approvers_for(approval) if approval else [],
+            routing_reason=approval.routing_reason if approval else data.get("routing", ""),
+            measures=(approval.measures or {}) if approval else {},
+            decided_by=(decider.get_full_name() or decider.username) if decider else str(data.get("by") or ""),
+            comment=data.get("comment") or ""))
     if event.type == "plan.replanned":
-        return {"text": (f"我调整了“{name}”的计划（第 {data.get('plan_version')} 版）：{data.get('reason', '')}" if zh else
-                         f"I changed the plan for “{name}” (version {data.get('plan_version')}): "
-                         f"{data.get('reason', '')}.")}
-    if event.type == "run.status":
-        to, reason = data.get("to"), data.get("reason") or run.status_reason or ""
-        if to == RunStatus.COMPLETED:
-            group = group_of(run)
-            link = ({"href": reverse("payroll-group", args=[group.id]), "label": group.name} if group else {})
-            shown = group.name if group else name
-            return {"text": (f"完成了：薪资组“{shown}”已创建。" if zh else f"Done: the payroll group “{shown}” "
-                                                                           "has been created."), "link": link}
-        if to == RunStatus.ROLLED_BACK:
-            return {"text": (f"“{name}”的导入失败，已用之前的快照回滚，配置恢复原样。原因：{reason}" if zh else
-                             f"The import for “{name}” failed, so I rolled the configuration back to the snapshot "
-                             f"taken before it. Why: {reason}.")}
-        if to == RunStatus.FAILED:
-            return {"text": (f"“{name}”的设置失败了：{reason}。您可以在运行面板重试，或告诉我换一个模板。" if zh else
-                             f"The setup of “{name}” failed: {reason}. You can retry it from the run panel, or "
-                             "tell me to use another template.")}
-        if to in (RunStatus.BLOCKED, RunStatus.STOPPED):
-            if ApprovalRequest.objects.filter(run=run, status=ApprovalStatus.REJECTED).exists():
-                return None  # the rejection message already said why
-            return {"text": (f"“{name}”的设置已停止：{reason}。" if zh else
-                             f"The setup of “{name}” stopped: {reason}.")}
+        return news_tell(RunNews(run=run, kind=event.type, data=data, reason=data.get("reason") or ""))
+    if event.type == "run.status" and data.get("to") in TOLD_STATUSES:
+        to = data["to"]
+        if to in (RunStatus.BLOCKED, RunStatus.STOPPED) and \
+                ApprovalRequest.objects.filter(run=run, status=ApprovalStatus.REJECTED).exists():
+            return None  # the rejection message already said why
+        return news_tell(RunNews(run=run, kind=f"run.{to}", data=data,
+                                 reason=data.get("reason") or run.status_reason or ""))
     return None
 
 
@@ -104,16 +89,25 @@ def news_post(event_id: int) -> Message | None:
     news = news_compose(event)
     if news is None:
         return None
+    text = words_english(news.words)
+    link = _link_stored(news.link)
     key = f"event:{event.id}"
     try:
         with transaction.atomic():
             message = Message.objects.create(conversation_id=event.conversation_id, role=Message.Role.ASSISTANT,
-                                             text=news["text"], intent="news", run_id=event.run_id,
-                                             options=news.get("options") or [], link=news.get("link") or {},
-                                             news_of=key)
+                                             text=text, words=news.words, intent="news", run_id=event.run_id,
+                                             options=news.options, link=link, news_of=key)
+            # API clients read `text` (English); a reader's page renders `words` in their language.
             event_append(conversation_id=event.conversation_id, run_id=event.run_id, type="message.news",
-                         data={"text": news["text"], "options": news.get("options") or [],
-                               "link": news.get("link") or {}, "about": event.type})
+                         data={"text": text, "words": news.words, "options": news.options, "link": link,
+                               "about": event.type})
     except IntegrityError:
         return None  # posted already: a redelivery
     return message
+
+
+def _link_stored(link: dict) -> dict:
+    """{href, label (English), label_words (as meaning)}: the label rendered per reader by Message.link_shown."""
+    if not link.get("href"):
+        return {}
+    return {"href": link["href"], "label": words_english(link.get("label")), "label_words": link.get("label")}

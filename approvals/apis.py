@@ -45,7 +45,8 @@ class ApprovalOutputSerializer(serializers.Serializer):
     requester = serializers.SerializerMethodField()
     needs_role = StrictCharField()
     allowed_roles = serializers.ListField(child=StrictCharField())
-    routing_reason = StrictCharField()
+    routing_reason = StrictCharField()  # English, as stored
+    routing_reason_shown = StrictCharField()  # the same in the request's language
     measures = serializers.JSONField()
     waited_seconds = serializers.SerializerMethodField()
 

@@ -1,37 +1,48 @@
 """The approval matrix: per tenant, which role may approve which tool, with
-thresholds that route a large change to a stronger role, and the four-eyes rule.
+limits that route a large change to a stronger role, and the four-eyes rule. A limit
+is kept per measure the tool declares (`Tool.measures`: the domain's words and unit), so
+the matrix compares sizes it never names.
 
 `approval_refusal` is the one place that says whether a person may approve a
 request; `approval_decide` enforces it and the inbox card only displays it.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.db import transaction
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from config.api import Forbidden, Unprocessable
+from config.forms import InvalidNumber, number_parse
+from config.words import Stored, words, words_english, words_render
 from tenants.models import Membership, Role, Tenant
 from timeline.push import broadcast_on_commit
-from workflows.tools import TOOLS
+from workflows.tools import MONEY, TOOLS, Measure
 
 from .models import ApprovalRequest, ApprovalRule, ApprovalStatus
 
 DECIDING_ROLES = (Role.APPROVER, Role.ADMIN)  # the roles that may decide anything at all
 DEFAULT_DEADLINE_SECONDS = 24 * 3600
+# How a role is named inside a sentence, and at its start.
+ROLE_WORDS = {Role.APPROVER: gettext_noop("an approver"), Role.ADMIN: gettext_noop("a tenant admin")}
+ROLE_WORDS_FIRST = {Role.APPROVER: gettext_noop("An approver"), Role.ADMIN: gettext_noop("A tenant admin")}
+
+
+def measures_of(tool_name: str) -> list[Measure]:
+    """What the tool declares its previews measure: the only sizes its matrix row may limit."""
+    return list(TOOLS[tool_name].measures) if tool_name in TOOLS else []
 
 
 def default_rule(tool_name: str) -> dict[str, Any]:
     """A tool's default matrix row: what the tool declares (`Tool.approval_rule`), else any approver."""
     declared = dict(TOOLS[tool_name].approval_rule) if tool_name in TOOLS else {}
-    if "monthly_gross_limit" in declared and declared["monthly_gross_limit"] is not None:
-        declared["monthly_gross_limit"] = Decimal(str(declared["monthly_gross_limit"]))
+    if "limits" in declared:
+        declared["limits"] = {name: str(limit) for name, limit in declared["limits"].items() if limit is not None}
     return declared or {"roles": list(DECIDING_ROLES)}
-ROLE_LABEL = {Role.APPROVER: "an approver", Role.ADMIN: "a tenant admin"}
 
 
 def approvals_group(tenant_id: int) -> str:
@@ -53,86 +64,125 @@ def rules_for(membership: Membership) -> list[ApprovalRule]:
     return [rows[k] for k in sorted(rows)]
 
 
+def limit_of(rule: ApprovalRule | None, measure: Measure) -> Decimal | None:
+    return None if rule is None else _decimal((rule.limits or {}).get(measure.name))
+
+
+def amount_shown(measure: Measure, value: Decimal, currency: str = "") -> str:
+    """12 · 600,000.00 CNY: a count as a whole number, money with two decimals and its currency."""
+    if measure.unit == MONEY:
+        return f"{value:,.2f} {currency}".strip()
+    return f"{value.normalize():,f}"
+
+
+@dataclass(frozen=True)
+class LimitShown:
+    """One measure's limit on the matrix page, in the reader's language."""
+    measure: Measure
+    label: str       # "Headcount limit", as the domain words the measure
+    unit: str        # the currency, or what the count counts
+    field: str       # the form field: "<measure>_limit"
+    value: str       # the limit as typed ("" = no limit)
+    step: str        # the number input's step
+
+
+@dataclass(frozen=True)
+class MatrixRow:
+    rule: ApprovalRule
+    limits: list[LimitShown]
+
+
+def matrix_rows(membership: Membership) -> list[MatrixRow]:
+    """The matrix page: each rule with the limits of the measures its tool declares, and only those."""
+    rows = []
+    for rule in rules_for(membership):
+        shown = []
+        for measure in measures_of(rule.tool):
+            limit = limit_of(rule, measure)
+            if measure.unit == MONEY:
+                unit = measure.currency or _("in the currency of each request")
+            else:
+                unit = _(measure.unit) if measure.unit else ""
+            shown.append(LimitShown(
+                measure=measure, label=_("%(measure)s limit") % {"measure": _(measure.label)}, unit=unit,
+                field=f"{measure.name}_limit", step="0.01" if measure.unit == MONEY else "1",
+                value="" if limit is None else f"{limit.normalize():f}"))  # 500000, as typed
+        rows.append(MatrixRow(rule=rule, limits=shown))
+    return rows
+
+
 @dataclass(frozen=True)
 class Route:
     roles: list[str]
     needs_role: str
-    reason: str
-    over_limit: bool = False  # the size is above one of the rule's thresholds
+    reason: str                   # English, for search and logs
+    reason_words: dict[str, Any]  # the same as meaning (config.words), rendered for each reader
+    over_limit: bool = False      # the size is above one of the rule's limits
 
 
 def approval_route(*, tenant_id: int, tool: str, measures: dict[str, Any]) -> Route:
-    """Who may approve `tool` at this size, by the tenant's matrix (no row: any approver)."""
+    """Who may approve `tool` at this size, by the tenant's matrix (no row: any approver).
+
+    Each measure the tool declares is compared with the rule's limit for it, if any."""
     rule = rule_for(tenant_id, tool)
     roles = [r for r in (rule.roles if rule else DECIDING_ROLES) if r in DECIDING_ROLES] or [Role.ADMIN]
-    over = []
-    if rule is not None:
-        headcount = measures.get("headcount")
-        if rule.headcount_limit is not None and headcount is not None and headcount > rule.headcount_limit:
-            over.append(f"{headcount} employees in scope is above the limit of {rule.headcount_limit}")
-        gross = _decimal(measures.get("monthly_gross"))
-        if rule.monthly_gross_limit is not None and gross is not None and gross > rule.monthly_gross_limit:
-            over.append(f"a monthly gross of {gross:,.2f} {measures.get('currency', '')} is above the limit of "
-                        f"{rule.monthly_gross_limit:,.2f}".replace("  ", " "))
-        if over:
-            roles = [rule.above_limit_role]
+    over, limited = [], False
+    for measure in measures_of(tool):
+        limit = limit_of(rule, measure)
+        if limit is None:
+            continue
+        limited = True
+        value = _decimal(measures.get(measure.name))
+        if value is None:
+            continue
+        currency = str(measures.get("currency") or "") if measure.unit == MONEY else ""
+        comparable = not (measure.currency and currency and currency != measure.currency)
+        if value > limit or not comparable:
+            key = (gettext_noop("%(measure)s of %(value)s is above the limit of %(limit)s") if comparable else
+                   gettext_noop("%(measure)s of %(value)s cannot be compared with the limit of %(limit)s"))
+            over.append(words(key, measure=words(measure.label), value=amount_shown(measure, value, currency),
+                              limit=amount_shown(measure, limit, measure.currency or currency)))
+    if over:
+        roles = [rule.above_limit_role]
     needs = Role.APPROVER if Role.APPROVER in roles else roles[0]
     if over:
-        reason = "; ".join(over) + f": needs {ROLE_LABEL.get(needs, needs)}."
-    elif rule is not None and (rule.headcount_limit is not None or rule.monthly_gross_limit is not None):
-        reason = f"Within the matrix's limits: {' or '.join(ROLE_LABEL.get(r, r) for r in roles)} may approve."
+        over_words = _joined(over, gettext_noop("%(first)s; %(second)s"))
+        reason = words(gettext_noop("%(over)s: needs %(role)s."), over=over_words,
+                       role=words(ROLE_WORDS.get(needs, needs)))
+    elif limited:
+        reason = words(gettext_noop("Within the matrix's limits: %(roles)s may approve."), roles=_roles_words(roles))
     else:
-        reason = f"{' or '.join(ROLE_LABEL.get(r, r) for r in roles).capitalize()} may approve."
-    return Route(roles=list(roles), needs_role=needs, reason=reason, over_limit=bool(over))
+        reason = words(gettext_noop("%(roles)s may approve."), roles=_roles_words(roles, first=True))
+    return Route(roles=list(roles), needs_role=needs, reason=words_english(reason), reason_words=reason,
+                 over_limit=bool(over))
 
 
-_OVER_HEADCOUNT = re.compile(r"^(?P<n>\d+) employees in scope is above the limit of (?P<limit>\d+)$")
-_OVER_GROSS = re.compile(r"^a monthly gross of (?P<gross>[\d,.]+) ?(?P<currency>[A-Z]*) is above the limit of "
-                         r"(?P<limit>[\d,.]+)$")
+def _roles_words(roles: list[str], first: bool = False) -> dict[str, Any]:
+    """"an approver or a tenant admin" as words ("An approver …" at a sentence's start)."""
+    named = [words(ROLE_WORDS.get(r, r)) for r in roles]
+    if first:
+        named[0] = words(ROLE_WORDS_FIRST.get(roles[0], roles[0]))
+    return _joined(named, gettext_noop("%(first)s or %(second)s"))
 
 
-def _roles_shown(text: str) -> str | None:
-    words = {"an approver": _("an approver"), "a tenant admin": _("a tenant admin")}
-    roles = [words.get(part.strip().lower()) for part in text.split(" or ")]
-    if not roles or None in roles:
-        return None
-    shown = roles[0]
-    for role in roles[1:]:
-        shown = _("%(first)s or %(second)s") % {"first": shown, "second": role}
-    return shown
+def _joined(parts: list[dict[str, Any]], pair_key: str) -> dict[str, Any]:
+    joined = parts[0]
+    for part in parts[1:]:
+        joined = words(pair_key, first=joined, second=part)
+    return joined
 
 
-def routing_reason_shown(reason: str) -> str:
-    """The stored routing reason (written in English when the approval was routed, by
-    `approval_route`) in the reader's language; a sentence it does not know reads as stored."""
-    text = (reason or "").strip()
-    if text.startswith("Within the matrix's limits: ") and text.endswith(" may approve."):
-        roles = _roles_shown(text.removeprefix("Within the matrix's limits: ").removesuffix(" may approve."))
-        return _("Within the matrix's limits: %(roles)s may approve.") % {"roles": roles} if roles else reason
-    if ": needs " in text and text.endswith("."):
-        overs, _sep, needs = text[:-1].rpartition(": needs ")
-        role = _roles_shown(needs)
-        shown = []
-        for over in overs.split("; "):
-            if m := _OVER_HEADCOUNT.match(over):
-                shown.append(_("%(n)s employees in scope is above the limit of %(limit)s") % m.groupdict())
-            elif m := _OVER_GROSS.match(over):
-                shown.append(_("a monthly gross of %(gross)s %(currency)s is above the limit of %(limit)s")
-                             % m.groupdict())
-            else:
-                return reason
-        return _("%(over)s: needs %(role)s.") % {"over": _("; ").join(shown), "role": role} if role else reason
-    if text.endswith(" may approve."):
-        roles = _roles_shown(text.removesuffix(" may approve."))
-        return _("%(roles)s may approve.") % {"roles": roles[:1].upper() + roles[1:]} if roles else reason
-    return reason
+def routing_reason_shown(reason: Stored) -> str:
+    """A stored routing reason in the reader's language (prose routed before words existed: as stored)."""
+    return words_render(reason)
 
 
 def _decimal(value: Any) -> Decimal | None:
     try:
-        return None if value is None else Decimal(str(value))
+        number = None if value is None or value == "" else Decimal(str(value))
     except InvalidOperation:
         return None
+    return number if number is not None and number.is_finite() else None
 
 
 def approval_refusal(approval: ApprovalRequest, membership: Membership, verdict: str) -> tuple[str, str] | None:
@@ -150,19 +200,23 @@ def approval_refusal(approval: ApprovalRequest, membership: Membership, verdict:
                                "someone else to approve it.")
     roles = approval.allowed_roles or list(DECIDING_ROLES)
     if membership.role not in roles:
-        # The routing reason is stored text (as it was written when routed); the sentence around it is translated.
         who = _("an approver") if approval.needs_role == Role.APPROVER else _("a tenant admin")
         return "matrix_refused", _("The approval matrix routes this to %(who)s (%(reason)s); your role may not "
-                                   "approve it.") % {"who": who, "reason": routing_reason_shown(approval.routing_reason).rstrip(".。")}
+                                   "approve it.") % {"who": who, "reason": approval.routing_reason_shown.rstrip(".。")}
     return None
 
 
 # --- Editing the matrix ----------------------------------------------------------------------
 
+LIMIT_MAX = Decimal("1e15")
+
+
 def matrix_rule_update(*, membership: Membership, tool: str, roles: list[str], deadline_seconds: int,
-                       remind_before_seconds: int, headcount_limit: int | None,
-                       monthly_gross_limit: Decimal | None, above_limit_role: str) -> ApprovalRule:
-    """A tenant admin changes one row; pending approvals of that tool are re-routed."""
+                       remind_before_seconds: int, limits: dict[str, Any], above_limit_role: str) -> ApprovalRule:
+    """A tenant admin changes one row; pending approvals of that tool are re-routed.
+
+    `limits`: measure name → its limit as typed (blank or None: no limit), for the
+    measures the tool declares. A bad one is refused and nothing changes."""
     if membership.role != Role.ADMIN:
         raise Forbidden(_("Only a tenant admin may change the approval matrix."), code="admin_required")
     if tool not in TOOLS or not TOOLS[tool].needs_approval:
@@ -177,19 +231,40 @@ def matrix_rule_update(*, membership: Membership, tool: str, roles: list[str], d
         raise Unprocessable(_("A deadline shorter than a minute cannot be met by a person."), code="bad_deadline")
     if remind_before_seconds < 0 or remind_before_seconds >= deadline_seconds:
         raise Unprocessable(_("The reminder must come before the deadline."), code="bad_reminder")
-    if headcount_limit is not None and headcount_limit < 0:
-        raise Unprocessable(_("A headcount limit cannot be negative."), code="bad_limit")
-    if monthly_gross_limit is not None and monthly_gross_limit < 0:
-        raise Unprocessable(_("A monthly gross limit cannot be negative."), code="bad_limit")
+    declared = {m.name: m for m in measures_of(tool)}
+    unknown = sorted(set(limits) - set(declared))
+    if unknown:
+        raise Unprocessable(_("%(tool)s measures no %(measure)s.") % {"tool": repr(tool), "measure": repr(unknown[0])},
+                            code="unknown_measure")
+    stored = {}
+    for name, value in limits.items():
+        limit = limit_parse(declared[name], value)
+        if limit is not None:
+            stored[name] = f"{limit.normalize():f}"
     with transaction.atomic():
         rule, _created = ApprovalRule.objects.update_or_create(
             tenant_id=membership.tenant_id, tool=tool,
             defaults={"roles": roles, "deadline_seconds": deadline_seconds,
-                      "remind_before_seconds": remind_before_seconds, "headcount_limit": headcount_limit,
-                      "monthly_gross_limit": monthly_gross_limit, "above_limit_role": above_limit_role,
-                      "updated_by": membership.user})
+                      "remind_before_seconds": remind_before_seconds, "limits": stored,
+                      "above_limit_role": above_limit_role, "updated_by": membership.user})
         approvals_reroute(tenant_id=membership.tenant_id, tool=tool)
     return rule
+
+
+def limit_parse(measure: Measure, value: Any) -> Decimal | None:
+    """A limit as typed: blank is none; else 0 or more, whole for a count, cents at most for money."""
+    if isinstance(value, (int, Decimal)) and not isinstance(value, bool):
+        value = str(value)
+    places = 2 if measure.unit == MONEY else 0
+    try:
+        return number_parse(value, what=measure.name, minimum=0, maximum=LIMIT_MAX, places=places)
+    except InvalidNumber:
+        label = _(measure.label)
+        if measure.unit == MONEY:
+            message = _("The limit for “%(measure)s” must be an amount from 0 to %(max)s, with at most two decimals.")
+        else:
+            message = _("The limit for “%(measure)s” must be a whole number from 0 to %(max)s.")
+        raise Unprocessable(message % {"measure": label, "max": f"{LIMIT_MAX:,f}"}, code="bad_limit") from None
 
 
 def approvals_reroute(*, tenant_id: int, tool: str) -> int:
@@ -197,12 +272,13 @@ def approvals_reroute(*, tenant_id: int, tool: str) -> int:
     changed = 0
     for approval in ApprovalRequest.objects.filter(tenant_id=tenant_id, tool=tool, status=ApprovalStatus.PENDING):
         route = approval_route(tenant_id=tenant_id, tool=tool, measures=approval.measures)
-        if (route.roles, route.needs_role, route.reason) == (approval.allowed_roles, approval.needs_role,
-                                                             approval.routing_reason):
+        if (route.roles, route.needs_role, route.reason_words) == (approval.allowed_roles, approval.needs_role,
+                                                                   approval.routing_reason_words):
             continue
         # Only while still pending: a decision that lands first keeps the routing it was made under.
         if ApprovalRequest.objects.filter(id=approval.id, status=ApprovalStatus.PENDING).update(
-                allowed_roles=route.roles, needs_role=route.needs_role, routing_reason=route.reason):
+                allowed_roles=route.roles, needs_role=route.needs_role, routing_reason=route.reason,
+                routing_reason_words=route.reason_words):
             changed += 1
             broadcast_on_commit(approvals_group(tenant_id), {"type": "approval.changed",
                                                              "approval": str(approval.id), "status": "pending"})

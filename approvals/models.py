@@ -5,6 +5,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from config.ids import BusinessIdField
+from config.words import words_render
 
 
 class ApprovalStatus(models.TextChoices):
@@ -40,8 +41,10 @@ class ApprovalRequest(models.Model):
     # Kept current while pending (a matrix edit re-routes), frozen by the decision.
     allowed_roles = models.JSONField(default=list, blank=True)
     needs_role = models.CharField(max_length=20, default="approver")
-    routing_reason = models.TextField(blank=True)
-    # Size of what the step touches (employees in scope, their monthly gross): what thresholds compare.
+    routing_reason = models.TextField(blank=True, help_text="English, for search and logs")
+    routing_reason_words = models.JSONField(null=True, blank=True,
+                                            help_text="the routing reason as meaning (config.words)")
+    # Size of what the step touches, as the tool's preview measured it: what the matrix's limits compare.
     measures = models.JSONField(default=dict, blank=True)
     decided_role = models.CharField(max_length=20, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -49,6 +52,11 @@ class ApprovalRequest(models.Model):
     class Meta:
         ordering = ["deadline"]
         indexes = [models.Index(fields=["status", "deadline"])]
+
+    @property
+    def routing_reason_shown(self) -> str:
+        """Why the matrix routed it, in the reader's language (a row routed before words existed: as stored)."""
+        return words_render(self.routing_reason_words or self.routing_reason)
 
 
 class ApprovalDecision(models.Model):
@@ -65,17 +73,16 @@ class ApprovalDecision(models.Model):
 class ApprovalRule(models.Model):
     """One row of a tenant's approval matrix: which roles may approve a tool, how
     long an approval of it may wait, when to remind, and above which size it
-    needs a stronger role (for instance: more than 50 employees needs an admin)."""
+    needs a stronger role: a limit per measure the tool declares (`Tool.measures`)."""
 
     tenant = models.ForeignKey("tenants.Tenant", on_delete=models.CASCADE, related_name="approval_rules")
     tool = models.CharField(max_length=60)
     roles = models.JSONField(default=list, help_text="roles that may approve below every threshold")
     deadline_seconds = models.PositiveIntegerField(default=24 * 3600)
     remind_before_seconds = models.PositiveIntegerField(default=2 * 3600)
-    headcount_limit = models.PositiveIntegerField(null=True, blank=True,
-                                                  help_text="more employees in scope than this needs above_limit_role")
-    monthly_gross_limit = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True,
-                                              help_text="a larger monthly gross in scope needs above_limit_role")
+    limits = models.JSONField(default=dict, blank=True,
+                              help_text="measure name → its limit (a decimal string); a larger value needs "
+                                        "above_limit_role. The tool declares its measures (Tool.measures)")
     above_limit_role = models.CharField(max_length=20, default="admin")
     updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                    related_name="+")

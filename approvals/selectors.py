@@ -15,7 +15,7 @@ from timeline.models import Event
 from workflows.selectors import run_get_for
 from workflows.tools import TOOLS
 
-from .matrix import approval_refusal, routing_reason_shown
+from .matrix import approval_refusal
 from .models import ApprovalDecision, ApprovalReminder, ApprovalRequest, ApprovalStatus
 
 
@@ -112,7 +112,7 @@ def approval_card(membership: Membership, approval: ApprovalRequest) -> Card:
         can_decide=approval.status == ApprovalStatus.PENDING and membership.can_approve,
         needs_label=str(Role(approval.needs_role).label).lower() if approval.needs_role in Role.values
         else approval.needs_role,
-        routing_reason=routing_reason_shown(approval.routing_reason),
+        routing_reason=approval.routing_reason_shown,
         reminder=ApprovalReminder.objects.filter(approval=approval).first(),
         first_decision=first, scope=approval.measures or {})
 

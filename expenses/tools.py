@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from workflows.tools import Acceptance, Tool, ToolContext, ToolError, tool_register
+from django.utils.translation import gettext_noop
+
+from workflows.tools import MONEY, Acceptance, Measure, Tool, ToolContext, ToolError, tool_register
 
 from . import previews
 from .models import ClaimStatus, ExpenseClaim, Invoice
@@ -113,6 +115,8 @@ tool_register(Tool(
     argument_describe=previews.submit_argument, summary_describe=previews.submit_summary, effects_count=previews.submit_effects,
     approval_rule={"roles": ["approver", "admin"], "deadline_seconds": 3 * 24 * 3600,
                    "remind_before_seconds": 4 * 3600},
+    # The policy's limits are in CNY; a claim in another currency is above any amount limit set here.
+    measures=[Measure("amount", gettext_noop("Claim amount"), MONEY, currency="CNY")],
     summary=lambda output: f"Submitted the claim ({output['status']}).",
     milestones={"awaiting_approval": "the claim is over the policy limit and waits for an approver",
                 "completed": "the claim was submitted", "blocked": "the over-limit claim was refused or timed out"},

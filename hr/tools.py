@@ -7,7 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from workflows.faults import fault_point
-from workflows.tools import Acceptance, Tool, ToolContext, ToolError, tool_register
+from django.utils.translation import gettext_noop
+
+from workflows.tools import Acceptance, Measure, Tool, ToolContext, ToolError, tool_register
 
 from . import matching, previews
 from .models import Candidate, Match, Tan, TanStatus
@@ -102,6 +104,7 @@ tool_register(Tool(
     summary_describe=previews.persist_summary,
     preconditions_check=previews.persist_preconditions, effects_count=previews.match_effects,
     approval_rule={"roles": ["approver", "admin"], "deadline_seconds": 24 * 3600, "remind_before_seconds": 2 * 3600},
+    measures=[Measure("matches", gettext_noop("Matches recorded"), gettext_noop("matches"))],
     summary=lambda output: f"Recorded {output['persisted']} matches in the HR system.",
     milestones={"awaiting_approval": "more matches than usual wait for an approver",
                 "completed": "the matches were recorded"},

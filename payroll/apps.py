@@ -13,6 +13,12 @@ class PayrollConfig(AppConfig):
 
         answerer_register("requirements", requirements_answer)
 
+        from workflows.news import news_register
+
+        from .news import BLUEPRINT, payroll_news
+
+        news_register(BLUEPRINT, payroll_news)  # what its runs tell the chat
+
     def seed_demo(self) -> None:
         """Called by `manage.py seed_demo`: the template catalog and the demo employees."""
         from .seed import seed_demo

@@ -7,6 +7,7 @@ import threading
 from typing import Any
 
 from django.db.models import Count, Subquery
+from django.utils.translation import gettext_noop
 
 from config.api import Conflict, DomainError
 from config.names import char_invisible
@@ -20,7 +21,9 @@ from workflows.models import Run, ToolCall
 from workflows.pipeline import coordinate_resolve, node_activity_id, tool_model_call
 from workflows.provenance import run_origin
 from workflows.tools import (
+    MONEY,
     Acceptance,
+    Measure,
     NeedsInput,
     Replacement,
     Tool,
@@ -521,11 +524,13 @@ tool_register(Tool(
     preview=previews.import_preview, preconditions_check=previews.import_preconditions,
     argument_describe=previews.import_argument, summary_describe=previews.import_summary, rejection_replan=previews.import_rejection_replan,
     experience=previews.import_experience, effects_count=previews.import_effects,
-    # Any approver, but a group reaching more than 50 employees or 500,000 of monthly
-    # gross is an admin's call.
+    # Any approver, but a group reaching more than 50 employees or 500,000 CNY of monthly
+    # gross is an admin's call (a template in another currency is too: it cannot be compared).
     approval_rule={"roles": ["approver", "admin"], "deadline_seconds": 24 * 3600,
-                   "remind_before_seconds": 2 * 3600, "headcount_limit": 50, "monthly_gross_limit": "500000",
+                   "remind_before_seconds": 2 * 3600, "limits": {"headcount": 50, "monthly_gross": "500000"},
                    "above_limit_role": "admin"},
+    measures=[Measure("headcount", gettext_noop("Headcount"), gettext_noop("people")),
+              Measure("monthly_gross", gettext_noop("Monthly gross"), MONEY, currency="CNY")],
     milestones={"awaiting_approval": "the import is waiting for an approver",
                 "completed": "the template was imported into the new group", "failed": "the import failed",
                 "blocked": "the import was refused or timed out"},
@@ -749,6 +754,7 @@ tool_register(Tool(
     # second person's call, an approver's or another admin's.
     approval_rule={"roles": ["approver", "admin"], "deadline_seconds": 24 * 3600,
                    "remind_before_seconds": 2 * 3600},
+    measures=[Measure("headcount", gettext_noop("Employees moved out of groups"), gettext_noop("people"))],
     milestones={"awaiting_approval": "the whole-tenant restore is waiting for a second person",
                 "completed": "the tenant's payroll configuration was restored to the snapshot",
                 "blocked": "the restore was refused, or the tenant changed after the approver looked"},

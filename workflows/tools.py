@@ -88,11 +88,28 @@ class Acceptance:
 class Preview:
     """What an approver reads before deciding: a business sentence, the exact change
     (a diff, when the tool can compute one) and the size of what it touches (the
-    approval matrix's thresholds compare `measures`: headcount, monthly_gross...)."""
+    approval matrix compares `measures` with the limits of the tool's declared `Measure`s)."""
 
     summary: str
     diff: dict[str, Any] | None = None
     measures: dict[str, Any] = field(default_factory=dict)
+
+
+MONEY = "money"  # a Measure's unit for an amount of money: shown and compared with its currency
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A size a tool's previews report (`Preview.measures[name]`) that the approval matrix
+    may hold to a limit. The domain declares it in its own words, so the matrix (which
+    never names a domain) shows and compares only what each tool measures."""
+
+    name: str         # the key in Preview.measures
+    label: str        # the domain's words for it, an English msgid marked with gettext_noop
+    unit: str = ""    # MONEY, or what a count counts (a msgid marked with gettext_noop: "people")
+    # MONEY only: the currency a limit is in. A value measured in another currency (the
+    # preview's measures["currency"]) cannot be compared with it, so it counts as above the limit.
+    currency: str = ""
 
 
 @dataclass(frozen=True)
@@ -157,8 +174,10 @@ class Tool:
     # (tenant_id, resolved arguments, the stored diff) -> the card's one-line summary in the
     # reader's language (the stored one is in the language of whoever asked); None: the stored one
     summary_describe: Callable[[int, dict[str, Any], dict[str, Any] | None], str] | None = None
-    # The approval matrix's default row for this tool (roles, deadline, thresholds).
+    # The approval matrix's default row for this tool (roles, deadline, "limits" per measure).
     approval_rule: dict[str, Any] = field(default_factory=dict)
+    # What its previews measure that the matrix may hold to a limit (`Measure`).
+    measures: list[Measure] = field(default_factory=list)
     # (run params, rejected arguments) -> params for the replan a "reject and replan" starts
     rejection_replan: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
     # (run params, resolved arguments, output or None, why it failed) -> params for a local

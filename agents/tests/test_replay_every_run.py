@@ -67,7 +67,7 @@ def every_kind_of_run(monkeypatch) -> dict[str, Run]:
     node_input_answer(membership=alice, run_id=waiting.id, answer="Another Name")
     runs["asked for a name"] = decide(drive(waiting))
     # A person's direct import over the approval matrix's limits: a run with a second person.
-    ApprovalRule.objects.filter(tool="import_template").update(headcount_limit=0)
+    ApprovalRule.objects.filter(tool="import_template").update(limits={"headcount": "0"})
     template = PayrollTemplate.objects.get(code="cn-sh-monthly-salaried", version=1)
     client = APIClient()
     client.force_authenticate(membership("bob").user)

@@ -33,8 +33,8 @@ def demo(monkeypatch):
 
 def test_it_takes_the_deadline_from_the_matrix():
     matrix_rule_update(membership=membership("ada"), tool="import_template", roles=["approver", "admin"],
-                       deadline_seconds=3 * 3600, remind_before_seconds=600, headcount_limit=None,
-                       monthly_gross_limit=None, above_limit_role="admin")
+                       deadline_seconds=3 * 3600, remind_before_seconds=600, limits={},
+                       above_limit_role="admin")
     approval = waiting_approval()
     assert approval.deadline - approval.created_at == pytest.approx(timedelta(hours=3), abs=timedelta(seconds=5))
 
@@ -90,8 +90,8 @@ def test_the_reminders_link_is_absolute_so_a_mail_client_can_open_it(django_capt
 
 def test_it_reminds_only_admins_of_an_approval_routed_to_admins():
     matrix_rule_update(membership=membership("ada"), tool="import_template", roles=["approver", "admin"],
-                       deadline_seconds=3600, remind_before_seconds=600, headcount_limit=0,
-                       monthly_gross_limit=None, above_limit_role="admin")
+                       deadline_seconds=3600, remind_before_seconds=600, limits={"headcount": 0},
+                       above_limit_role="admin")
     approval = waiting_approval()
     approval_reminders_send(now=approval.deadline - timedelta(minutes=5))
     assert ApprovalReminder.objects.get(approval=approval).recipients == ["ada"]

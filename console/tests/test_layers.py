@@ -1,5 +1,7 @@
 """The generic apps know no domain: they never name a tool or a node key of one.
 (Imports are checked by the import-linter contract in .importlinter; this checks names.)"""
+import ast
+import re
 from pathlib import Path
 
 from workflows.blueprints import BLUEPRINTS
@@ -28,3 +30,43 @@ def test_generic_apps_never_name_a_domain_tool_or_node():
         found += [f"{path.relative_to(ROOT)}: {name}" for name in domain_tools if name in text]
         found += [f"{path.relative_to(ROOT)}: {key}" for key in node_keys if key in text]
     assert found == []
+
+
+# Issue 29: the generic apps speak no domain. Every string literal outside docstrings
+# (what a person might read, and every name a generic app could use to find a domain)
+# is searched for a domain's words. A node's lease or a record's reservation may still
+# be called a claim, so "claim" is not among them.
+SPEAKING = ["agents", "approvals", "workflows", "timeline", "console"]
+DOMAIN_WORDS = re.compile(r"(?i:\b(payroll|expenses?|invoices?|candidates?|headcount)\b)|\bTANs?\b|薪资|工资|报销")
+
+
+def _string_literals(tree: ast.AST):
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                docstrings.add(id(first.value))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            yield node.lineno, node.value
+
+
+def test_generic_apps_contain_no_domain_word():
+    found = []
+    for place in SPEAKING:
+        for path in sorted((ROOT / place).rglob("*.py")):
+            if "tests" in path.parts or "migrations" in path.parts:
+                continue
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for line, text in _string_literals(tree):
+                hit = DOMAIN_WORDS.search(text)
+                if hit:
+                    found.append(f"{path.relative_to(ROOT)}:{line}: {hit.group(0)!r} in {text[:70]!r}")
+    assert found == [], "\n".join(found)
+
+
+def test_the_word_check_sees_a_domain_word_and_passes_a_lease_claim():
+    tree = ast.parse('"""The payroll docstring."""\nX = "Done: the payroll group"\nY = "a claim on a lease"\n')
+    hits = [text for _, text in _string_literals(tree) if DOMAIN_WORDS.search(text)]
+    assert hits == ["Done: the payroll group"]

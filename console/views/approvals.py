@@ -1,8 +1,6 @@
 """The approver's desk: the inbox (queue + card), a run's approval history, the matrix.
 Decisions go through the API (/api/v1/approvals/{id}/approve/), the one entry the page
 shares with scripts; these views only read, except the matrix form."""
-from decimal import Decimal
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
@@ -10,7 +8,7 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
-from approvals.matrix import DECIDING_ROLES, matrix_rule_update, rules_for
+from approvals.matrix import DECIDING_ROLES, matrix_rows, matrix_rule_update, measures_of
 from approvals.models import ApprovalStatus
 from approvals.selectors import (
     approval_card,
@@ -20,7 +18,7 @@ from approvals.selectors import (
     reminders_for,
 )
 from config.api import DomainError
-from config.forms import int_parse, number_parse
+from config.forms import number_parse
 from config.ids import id_parse
 from tenants.models import Membership, Role
 from tenants.selectors import membership_for_user
@@ -79,7 +77,7 @@ def matrix(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         tool = request.POST.get("tool", "")
         try:
-            # Every number is parsed (finite, bounded, ASCII) before the service's role check.
+            # The times are parsed (finite, bounded, ASCII) here; the limits by the service, after its role check.
             hours = number_parse(request.POST.get("deadline_hours"), what="The deadline (hours)", minimum=0,
                                  maximum=24 * 365, places=2, required=True)
             minutes = number_parse(request.POST.get("remind_minutes") or "0", what="The reminder (minutes)",
@@ -87,11 +85,8 @@ def matrix(request: HttpRequest) -> HttpResponse:
             matrix_rule_update(
                 membership=membership, tool=tool, roles=request.POST.getlist("roles"),
                 deadline_seconds=round(hours * 3600), remind_before_seconds=round(minutes * 60),
-                headcount_limit=int_parse(request.POST.get("headcount_limit"), what="The headcount limit",
-                                          minimum=0, maximum=10_000_000),
-                monthly_gross_limit=number_parse(request.POST.get("monthly_gross_limit"),
-                                                 what="The monthly gross limit", minimum=0,
-                                                 maximum=Decimal("1e15"), places=2),
+                # One field per measure the tool declares ("<measure>_limit"), blank for none.
+                limits={m.name: request.POST.get(f"{m.name}_limit") for m in measures_of(tool)},
                 above_limit_role=request.POST.get("above_limit_role", Role.ADMIN))
         except DomainError as err:
             if err.status_code == 403:
@@ -102,5 +97,5 @@ def matrix(request: HttpRequest) -> HttpResponse:
                              % {"tool": tool.replace("_", " ")})
         return redirect("approvals-matrix")
     return render(request, "approvals/matrix.html", {
-        "rules": rules_for(membership), "can_edit": membership.role == Role.ADMIN,
+        "rows": matrix_rows(membership), "can_edit": membership.role == Role.ADMIN,
         "deciding_roles": [(r.value, r.label) for r in DECIDING_ROLES]})

@@ -123,7 +123,7 @@ def test_a_persons_direct_import_under_the_limits_is_recorded_with_who_did_it():
 
 def test_a_persons_direct_import_over_the_limits_needs_a_second_person():
     template = PayrollTemplate.objects.get(code="cn-sh-monthly-salaried", version=1)
-    ApprovalRule.objects.filter(tool="import_template").update(headcount_limit=0)
+    ApprovalRule.objects.filter(tool="import_template").update(limits={"headcount": "0"})
     response = api("bob").post("/api/v1/payroll/groups/", {"template_id": str(template.id), "name": "Big Group"},
                                format="json", HTTP_IDEMPOTENCY_KEY="direct-2")
     assert response.status_code == 202, response.json()

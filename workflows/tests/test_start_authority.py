@@ -173,7 +173,7 @@ def test_an_admin_still_asks_for_a_restore_through_its_endpoint():
 
 
 def test_an_approvers_direct_import_over_the_limits_still_becomes_a_run():
-    ApprovalRule.objects.filter(tool="import_template").update(headcount_limit=0)
+    ApprovalRule.objects.filter(tool="import_template").update(limits={"headcount": "0"})
     response = api("bob").post("/api/v1/payroll/groups/", {"template_id": str(template().id), "name": "Big Group"},
                                format="json", HTTP_IDEMPOTENCY_KEY="direct-1")
     assert response.status_code == 202, response.json()
