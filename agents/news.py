@@ -65,7 +65,7 @@ def news_compose(event: Event) -> News | None:
         return news_tell(RunNews(
             run=run, kind=event.type, data=data, approval=approval,
             approvers=approvers_for(approval) if approval else [],
-            routing_reason=approval.routing_reason if approval else data.get("routing", ""),
+            routing_reason=(approval.routing_reason_words or approval.routing_reason) if approval else data.get("routing", ""),
             measures=(approval.measures or {}) if approval else {},
             decided_by=(decider.get_full_name() or decider.username) if decider else str(data.get("by") or ""),
             comment=data.get("comment") or ""))

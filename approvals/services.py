@@ -96,7 +96,8 @@ def approval_gate(*, node: Node, run: Run, arguments: dict[str, Any]) -> int | N
             tenant_id=run.tenant_id, run=run, node=node, tool=node.tool, arguments=arguments,
             arguments_hash=arguments_hash(arguments), summary=summary, diff=diff, requested_by_id=run.created_by_id,
             deadline=timezone.now() + timedelta(seconds=deadline_seconds(node.tool, run.tenant_id)),
-            measures=measures, allowed_roles=route.roles, needs_role=route.needs_role, routing_reason=route.reason)
+            measures=measures, allowed_roles=route.roles, needs_role=route.needs_role, routing_reason=route.reason,
+            routing_reason_words=route.reason_words)
         if not node_transition(node, N.AWAITING_APPROVAL, expected=N.READY, reason="waiting for an approver"):
             transaction.set_rollback(True)
             return None

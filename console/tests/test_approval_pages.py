@@ -107,7 +107,7 @@ def test_ada_edits_the_matrix_and_bob_may_only_read_it():
 def test_numbers_that_are_not_plain_numbers_are_refused_before_anything_changes():
     from approvals.models import ApprovalRule
 
-    before = list(ApprovalRule.objects.values_list("tool", "deadline_seconds", "headcount_limit"))
+    before = list(ApprovalRule.objects.values_list("tool", "deadline_seconds", "limits"))
     form = {"tool": "import_template", "roles": ["approver", "admin"], "deadline_hours": "8",
             "remind_minutes": "30", "headcount_limit": "5", "monthly_gross_limit": "", "above_limit_role": "admin"}
     for field, value in [("deadline_hours", "inf"), ("deadline_hours", "1e300"), ("headcount_limit", "²"),
@@ -117,5 +117,5 @@ def test_numbers_that_are_not_plain_numbers_are_refused_before_anything_changes(
             assert response.status_code in (200, 403), (who, field, value, response.status_code)
             if who == "ada":
                 assert "must be" in response.content.decode()
-    assert list(ApprovalRule.objects.values_list("tool", "deadline_seconds", "headcount_limit")) == before
+    assert list(ApprovalRule.objects.values_list("tool", "deadline_seconds", "limits")) == before
     assert client_for("bob").get("/approvals/queue/?selected=²").status_code == 400

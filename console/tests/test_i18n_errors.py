@@ -5,7 +5,7 @@ as written and shown in the reader's language."""
 import pytest
 from django.utils import translation
 
-from approvals.matrix import routing_reason_shown
+from approvals.matrix import approval_route, routing_reason_shown
 from approvals.models import ApprovalRequest, ApprovalStatus
 from approvals.services import approval_decide
 from expenses.models import ClaimStatus, ExpenseClaim
@@ -67,17 +67,15 @@ def test_the_language_a_person_chose_wins_over_the_browsers():
     assert body["detail"] == "此申请是你提交的，必须由其他人决定（四眼原则）。"
 
 
-def test_routing_reasons_are_stored_in_english_and_read_in_chinese():
+def test_routing_reasons_are_stored_as_meaning_and_read_in_chinese():
+    route = approval_route(tenant_id=membership("ada").tenant_id, tool="a_tool_without_a_row", measures={})
+    assert route.reason == "An approver or a tenant admin may approve."  # the English, kept for search
     with translation.override("zh-hans"):
-        assert routing_reason_shown("An approver or a tenant admin may approve.") == "审批人或租户管理员可以批准。"
-        assert (routing_reason_shown("Within the matrix's limits: an approver may approve.")
-                == "在上限之内：审批人可以批准。")
-        assert (routing_reason_shown("12 employees in scope is above the limit of 5; a monthly gross of "
-                                     "90,000.00 CNY is above the limit of 50,000.00: needs a tenant admin.")
-                == "涉及 12 名员工，超过上限 5；月度总额 90,000.00 CNY 超过上限 50,000.00：需要租户管理员。")
+        assert routing_reason_shown(route.reason_words) == "审批人或租户管理员可以批准。"
+        # a reason stored as prose before reasons were words reads as it was written
         assert routing_reason_shown("Something a later version wrote.") == "Something a later version wrote."
     with translation.override("en"):
-        assert routing_reason_shown("An approver may approve.") == "An approver may approve."
+        assert routing_reason_shown(route.reason_words) == "An approver or a tenant admin may approve."
 
 
 def test_the_approvals_page_names_decisions_and_steps_in_chinese():
