@@ -476,8 +476,8 @@ def _duplicate_side_effects(rec: _Records) -> Metric:
             extra += created - 1
             affected += 1
     return Metric("duplicate_side_effects", "Duplicate side effects after approval", extra, "count",
-                  "Records created beyond the one an approved step allows (a payroll group per approved "
-                  "import), after the approval resumed the run.", affected, len(approved))
+                  "Records created beyond the one an approved step allows (one record per approved "
+                  "write), after the approval resumed the run.", affected, len(approved))
 
 
 def _daily(rec: _Records, period: Period) -> list[DayFigures]:

@@ -39,5 +39,5 @@ def status_labels_json() -> str:
 def ui_words_json() -> str:
     """The few words console.js writes itself (the live indicator, the attach control), translated."""
     words = {"connecting": _("connecting…"), "live": _("● live"), "reconnecting": _("reconnecting…"),
-             "refused": _("not available"), "attach": _("Attach employee list or invoice")}
+             "refused": _("not available"), "attach": _("Attach a file")}
     return json.dumps({k: str(v) for k, v in words.items()}, ensure_ascii=False)

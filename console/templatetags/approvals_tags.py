@@ -7,8 +7,6 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from approvals.selectors import duration_text, summary_described
-from expenses.models import ClaimStatus
-from payroll.previews import snapshot_label as payroll_snapshot_label
 
 register = template.Library()
 
@@ -42,18 +40,6 @@ def other_name(record) -> str:
     get = record.get if isinstance(record, dict) else lambda key, default="": getattr(record, key, default)
     shown, name, name_zh = local_name(record), get("name", ""), get("name_zh", "")
     return name_zh if shown == name and name_zh != name else (name if shown != name else "")
-
-
-@register.filter
-def snapshot_label(label: str) -> str:
-    """A snapshot's label; those Keel writes itself ("before run …") in the reader's language."""
-    return payroll_snapshot_label(label)
-
-
-@register.filter
-def claim_status(code: str) -> str:
-    """An expense claim's status code ("submitted") as its label in the reader's language; other text as is."""
-    return str(ClaimStatus(code).label) if code in ClaimStatus.values else code
 
 
 @register.filter

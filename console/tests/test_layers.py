@@ -37,6 +37,11 @@ def test_generic_apps_never_name_a_domain_tool_or_node():
 # is searched for a domain's words. A node's lease or a record's reservation may still
 # be called a claim, so "claim" is not among them.
 SPEAKING = ["agents", "approvals", "workflows", "timeline", "console"]
+# Still to move out (issue 29's conversation contract; the same modules as the ignored
+# imports in .importlinter): a ratchet, this list only shrinks.
+STILL_SPEAKING = {"agents/answers.py", "agents/expense_front.py", "agents/intent.py", "agents/invoice_chat.py",
+                  "agents/orchestrator.py", "agents/react.py", "agents/replies.py", "console/urls.py",
+                  "console/views/conversations.py"}
 DOMAIN_WORDS = re.compile(r"(?i:\b(payroll|expenses?|invoices?|candidates?|headcount)\b)|\bTANs?\b|薪资|工资|报销")
 
 
@@ -53,7 +58,7 @@ def _string_literals(tree: ast.AST):
 
 
 def test_generic_apps_contain_no_domain_word():
-    found = []
+    found, speaking = [], set()
     for place in SPEAKING:
         for path in sorted((ROOT / place).rglob("*.py")):
             if "tests" in path.parts or "migrations" in path.parts:
@@ -62,8 +67,11 @@ def test_generic_apps_contain_no_domain_word():
             for line, text in _string_literals(tree):
                 hit = DOMAIN_WORDS.search(text)
                 if hit:
-                    found.append(f"{path.relative_to(ROOT)}:{line}: {hit.group(0)!r} in {text[:70]!r}")
+                    speaking.add(str(path.relative_to(ROOT)))
+                    if str(path.relative_to(ROOT)) not in STILL_SPEAKING:
+                        found.append(f"{path.relative_to(ROOT)}:{line}: {hit.group(0)!r} in {text[:70]!r}")
     assert found == [], "\n".join(found)
+    assert STILL_SPEAKING <= speaking, f"no longer speaking a domain, take them off the list: {STILL_SPEAKING - speaking}"
 
 
 def test_the_word_check_sees_a_domain_word_and_passes_a_lease_claim():
