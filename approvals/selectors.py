@@ -1,6 +1,7 @@
 """Tenant-scoped reads for the approver's desk: the queue, one card, a run's history."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -10,6 +11,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from config.api import NotFound
+from config.words import value_table, value_text, words_render
 from tenants.models import Membership, Role
 from timeline.models import Event
 from workflows.selectors import run_get_for
@@ -63,22 +65,25 @@ def arguments_described(approval: ApprovalRequest) -> list[dict[str, str]]:
     tool = TOOLS.get(approval.tool)
     rows = []
     for name, value in approval.arguments.items():
-        label, text = name.replace("_", " ").capitalize(), str(value)
+        label, text = name.replace("_", " ").capitalize(), value_text(value)
         if tool is not None and tool.argument_describe is not None:
             label, text = tool.argument_describe(approval.tenant_id, name, value) or (label, text)
-        rows.append({"name": name, "label": label, "text": text, "exact": str(value)})
+        exact = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        rows.append({"name": name, "label": label, "text": value_text(text), "exact": exact,
+                     "table": value_table(value)})
     return rows
 
 
 def summary_described(approval: ApprovalRequest) -> str:
     """The card's summary in the reader's language, as the tool words it; else as stored."""
     tool = TOOLS.get(approval.tool)
+    stored = words_render(approval.summary_words or approval.summary)
     if tool is None or tool.summary_describe is None:
-        return approval.summary
+        return stored
     try:
-        return tool.summary_describe(approval.tenant_id, approval.arguments, approval.diff) or approval.summary
+        return tool.summary_describe(approval.tenant_id, approval.arguments, approval.diff) or stored
     except (KeyError, ValueError, TypeError):  # arguments of an older shape: as stored
-        return approval.summary
+        return stored
 
 
 @dataclass

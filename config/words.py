@@ -102,3 +102,64 @@ def _param_render(value: Any) -> str:
     if isinstance(value, bool):
         return str(value).lower()
     return str(value)
+
+
+def value_text(value: Any, *, limit: int = 400) -> str:
+    """Any stored value as a person reads it, in the reader's language — never a Python
+    dict: words and names in several languages rendered, a record as "label: value · …"
+    (its keys as words: "group_name" → "Group name"), a list joined as the language joins
+    one, a list of records one per "; ". Long text is cut at `limit` characters with "…"."""
+    text = _value_text(value)
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
+def value_table(value: Any) -> dict[str, Any] | None:
+    """A list of records with the same keys as a table {columns, rows} of texts (ranked
+    candidates, items), or a record's first such list; None when there is none. A key
+    with a Chinese twin ("explanation" and "explanation_zh") is one column, in the
+    reader's language."""
+    if isinstance(value, dict) and not _is_name(value) and not is_words(value):
+        return next((t for t in (value_table(v) for v in value.values() if isinstance(v, list)) if t), None)
+    if not (isinstance(value, list) and value and all(isinstance(v, dict) and not _is_name(v) for v in value)):
+        return None
+    records = [_twins_joined(record) for record in value]
+    columns: list[str] = []
+    for record in records:
+        columns += [k for k in record if k not in columns]
+    return {"columns": [_key_label(k) for k in columns],
+            "rows": [[_value_text(record.get(k)) for k in columns] for record in records]}
+
+
+def _twins_joined(record: dict[str, Any]) -> dict[str, Any]:
+    joined = {}
+    for key, v in record.items():
+        if key.endswith("_zh") and key[:-3] in record:
+            continue
+        twin = record.get(f"{key}_zh")
+        joined[key] = localised(str(v), str(twin)) if twin and isinstance(v, str) else v
+    return joined
+
+
+def _is_name(value: dict) -> bool:
+    return bool(value) and set(value) <= {"en", "zh-hans", "zh", "zh_hans"}
+
+
+def _key_label(key: str) -> str:
+    return str(key).replace("_", " ").strip().capitalize()
+
+
+def _value_text(value: Any) -> str:
+    if value is None:
+        return "—"
+    if is_words(value):
+        return words_render(value)
+    if isinstance(value, dict):
+        if _is_name(value):
+            return _param_render(value if "zh-hans" in value else {**value, "zh-hans": value.get("zh") or value.get(
+                "zh_hans") or value.get("en", "")})
+        return " · ".join(f"{_key_label(k)}: {_value_text(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        if value and all(isinstance(v, dict) and not _is_name(v) and not is_words(v) for v in value):
+            return "; ".join(_value_text(v) for v in value)
+        return _param_render([_value_text(v) for v in value])
+    return _param_render(value)

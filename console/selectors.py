@@ -3,7 +3,6 @@
 own reads stay in timeline.selectors; this module may read every layer below it."""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -15,6 +14,7 @@ from django.utils.translation import gettext as _
 
 from agents.models import Message
 from approvals.models import ApprovalRequest
+from config.words import value_text
 from tenants.models import Membership, Role
 from timeline.models import Activity, Conversation
 from workflows.models import Node, Run, StateCoordinate, ToolCall, Transition
@@ -195,7 +195,7 @@ class CoordinateTrail:
 
     @property
     def value_text(self) -> str:
-        return self.value if isinstance(self.value, str) else json.dumps(self.value, ensure_ascii=False)
+        return value_text(self.value)
 
 
 def provenance_for_runs(run_ids: list[int]) -> list[CoordinateTrail]:

@@ -126,7 +126,7 @@ def expense_news(item: RunNews) -> News | None:
     run, facts = item.run, _facts(item.run)
     if item.kind == "approval.requested":
         claim = _claim(run)
-        filed = words(gettext_noop("I filed your %(claim)s."), claim=claim_words(facts))
+        filed = words(gettext_noop("I drafted your %(claim)s."), claim=claim_words(facts))
         who = words(gettext_noop("%(who)s must approve it before it is submitted."), who=either(item.approvers))
         ask = words(ASK_INVOICE) if _invoice_missing(run, claim) else None
         return News(_sentences(filed, verdict_words(_coordinate(run, "policy_check")), who, ask),

@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
+from config.words import value_text
 from tenants.admin import ReadOnlyInline, TenantScopedAdmin, admin_link
 
 from .models import (
@@ -144,17 +145,21 @@ class ToolCallAdmin(TenantScopedAdmin):
 
 @admin.register(StateCoordinate)
 class StateCoordinateAdmin(TenantScopedAdmin):
-    list_display = ["key", "value", "producer", "call_id", "run_id", "plan_version", "created_at"]
+    list_display = ["key", "value_shown", "producer", "call_id", "run_id", "plan_version", "created_at"]
     list_filter = ["key", "producer"]
     search_fields = ["=key", "run__id__exact", "call__id__exact", "producer", "receipt_ref"]
     search_help_text = "Search by state key, run id, producing call id, producer or receipt."
-    readonly_fields = ["key", "value", "run_link", "plan_version", "producer", "receipt_ref", "created_at",
+    readonly_fields = ["key", "value_shown", "run_link", "plan_version", "producer", "receipt_ref", "created_at",
                        "provenance_chain"]
     fields = readonly_fields
     ordering = ["-created_at"]
 
     class Media:
         css = {"all": ["keel/admin.css"]}  # the provenance chain's list (no inline styles: the CSP)
+
+    @admin.display(description="value")
+    def value_shown(self, coordinate: StateCoordinate) -> str:
+        return value_text(coordinate.value)
 
     @admin.display(description="run")
     def run_link(self, coordinate: StateCoordinate):
@@ -194,7 +199,7 @@ def _upstream_html(chain: dict):
     inner = format_html_join("", "{}", [(_upstream_html(c),) for c in chain["inputs"]])
     if chain["origin"] is not None:
         inner = _origin_html(chain["origin"])
-    value = chain["value"] if isinstance(chain["value"], str) else str(chain["value"])[:120]
+    value = value_text(chain["value"], limit=120)
     return format_html('<ul class="keel-consumers"><li data-testid="upstream-{}"><code>{}</code>'
                        ' = {} <span class="help">by {} in step {} · call {}</span>{}</li></ul>',
                        chain["key"], chain["key"], value, chain["producer"], chain["node"], chain["call_id"],

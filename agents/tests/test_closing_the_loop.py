@@ -10,6 +10,7 @@ from agents.news import NEWS_TYPES, news_post
 from agents.orchestrator import message_post
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
+from config.words import words_render
 from payroll.models import PayrollGroup
 from timeline.models import Conversation, Event
 from timeline.services import conversation_create
@@ -143,6 +144,10 @@ def test_the_chat_is_told_who_must_approve_then_that_the_group_exists_with_a_lin
     done = news(conv)[-1]
     group = PayrollGroup.objects.get(name="Shanghai Sales", tenant=run.tenant)
     assert "Shanghai Sales" in done.text and done.link["href"] == f"/payroll/groups/{group.id}/"
+    # stored as meaning: a Chinese reader reads the same news in Chinese (the catalog's words)
+    assert done.text == "Done: the payroll group “Shanghai Sales” has been created."
+    assert words_render(done.words, "zh-hans") == "完成了：薪资组“Shanghai Sales”已创建。"
+    assert words_render(waiting.words, "zh-hans").startswith("“Shanghai Sales”的导入正在等待")
     assert len(news(conv)) == len(Message.objects.filter(conversation=conv, intent="news"))  # posted once
 
 

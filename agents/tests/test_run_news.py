@@ -148,3 +148,37 @@ def test_a_blueprint_with_no_news_of_its_own_gets_the_generic_words():
     assert isinstance(generic, News)
     assert words_render(generic.words, "en") == ("The run “No-op chain” is waiting for Bob Li or Ada Zhao to "
                                                  "approve it. I'll carry on once it is approved.")
+
+
+@pytest.mark.xfail(strict=True, reason="the chat page renders console.selectors.messages_for's ChatLine.text: it "
+                                       "must take Message.text_shown and Message.link_shown (not H2's file)")
+def test_the_chat_page_shows_the_news_in_the_readers_chosen_language(client):
+    conv = conversation()
+    claim_run_waiting(conv)
+    news(conv)
+    reader = membership("alice")
+    reader.language = "zh-hans"
+    reader.save(update_fields=["language"])
+    client.force_login(reader.user)
+    page = client.get(f"/conversations/{conv.id}/").content.decode()
+    assert "超出差旅政策" in page and "打开报销申请" in page
+
+
+def test_candidate_matching_is_told_as_matches_for_the_tan():
+    from hr.models import OutboxEvent, Tan
+    from hr.services import Actor, tan_approve
+    from hr.supervisor import tan_event_consume
+
+    ada = membership("ada")
+    tan = Tan.objects.get(title="Senior Backend Engineer")
+    tan_approve(actor=Actor(tenant_id=ada.tenant_id, user_id=ada.user_id, role=ada.role), tan_id=tan.id)
+    run = drive(Run.objects.get(id=tan_event_consume(OutboxEvent.objects.get(tan=tan).id)))
+    waiting = news(run.conversation)[-1]
+    assert waiting.text.startswith("5 matches for the TAN “Senior Backend Engineer”") and "Bob Li" in waiting.text
+    approval_decide(membership=membership("bob"), approval_id=ApprovalRequest.objects.get(run=run).id,
+                    verdict="approved")
+    drive(run)
+    done = news(run.conversation)[-1]
+    assert done.text == "Done: 5 matches for the TAN “Senior Backend Engineer” were recorded."
+    assert done.link["href"] == f"/hiring/tans/{tan.id}/"
+    assert not PAYROLL_WORDS.search(waiting.text + done.text)
