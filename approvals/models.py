@@ -58,6 +58,11 @@ class ApprovalRequest(models.Model):
         """Why the matrix routed it, in the reader's language (a row routed before words existed: as stored)."""
         return words_render(self.routing_reason_words or self.routing_reason)
 
+    @property
+    def summary_shown(self) -> str:
+        """What it does, in the reader's language (a row stored before words existed: as stored)."""
+        return words_render(self.summary_words or self.summary)
+
 
 class ApprovalDecision(models.Model):
     """Every decision attempt, the accepted one and the refused later ones alike."""

@@ -13,8 +13,10 @@ from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from config.api import Conflict, Forbidden
+from config.words import is_words, words, words_english
 from tenants.models import Membership
 from timeline.push import broadcast_on_commit, tenant_group
 from timeline.services import event_append, events_batched, frame_record
@@ -58,7 +60,7 @@ def _preview(tenant_id: int, tool_name: str, arguments: dict[str, Any],
     """What the approver reads, as the tool declares it (a sentence, a diff, measures)."""
     tool = tool_get(tool_name)
     if tool.preview is None:
-        return Preview(summary=f"Run {tool_name.replace('_', ' ')}.")
+        return Preview(summary=words(gettext_noop("Run the step “%(step)s”."), step=tool_name.replace("_", " ")))
     return tool.preview(tenant_id, arguments, params or {})
 
 
@@ -83,6 +85,9 @@ def approval_gate(*, node: Node, run: Run, arguments: dict[str, Any]) -> int | N
         return granted
     preview = _preview(run.tenant_id, node.tool, arguments, run.params)
     summary, diff, measures = preview.summary, preview.diff, preview.measures
+    # A summary given as words is stored as meaning, its English beside it (search, logs, the API's `summary`).
+    summary_words = summary if is_words(summary) else None
+    summary = words_english(summary) if summary_words else summary
     route = approval_route(tenant_id=run.tenant_id, tool=node.tool, measures=measures)
     with events_batched():  # one transaction; its events and counts written together at the end
         # The run's lock first, as every writer of the run takes it (workflows.transitions.run_lock):
@@ -94,7 +99,8 @@ def approval_gate(*, node: Node, run: Run, arguments: dict[str, Any]) -> int | N
             return None
         approval = ApprovalRequest.objects.create(
             tenant_id=run.tenant_id, run=run, node=node, tool=node.tool, arguments=arguments,
-            arguments_hash=arguments_hash(arguments), summary=summary, diff=diff, requested_by_id=run.created_by_id,
+            arguments_hash=arguments_hash(arguments), summary=summary, summary_words=summary_words, diff=diff,
+            requested_by_id=run.created_by_id,
             deadline=timezone.now() + timedelta(seconds=deadline_seconds(node.tool, run.tenant_id)),
             measures=measures, allowed_roles=route.roles, needs_role=route.needs_role, routing_reason=route.reason,
             routing_reason_words=route.reason_words)
@@ -107,7 +113,7 @@ def approval_gate(*, node: Node, run: Run, arguments: dict[str, Any]) -> int | N
                            "routing": route.reason})
         if node.activity_id:
             frame_record(activity_id=node.activity_id, kind="approval", name="approval requested", status="waiting",
-                         summary=summary, payload={"approval": str(approval.id), "arguments": arguments,
+                         summary=summary_words or summary, payload={"approval": str(approval.id), "arguments": arguments,
                                                    "arguments_hash": approval.arguments_hash})
         _broadcast(run.tenant_id, approval.id, approval.status)
         run_settle(run)

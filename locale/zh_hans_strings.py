@@ -852,4 +852,5 @@ ZH.update({
     "Nothing was changed; tell me what to adjust and I'll start again.": "没有做任何更改；您可以调整需求后再试。",
     "I'll look for another plan.": "我会换一个方案。",
     "Attach a file": "附加文件",
+    "Run the step “%(step)s”.": "运行步骤“%(step)s”。",
 })

@@ -14,8 +14,10 @@ from django.db.models import Count, Sum
 from django.utils import timezone
 from django.utils import translation
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from config.names import name_visible
+from config.words import localised, words
 from memory.models import MemoryItem
 from memory.services import memory_recall
 from workflows.models import StateCoordinate
@@ -76,7 +78,7 @@ def import_preview(tenant_id: int, arguments: dict[str, Any], params: dict[str, 
         diff = {**diff, "new_employees": new}
         measures = {**measures, "headcount": measures.get("headcount", 0) + len(new), "listed": True}
     measures = {**measures, "context": request_context(arguments, params)}
-    return Preview(summary=import_summary(tenant_id, arguments), diff=diff, measures=measures)
+    return Preview(summary=import_summary_words(tenant_id, arguments), diff=diff, measures=measures)
 
 
 def import_summary(tenant_id: int, arguments: dict[str, Any], diff: dict[str, Any] | None = None) -> str:
@@ -84,6 +86,15 @@ def import_summary(tenant_id: int, arguments: dict[str, Any], diff: dict[str, An
     return _("Import template “%(template)s” into a new group “%(group)s”.") % {
         "template": local_name(template) if template else _("the matched template"),
         "group": name_visible(arguments["group_name"])}
+
+
+def import_summary_words(tenant_id: int, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The card's sentence as meaning: each reader sees it in their own language."""
+    template = PayrollTemplate.objects.filter(id=int(arguments["template_id"])).first()
+    return words(gettext_noop("Import template “%(template)s” into a new group “%(group)s”."),
+                 template=(localised(template.name, template.name_zh or template.name) if template
+                           else words(gettext_noop("the matched template"))),
+                 group=name_visible(arguments["group_name"]))
 
 
 def new_employees_proposed(*, tenant_id: int, rows: list[dict[str, Any]]) -> list[dict[str, str]]:

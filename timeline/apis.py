@@ -82,7 +82,8 @@ class FrameOutputSerializer(serializers.Serializer):
     name = StrictCharField()
     status = StrictCharField()
     level = StrictCharField()
-    summary = StrictCharField()
+    summary = StrictCharField(source="summary_shown", help_text="in the request's language")
+    summary_words = serializers.JSONField(allow_null=True, help_text="the summary as meaning (key, params)")
     started_at = serializers.DateTimeField()
     first_token_at = serializers.DateTimeField(allow_null=True)
     ended_at = serializers.DateTimeField(allow_null=True)
@@ -124,7 +125,7 @@ class ActivityFrameListApi(APIView):
                 row["payload_url"] = f"/api/v1/frames/{frame.id}/payload/"
             results.append(row)
         return Response({"activity": str(activity.id), "kind": activity.kind, "title": activity.title,
-                         "summary": activity.summary, "status": activity.status,
+                         "summary": activity.summary_shown, "summary_words": activity.summary_words, "status": activity.status,
                          "rollup": {"frames": activity.frame_count, "errors": activity.error_count,
                                     "tokens_in": activity.tokens_in, "tokens_out": activity.tokens_out,
                                     "cost": str(activity.cost), "latency_ms": activity.latency_ms},
