@@ -154,7 +154,7 @@ def test_the_skeleton_folds_case_space_and_confusables_but_not_different_names()
 
 
 def test_a_new_employee_of_an_attached_export_is_named_as_people_read_it():
-    from agents.attachments import AttachmentError, employee_list_parse
+    from payroll.attachments import AttachmentError, employee_list_parse
 
     tenant_id = actor_for("alice").tenant_id
     parsed = employee_list_parse(tenant_id=tenant_id, filename="export.csv",
