@@ -13,9 +13,9 @@ from config.parsers import JSONParser, MultiPartParser  # limits (issue 12), cha
 from tenants.selectors import membership_for_user
 from timeline.selectors import conversation_get_for
 
-from .attachments import MAX_BYTES, AttachmentError
 from .models import Message
-from .orchestrator import message_post
+from .orchestrator import attachment_read, message_post
+from .uploads import ChatAttachmentUploads
 
 
 class MessageOutputSerializer(serializers.Serializer):
@@ -39,15 +39,15 @@ class MessageHistorySerializer(serializers.ModelSerializer):
                   "attachment_rows", "created_at"]
 
 
-class MessageApi(APIView):
+class MessageApi(ChatAttachmentUploads, APIView):
     parser_classes = [JSONParser, MultiPartParser]
 
     class InputSerializer(serializers.Serializer):
         text = StrictCharField(allow_blank=True, trim_whitespace=False,
                                      help_text="The user's message (at most 4000 characters).")
         attachment = serializers.FileField(required=False, allow_empty_file=True,
-                                           help_text="Optional employee list: .csv or .xlsx, at most 1 MB, with "
-                                                     "an employee_no or a name column (multipart only).")
+                                           help_text="Optional file of a kind a domain takes in the chat "
+                                                     "(multipart only).")
 
     @extend_schema(
         # The schema says what the orchestrator checks after parsing: text that is not
@@ -57,8 +57,8 @@ class MessageApi(APIView):
                  "multipart/form-data": {"type": "object", "required": ["text"], "properties": {
                      "text": {"type": "string", "minLength": 1, "maxLength": 4000, "pattern": NOT_BLANK_NO_CONTROL},
                      "attachment": {"type": "string", "format": "binary",
-                                    "description": "Optional employee list: .csv or .xlsx, at most 1 MB, with an "
-                                                   "employee_no or a name column."}}}},
+                                    "description": "Optional file of a kind a domain takes in the chat, "
+                                                   "within that kind's size limit."}}}},
         responses={201: MessageOutputSerializer,
                    400: OpenApiResponse(description="empty or oversized text; a wrong, oversized or malformed "
                                                     "attachment (with the line and the reason)"),
@@ -75,10 +75,7 @@ class MessageApi(APIView):
         attachment = None
         upload = data.validated_data.get("attachment")
         if upload is not None:
-            if upload.size > MAX_BYTES:  # refused before reading it
-                raise AttachmentError(_("The file is larger than %(value)s KB.") % {"value": MAX_BYTES // 1024},
-                                      code="attachment_too_large")
-            attachment = (upload.name, upload.read(MAX_BYTES + 1))
+            attachment = attachment_read(upload)  # a file past its kind's limit is refused before reading it
         result = message_post(membership=membership, conversation_id=conversation_id,
                               text=data.validated_data["text"], attachment=attachment, conversation=conversation)
         return Response(MessageOutputSerializer(result).data, status=201)

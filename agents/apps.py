@@ -6,6 +6,8 @@ class AgentsConfig(AppConfig):
 
     def ready(self) -> None:
         # Imported here, not at the top: Django loads apps.py before the models exist.
+        from django.utils.module_loading import autodiscover_modules
+
         from timeline.services import event_subscribe
 
         from .news import NEWS_TYPES
@@ -13,5 +15,7 @@ class AgentsConfig(AppConfig):
         from .tasks import NEWS_TASK
 
         answerers_register()
+        # Each domain's part in a replay's sandbox (workflows.sandbox), as the admin finds `admin` modules.
+        autodiscover_modules("sandbox")
         # What a run does is told in its conversation (agents.news), driven by the engine's events.
         event_subscribe(types=NEWS_TYPES, task=NEWS_TASK)

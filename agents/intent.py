@@ -1,16 +1,17 @@
 """Intent classification into a finite control signal (seed 000 §4, DESIGN.md §2).
 
 `intent_classify(text)` is the builtin backend's classifier: keyword rules in English and
-Chinese, the requirement lexicons of payroll.requirements (a region, a population or a pay
-item is itself a sign of a payroll request), and a character-n-gram similarity to a few
+Chinese, the words each registered domain declares (workflows.conversation.Vocabulary: its
+subject, its own requests to act, what it reads in a text — a region or a pay item is itself
+a sign of a request to its domain), and a character-n-gram similarity to the domains'
 exemplars as the fallback for misspellings and phrasings the rules miss.
 
-- resolve: asks to set up / create / configure / import a payroll group or run, or says
-  how some staff should be paid;
-- analyze: a read-only question about the tenant's payroll configuration or its policies;
+- resolve: asks to act (set up, create, configure, import, file…) on a domain's subject, or
+  describes such a request in the domain's own terms;
+- analyze: a read-only question about a domain's records or its policies, or about the runs;
 - chat: greetings, thanks, small talk, "what can you do";
-- unknown: empty, gibberish, out of scope (no payroll or policy subject), or ambiguous
-  (a subject with neither a request nor a question).
+- unknown: empty, gibberish, out of scope (no domain's subject), or ambiguous (a subject
+  with neither a request nor a question).
 
 `signal_parse(model_text)` turns a model's answer into a signal; anything that is not
 exactly one of the four (after trimming, or as {"signal": ...} JSON) is "unknown".
@@ -22,9 +23,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from payroll.requirements import requirements_extract, text_corrected, text_normalize
+from workflows.conversation import SIGNALS, Signs, conversation_domains, text_normalize
 
-SIGNALS = ("chat", "analyze", "resolve", "unknown")
+__all__ = ["SIGNALS", "IntentResult", "intent_classify", "intent_messages", "signal_parse", "similarity"]
 
 
 @dataclass(frozen=True)
@@ -40,30 +41,18 @@ CHAT_EN = [r"hi", r"hello", r"hey", r"howdy", r"good (morning|afternoon|evening|
 CHAT_ZH = ["你好", "您好", "谢谢", "多谢", "感谢", "早上好", "下午好", "晚上好", "再见", "辛苦了", "哈喽", "嗨",
            "你是谁", "你能做什么", "拜拜", "你好吗"]
 
-DOMAIN_EN = [r"payroll", r"pay ?groups?", r"salar(y|ies)", r"wages?", r"pay(ing|s|ment)?", r"paid", r"paychecks?",
-             r"payslips?", r"compensation", r"remuneration", r"policy", r"policies", r"travel", r"lodging",
-             r"hotels?", r"accommodation", r"expenses?", r"reimburse(ment)?", r"groups?", r"employees?", r"staff",
-             r"team", r"headcount", r"templates?", r"tax(es)?", r"payday", r"pay ?runs?", r"limit", r"per diem",
-             r"benefits?", r"deductions?", r"earnings?", r"status", r"progress", r"approv\w*", r"fail(ed|ure)?",
-             r"rolled back", r"roll ?back", r"rejected", r"my run", r"the run", r"the setup", r"the import",
-             r"rates?", r"pension", r"insurance", r"housing fund", r"is it (done|ready|finished)", r"done yet",
-             r"what happened", r"where are we", r"the group"]
-DOMAIN_ZH = ["薪资", "工资", "薪酬", "薪水", "发薪", "算薪", "计薪", "薪资组", "工资组", "差旅", "出差", "住宿",
-             "酒店", "报销", "政策", "制度", "员工", "模板", "个税", "扣款", "福利", "标准", "组", "进度", "状态",
-             "审批", "批准", "失败", "回滚", "拒绝", "驳回", "比例", "公积金", "养老", "医疗", "社保"]
+# The front's own subject: the conversation's runs (any domain's).
+RUN_SUBJECT_EN = [r"status", r"progress", r"approv\w*", r"fail(ed|ure)?", r"rolled back", r"roll ?back", r"rejected",
+                  r"my run", r"the run", r"is it (done|ready|finished)", r"done yet", r"what happened",
+                  r"where are we"]
+RUN_SUBJECT_ZH = ["进度", "状态", "审批", "批准", "失败", "回滚", "拒绝", "驳回"]
 
 RESOLVE_EN = [r"set ?up", r"set-up", r"create", r"configure", r"import", r"make (a|an|the|new|us|me)", r"build",
               r"add (a|an|new|the)", r"establish", r"onboard", r"spin up", r"put together", r"register",
-              r"run (the |a |this month'?s? |our )?payroll", r"process (the )?payroll", r"do (the |our )?payroll",
-              r"handle (the )?payroll", r"new (payroll )?group", r"get (them|people|staff|everyone) paid",
-              r"pay (them|our|my|the|people|staff|folks|everyone)", r"sort out", r"organi[sz]e", r"prepare",
-              r"load"]
-RESOLVE_EN += [r"file (an? |my |the )?(expense|claim|reimbursement)s?( claim)?", r"reimburse me"]  # issue 15
+              r"sort out", r"organi[sz]e", r"prepare", r"load"]
 RESOLVE_ZH = ["设置", "设立", "创建", "建立", "建一个", "建个", "新建", "搭建", "配置", "导入", "添加", "开一个",
-              "开个", "帮我建", "弄一个", "做一个", "跑一次", "发工资", "算工资", "上线", "新增", "录入", "弄一下", "安排一下", "搞定", "配一下", "配个", "弄个", "建组", "搞个",
-              "整一个", "整个"]
-RESOLVE_ZH += ["报销"]  # issue 15: asking to be reimbursed is a request to act
-RESOLVE_ZH_RE = [r"给.{0,12}发(工资|薪)", r"(需要|要|想)(一个|个).{0,10}(组|薪资|工资)"]
+              "开个", "帮我建", "弄一个", "做一个", "跑一次", "上线", "新增", "录入", "弄一下", "安排一下", "搞定",
+              "配一下", "配个", "弄个", "搞个", "整一个", "整个"]
 
 QUESTION_EN = [r"how (much|many)", r"list", r"show( me)?", r"tell me", r"do we have", r"is there", r"are there",
                r"check", r"look up", r"explain", r"currently", r"existing", r"can i (claim|spend|get)",
@@ -78,16 +67,8 @@ REQUEST_MARKERS = [r"can you", r"could you", r"would you", r"please", r"i want",
                    r"we need", r"i need", r"we want", r"help me", r"let'?s", r"go ahead"]
 REQUEST_ZH = ["帮我", "请", "麻烦", "我想", "我们想", "我要", "我们要", "需要"]
 
-EXEMPLARS = {
-    "chat": ["hi there", "hello", "thanks a lot", "thank you so much", "good morning", "how are you",
-             "你好", "谢谢你", "早上好", "再见"],
-    "analyze": ["how much is the travel allowance", "which payroll groups do we have",
-                "what is the lodging limit in beijing", "list our payroll groups", "我们有哪些薪资组",
-                "北京住宿标准是多少", "差旅补贴是多少"],
-    "resolve": ["set up a monthly payroll group for shanghai sales with commission", "create a payroll group",
-                "import employees into a payroll group", "run payroll for this month", "帮我设置上海销售的月薪薪资组",
-                "创建一个薪资组", "导入员工名单"],
-}
+CHAT_EXEMPLARS = ("hi there", "hello", "thanks a lot", "thank you so much", "good morning", "how are you",
+                  "你好", "谢谢你", "早上好", "再见")
 
 
 def _hits(text: str, english: list[str], chinese: list[str]) -> list[str]:
@@ -115,29 +96,53 @@ def similarity(a: str, b: str) -> float:
     return 2 * len(ga & gb) / (len(ga) + len(gb))
 
 
+def _exemplars() -> dict[str, list[str]]:
+    examples: dict[str, list[str]] = {"chat": list(CHAT_EXEMPLARS)}
+    for domain in conversation_domains():
+        for signal, texts in domain.vocabulary.exemplars.items():
+            examples.setdefault(signal, []).extend(texts)
+    return examples
+
+
 def _nearest(text: str) -> tuple[str, float]:
-    return max(((signal, max(similarity(text, e) for e in examples)) for signal, examples in EXEMPLARS.items()),
-               key=lambda pair: pair[1])
+    return max(((signal, max(similarity(text, e) for e in examples))
+                for signal, examples in _exemplars().items() if examples), key=lambda pair: pair[1])
 
 
 def _confidence(hit_count: int, bonus: float = 0.0) -> float:
     return round(min(0.95, 0.6 + 0.1 * min(hit_count, 3) + bonus), 2)
 
 
+def _corrected(text: str) -> str:
+    lowered = text_normalize(text)
+    for domain in conversation_domains():
+        if domain.vocabulary.correct is not None:
+            lowered = domain.vocabulary.correct(lowered)
+    return lowered
+
+
 @lru_cache(maxsize=256)  # a pure function of the text; a turn asks twice (the builtin model, then the reason)
 def intent_classify(text: str) -> IntentResult:
     """Classify one user message into chat / analyze / resolve / unknown, with the reason."""
-    lowered = text_corrected(text).strip()
+    lowered = _corrected(text).strip()
     if not re.search(r"[a-z0-9\u4e00-\u9fff]", lowered):
         return IntentResult("unknown", 0.95, "empty message")
+    domains = conversation_domains()
     chat = _hits(lowered, CHAT_EN, CHAT_ZH)
-    domain = _hits(lowered, DOMAIN_EN, DOMAIN_ZH)
-    resolve = _hits(lowered, RESOLVE_EN, RESOLVE_ZH) + [p for p in RESOLVE_ZH_RE if re.search(p, lowered)]
+    domain: list[str] = []
+    for d in domains:
+        domain += _hits(lowered, list(d.vocabulary.subject_en), list(d.vocabulary.subject_zh))
+    domain += _hits(lowered, RUN_SUBJECT_EN, RUN_SUBJECT_ZH)
+    resolve = _hits(lowered, RESOLVE_EN, RESOLVE_ZH)
+    for d in domains:
+        resolve += _hits(lowered, list(d.vocabulary.act_en), list(d.vocabulary.act_zh))
+        resolve += [p for p in d.vocabulary.act_zh_re if re.search(p, lowered)]
     question = (_hits(lowered, QUESTION_EN, QUESTION_ZH) + (["question mark"] if re.search(r"[?？]", lowered) else [])
                 + [m.group(1) for m in re.finditer(WH_START, lowered)])
     request = _hits(lowered, REQUEST_MARKERS, REQUEST_ZH)
-    req = requirements_extract(text)
-    named = [k for k in ("region", "pay_frequency", "population") if req[k]] + req["items_named"]
+    signs = Signs(text=text, lowered=lowered, words=tuple(domain), question=bool(question), request=bool(request))
+    readings = [d.vocabulary.read(signs) for d in domains if d.vocabulary.read is not None]
+    named = [n for r in readings for n in r.named]
     subject = domain + named
 
     if resolve and subject:
@@ -149,32 +154,24 @@ def intent_classify(text: str) -> IntentResult:
             return IntentResult("analyze", _confidence(len(question)),
                                 f"question ({question[0]}) about existing {subject[0]}; the action word is not a request")
         return IntentResult("resolve", _confidence(len(resolve) + len(named)),
-                            f"asks to act ({resolve[0]}) on payroll ({subject[0]})")
-    # A place alone is no payroll subject: "the weather in Shanghai?" is out of scope.
-    topical = domain + req["items_named"] + ([req["population"]] if req["population"] else [])
+                            f"asks to act ({resolve[0]}) on {subject[0]}")
+    # A place alone is no subject: "the weather in Shanghai?" is out of scope.
+    topical = domain + [t for r in readings for t in r.topical]
     if question and topical:
         return IntentResult("analyze", _confidence(len(question) + len(topical) - 1),
                             f"read-only question ({question[0]}) about {topical[0]}")
-    # A description with no verb ("Shenzhen factory crew, overtime, monthly") is a request too.
-    # A bare noun phrase ("Shanghai sales commission", "上海销售") stays ambiguous: it takes a
-    # pay cycle, a payroll word, a stated name or a polite request to make it a description.
-    described = req["pay_frequency"] or request or req["name_stated"] or any(
-        re.search(r"pay|salar|wage|group", d) or d in ("薪资", "工资", "薪酬", "薪资组", "工资组", "组") for d in domain)
-    if not question and described and (req["region"] or req["population"]) and len(subject) >= 2:
-        return IntentResult("resolve", _confidence(len(named), -0.1),
-                            f"describes a payroll group ({', '.join(named + domain[:1])}) without naming the operation")
-    if len(named) >= 2 and re.search(r"\b(paid|pay|get|earn|need|want)\b|发|拿|需要", lowered):
-        return IntentResult("resolve", _confidence(len(named), -0.1),
-                            f"describes how staff are paid ({', '.join(named)}) without naming the operation")
+    described = next((r.described for r in readings if r.described), "")
+    if described:
+        return IntentResult("resolve", _confidence(len(named), -0.1), described)
     if chat and not subject:
         return IntentResult("chat", _confidence(len(chat)), f"small talk ({chat[0]})")
     if question and not topical:
-        return IntentResult("unknown", 0.7, "out of scope: a question about neither payroll nor policy")
+        return IntentResult("unknown", 0.7, "out of scope: a question about no subject Keel knows")
     if subject:
         return IntentResult("unknown", 0.6, f"ambiguous: mentions {', '.join(subject[:3])} but neither asks a "
                                             "question nor requests an operation")
     if question or resolve:
-        return IntentResult("unknown", 0.7, "out of scope: not about payroll configuration or policy")
+        return IntentResult("unknown", 0.7, "out of scope: about no subject Keel knows")
     signal, score = _nearest(lowered)
     if score >= 0.5:
         return IntentResult(signal, round(min(0.8, score), 2), f"closest to a {signal} example (similarity {score:.2f})")
@@ -199,12 +196,15 @@ def signal_parse(model_text: str | None) -> str:
 
 
 def intent_messages(text: str) -> list[dict]:
-    """The classification prompt for a real model; the builtin reads the last user message."""
+    """The classification prompt for a real model; the builtin reads the last user message.
+    What Keel does is each registered domain's persona line."""
+    does = " ".join(d.persona for d in conversation_domains() if d.persona)
     return [
         {"role": "system", "content": (
-            "Classify the user's message for a payroll set-up assistant. Answer with exactly one word: "
-            "chat (greeting, thanks, small talk), analyze (a read-only question about the company's payroll "
-            "configuration or policies), resolve (a request to set up, create, configure or import a payroll "
-            "group or run), or unknown (empty, gibberish, out of scope or ambiguous).")},
+            "Classify the user's message for Keel, an assistant that acts in the company's systems of record. "
+            + does + " Answer with exactly one word: "
+            "chat (greeting, thanks, small talk), analyze (a read-only question about the company's records, "
+            "configuration, runs or policies), resolve (a request to set up, create, configure, import or file "
+            "something in one of those systems), or unknown (empty, gibberish, out of scope or ambiguous).")},
         {"role": "user", "content": text},
     ]

@@ -5,14 +5,17 @@
 The MessageHandler part (`message_post`) owns the message boundary: it validates the
 text and the attachment before anything is written, opens the turn's Activity, routes,
 streams the reply as events and closes the turn. `_route` is the orchestrator proper: it
-reads the control signal and the conversation's state (a run waiting for input, an
-exploration waiting for a value) and picks exactly one branch:
+reads the control signal and the conversation's state and picks exactly one branch. It
+names no domain: each registers its part (workflows.conversation) and is handed the turn
+(`Turn`, the contract's TurnContext):
 
+- a domain that asked a question in this conversation and is answered holds the turn;
+- a run waiting for the user's answer takes it (unless a domain is sure it is its own);
+- the domain whose own understanding claims the message most surely answers it (e.g. a
+  request to set up something, or to file something; a file only it takes);
 - chat     → a reply from the model, with the conversation's narrative context;
-- analyze  → a read-only answer: policy questions through the exact-graph policy
-             workflow, configuration questions through the read-only tools;
-- resolve  → a fixed `payroll_group_setup` plan at once when the request is complete,
-             else ReAct exploration first (agents.react);
+- analyze  → a read-only answer from the domain whose reading claims the question, or
+             the front's own answer about the conversation's runs;
 - unknown  → a clarifying question.
 
 The intent and the route, each with its reason, are frames; every model call made in the
@@ -33,28 +36,16 @@ leaves no run.
 """
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import date
 from typing import Any
 
 from django.db import transaction
 from django.db.models import Exists, OuterRef
-from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from config.api import Conflict, DomainError
 from llm import ModelError, backend_structured, model_call
-from llm.structured import Structured, tool_calls_first
-from memory.services import memory_link
-from payroll.matching import decision_question, option_choose, template_decide
-from payroll.models import PayrollTemplate
-from payroll.previews import requirements_words, template_memories
-from payroll.requirements import requirements_extract
-from payroll.selectors import template_catalog
-from policy.services import policy_answer
 from tenants.models import Membership
 from timeline.model_frames import model_frames_into
 from timeline.models import Activity, Conversation
@@ -66,19 +57,22 @@ from timeline.services import (
     events_batched,
     frame_record,
 )
-from workflows.blueprints import Door, params_validate
-from workflows.models import Run, RunStatus
-from workflows.services import (
-    active_nodes,
-    node_input_answer,
-    run_create,
-    run_plan_on_commit,
+from workflows.conversation import (
+    AttachmentKind,
+    Claim,
+    ConversationDomain,
+    TurnReply,
+    attachment_kind_for,
+    attachment_kinds,
+    conversation_domains,
+    domain_of_blueprint,
+    option_choose,
+    structured_frame,
 )
-from workflows.tools import ToolContext, tool_get
+from workflows.models import Run, RunStatus
+from workflows.services import active_nodes, node_input_answer
 
-from .answers import analyze_kind, rate_answer, run_answer
-from .attachments import EmployeeList, employee_list_parse
-from .expense_front import expense_turn  # issue 15
+from .answers import question_claims, run_answer
 from .intent import intent_classify, intent_messages, signal_parse
 from .memory import (
     anchor_set,
@@ -88,76 +82,143 @@ from .memory import (
     narrative_context,
 )
 from .models import Exploration, Message
-from .react import (
-    READ_ONLY,
-    ExplorationState,
-    dependencies_known,
-    observation_words,
-    react_explore,
-)
-from .understanding import intent_structured, requirements_understood
+from .understanding import intent_structured
 
 MAX_TEXT = 4000
 TURN_MODEL_CALL_CAP = 8
+SURE = 0.9  # a domain's claim this sure takes a message even while a run waits for an answer
 CONTINUE_WORDS = {"continue", "go on", "go ahead", "proceed", "carry on", "resume", "ok", "okay", "yes",
                   "继续", "好的", "可以", "继续吧", "好"}
-POLICY_WORDS_EN = r"\b(travel|trip|lodging|hotel|accommodation|per diem|policy|policies|business trip)\b"
-POLICY_WORDS_ZH = ("差旅", "出差", "住宿", "酒店", "宾馆", "政策", "制度", "报销")
-PERSONA = ("You are Keel, an assistant that sets up payroll groups for the user's company, imports employees "
-           "and answers questions about the payroll configuration and the travel policy. Answer briefly. "
-           "You cannot approve anything and you never invent identifiers.")
+PERSONA_OPENING = "You are Keel, an assistant that acts in the company's systems of record."
+PERSONA_CLOSING = "Answer briefly. You cannot approve anything and you never invent identifiers."
+
+
+def persona() -> str:
+    """Who Keel is for the chat model: each registered domain says what Keel does in it."""
+    return " ".join([PERSONA_OPENING, *(d.persona for d in conversation_domains() if d.persona), PERSONA_CLOSING])
 
 
 class TurnBudgetExhausted(DomainError):
     code = "model_budget_exhausted"
 
 
-@dataclass
-class Outcome:
-    route: str
-    reply: str
-    run_id: int | None = None
-    status: str = "completed"
-    options: list[dict[str, Any]] = field(default_factory=list)
-    # The run this turn starts: its first records commit with the reply, and a worker
-    # plans it once they have (`_plan_start`). Returns the run's id.
-    start_run: Callable[[], int] | None = None
+Outcome = TurnReply  # what a turn answers (workflows.conversation): the front's branches and the domains'
+
+
+class _Pending:
+    """A domain's pending state in this conversation, kept in the conversation's Exploration
+    row: its JSON `requirements` holds each waiting domain's state under the domain's name
+    (the row's other fields mirror the last one written, for the admin)."""
+
+    FIELDS = ("request", "scratchpad", "iterations", "question")
+
+    def __init__(self, conversation: Conversation, domain: str):
+        self.conversation, self.domain = conversation, domain
+
+    def _row(self) -> Exploration | None:
+        return Exploration.objects.filter(conversation=self.conversation).first()
+
+    @staticmethod
+    def _held(row: Exploration | None) -> dict[str, Any]:
+        """The registered domains' states (a row written before domains kept theirs here holds none)."""
+        names = {d.name for d in conversation_domains()}
+        return {k: v for k, v in ((row.requirements or {}) if row else {}).items()
+                if k in names and isinstance(v, dict)}
+
+    def get(self) -> dict[str, Any] | None:
+        row = self._row()
+        state = (row.requirements or {}).get(self.domain) if row is not None else None
+        return dict(state) if isinstance(state, dict) else None
+
+    def set(self, state: dict[str, Any]) -> None:
+        row = self._row()
+        held = self._held(row)
+        held[self.domain] = state
+        mirrored = {"request": str(state.get("request") or ""), "scratchpad": state.get("scratchpad") or [],
+                    "iterations": int(state.get("iterations") or 0), "question": str(state.get("question") or "")}
+        Exploration.objects.update_or_create(conversation=self.conversation,
+                                             defaults={"requirements": held, **mirrored})
+
+    def clear(self) -> None:
+        row = self._row()
+        if row is None:
+            return
+        held = self._held(row)
+        held.pop(self.domain, None)
+        if held:
+            Exploration.objects.filter(id=row.id).update(requirements=held)
+        else:
+            row.delete()
 
 
 @dataclass
 class Turn:
+    """The turn as the domains see it (workflows.conversation.TurnContext)."""
+
     membership: Membership
     conversation: Conversation
     activity_id: int
     message_id: int
     text: str
-    employees: EmployeeList | None
+    attachment: Any = None
+    attachment_kind: str = ""
     signal: str = "unknown"
     branch: str = ""
     calls: int = 0
     deltas: list[str] = field(default_factory=list)
     streamed: int = 0
-    understood: dict[str, dict[str, Any]] = field(default_factory=dict)  # text -> requirements
-    new_employees: list[dict[str, str]] = field(default_factory=list)  # from an attached HR export
+    memo: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def conversation_id(self) -> int:
+        return self.conversation.id
 
     @property
     def zh(self) -> bool:
         return bool(re.search(r"[\u4e00-\u9fff]", self.text))
+
+    @property
+    def lang(self) -> str:
+        return "zh" if self.zh else "en"
 
     def model(self, messages: list[dict], *, purpose: str, choices: list[str] | None = None,
               reply: bool = False, tools: list[dict] | None = None, response_format: dict | None = None,
               max_tokens: int = 512):
         """One model call within the turn's budget; a reply streams (token by token on a
         streaming backend) as message.delta events while it is generated."""
-        if self.calls >= TURN_MODEL_CALL_CAP:
-            raise TurnBudgetExhausted(f"This turn used its {TURN_MODEL_CALL_CAP} model calls.")
-        self.calls += 1
+        self.budget_spend()
         result = model_call(messages, purpose=purpose, choices=choices, on_delta=self._delta if reply else None,
                             stream=True if reply else None, tools=tools, response_format=response_format,
                             max_tokens=max_tokens)
         if reply:
             self._flush()
         return result
+
+    def budget_spend(self, calls: int = 1) -> None:
+        if self.calls >= TURN_MODEL_CALL_CAP:
+            raise TurnBudgetExhausted(f"This turn used its {TURN_MODEL_CALL_CAP} model calls.")
+        self.calls += calls
+
+    def frame(self, kind: str, name: str, summary: Any, payload: dict[str, Any], **extra: Any):
+        return frame_record(activity_id=self.activity_id, kind=kind, name=name, summary=summary, payload=payload,
+                            **extra)
+
+    def anchor_set(self, goal: str) -> None:
+        anchor_set(conversation_id=self.conversation.id, goal=goal)
+
+    def ledger_append(self, *, milestone: str, text: str, run_id: int | None = None) -> None:
+        ledger_append(conversation_id=self.conversation.id, run_id=run_id, milestone=milestone, text=text)
+
+    def narrative(self, collection: list[str] | None = None) -> str:
+        return narrative_context(conversation_id=self.conversation.id, collection=collection)
+
+    def pending(self, domain: str) -> _Pending:
+        return _Pending(self.conversation, domain)
+
+    def last_route(self) -> str:
+        return (Activity.objects.filter(conversation_id=self.conversation.id, kind=Activity.Kind.MESSAGE)
+                .exclude(id=self.activity_id).order_by("-started_at", "-id")
+                .values_list("route", flat=True).first()) or ""
 
     def _delta(self, piece: str) -> None:
         self.deltas.append(piece)
@@ -187,21 +248,50 @@ def message_validate(text: str | None) -> str:
     return text
 
 
+class AttachmentRefused(DomainError):
+    code = "attachment_type"
+
+
+def attachment_kind(filename: str) -> AttachmentKind:
+    """The registered kind that takes this file, by its name; refused when none does."""
+    kind = attachment_kind_for(filename)
+    if kind is None:
+        kinds = [_(k.described) for k in attachment_kinds()]  # marked with gettext_noop by each domain
+        raise AttachmentRefused(_("This file cannot be attached here. Attach one of: %(kinds)s.")
+                                % {"kinds": "; ".join(kinds) or "—"})
+    return kind
+
+
+def attachment_max_bytes() -> int:
+    """The largest file any registered kind takes (the chat's request cap is raised to it)."""
+    return max([k.max_bytes for k in attachment_kinds()] or [0])
+
+
+def attachment_read(upload) -> tuple[str, bytes]:
+    """A multipart upload's name and bytes; a file past its kind's limit is refused unread."""
+    kind = attachment_kind(upload.name)
+    if upload.size > kind.max_bytes:
+        raise kind.too_large(upload.size)
+    return upload.name, upload.read(kind.max_bytes + 1)
+
+
 def message_post(*, membership: Membership, conversation_id: int, text: str | None,
                  attachment: tuple[str, bytes] | None = None,
                  conversation: Conversation | None = None) -> dict[str, Any]:
     """Handle one user message: → {activity_id, intent, reply, run_id} (ids as strings).
 
     Everything is checked before anything is written: an unknown conversation is 404, an
-    empty or oversized text and a bad attachment are 400 and change nothing. `conversation`:
-    the caller already read it with conversation_get_for (no second lookup)."""
+    empty or oversized text and a bad attachment are 400 and change nothing (the domain
+    that takes the file's kind checks it). `conversation`: the caller already read it with
+    conversation_get_for (no second lookup)."""
     if conversation is None or conversation.id != conversation_id or conversation.tenant_id != membership.tenant_id:
         conversation = conversation_get_for(membership, conversation_id)
     text = message_validate(text)
-    employees = None
+    attached, kind = None, None
     if attachment is not None:
-        employees = employee_list_parse(tenant_id=membership.tenant_id, filename=attachment[0], raw=attachment[1],
-                                        lang="zh" if re.search(r"[\u4e00-\u9fff]", text) else "en")
+        kind = attachment_kind(attachment[0])
+        attached = kind.parse(membership, conversation.id, text, attachment[0], attachment[1],
+                              "zh" if re.search(r"[\u4e00-\u9fff]", text) else "en")
     with transaction.atomic():
         if not conversation.title and (
                 Conversation.objects.filter(id=conversation.id)
@@ -212,19 +302,19 @@ def message_post(*, membership: Membership, conversation_id: int, text: str | No
         activity = activity_open(conversation_id=conversation.id, kind=Activity.Kind.MESSAGE, title=text[:200],
                                  summary=f"{membership.user.username} wrote a message.")
         message = Message.objects.create(conversation=conversation, activity=activity, role=Message.Role.USER,
-                                         text=text, author=membership.user, attachment_name=employees.filename if employees else "",
-                                         attachment_rows=employees.rows if employees else 0)
+                                         text=text, author=membership.user,
+                                         attachment_name=attached.filename if attached else "",
+                                         attachment_rows=attached.rows if attached else 0)
         event_append(conversation_id=conversation.id, type="message.received",
                      data={"activity": str(activity.id), "text": text, "user": membership.user.username,
                            "author": membership.user.get_full_name() or membership.user.username,
-                           "attachment": ({"name": employees.filename, "rows": employees.rows}
-                                          if employees else None)})
-        if employees:
-            frame_record(activity_id=activity.id, kind="validation", name="attachment",
-                         summary=f"An employee list of {employees.rows} people was attached and checked.",
-                         payload={"file": employees.filename, "rows": employees.rows})
+                           "attachment": ({"name": attached.filename, "rows": attached.rows}
+                                          if attached else None)})
+        if attached:
+            frame_record(activity_id=activity.id, kind="validation", name="attachment", summary=attached.summary,
+                         payload=attached.payload)
     turn = Turn(membership=membership, conversation=conversation, activity_id=activity.id, message_id=message.id,
-                text=text, employees=employees, new_employees=list(employees.new_employees) if employees else [])
+                text=text, attachment=attached.data if attached else None, attachment_kind=kind.name if kind else "")
     with model_frames_into(activity.id):
         try:
             outcome = _route(turn)
@@ -255,7 +345,7 @@ def message_post(*, membership: Membership, conversation_id: int, text: str | No
                      data={"activity": str(activity.id), "text": outcome.reply, "intent": turn.signal,
                            "route": outcome.route, "run": str(outcome.run_id) if outcome.run_id else None,
                            "options": outcome.options})
-    return {"activity_id": str(activity.id), "intent": turn.signal, "reply": outcome.reply,
+    return {**outcome.extra, "activity_id": str(activity.id), "intent": turn.signal, "reply": outcome.reply,
             "run_id": str(outcome.run_id) if outcome.run_id else None, "options": outcome.options}
 
 
@@ -274,57 +364,57 @@ def _is_continue(text: str) -> bool:
     return text.strip().strip(".!。！").lower() in CONTINUE_WORDS
 
 
+def _best(bids: list[tuple[ConversationDomain, Claim | None]]) -> tuple[ConversationDomain, Claim] | None:
+    """The domain with the highest claim (the first registered on a tie), or None."""
+    placed = [(d, c) for d, c in bids if c is not None and c.score > 0]
+    return max(placed, key=lambda pair: pair[1].score) if placed else None
+
+
 def _route(turn: Turn) -> Outcome:
+    """One branch per turn. A domain that asked a question in this conversation and is
+    answered holds the turn; then a run waiting for the user's answer; then the domain whose
+    own understanding claims the message most surely; then chat, a read-only answer, or a
+    clarifying question. No domain is tried by name."""
     ledger_sync(conversation_id=turn.conversation.id)  # the reasoning boundary reads fresh progress
     signal, reason = _classify(turn)
     turn.signal = signal
-    # issue 15: an expense claim (or the answer to its question) goes to the expense front
-    expense = expense_turn(membership=turn.membership, conversation_id=turn.conversation.id,
-                           activity_id=turn.activity_id, text=turn.text, signal=signal)
-    if expense is not None:
-        turn.branch = expense.route
-        return Outcome(route=expense.route, reply=expense.reply, run_id=expense.run_id)
+    domains = conversation_domains()
+    holding = _best([(d, d.holds(turn)) for d in domains])
+    if holding is not None:
+        return _domain_turn(turn, holding[0])
     waiting_run = _run_awaiting_input(turn)
-    exploration = Exploration.objects.filter(conversation=turn.conversation).first()
-    if waiting_run is not None and signal not in ("chat", "analyze"):
+    if signal in ("chat", "analyze"):
+        waiting_run = None
+    claimed = _best([(d, d.claims(turn)) for d in domains])
+    # A run waiting for an answer takes the message, unless a domain is sure it is its own.
+    if claimed is not None and (waiting_run is None or claimed[1].score >= SURE):
+        return _domain_turn(turn, claimed[0])
+    if waiting_run is not None:
         branch, why = "resume_run", "a run is waiting for the user's answer; this message answers it"
-    elif exploration is not None and signal not in ("chat", "analyze"):
-        branch, why = "resume_exploration", "an exploration is waiting for a missing value; this message adds to it"
     elif signal == "chat":
         branch, why = "chat", "small talk: answer it"
     elif signal == "analyze":
-        branch, why = "analyze", "a read-only question: answer it from the configuration or the policy"
-    elif signal == "resolve":
-        requirements = _requirements(turn, turn.text)
-        known, missing = dependencies_known(requirements, None)
-        if known:
-            branch, why = "plan", (f"the request is complete ({requirements_words(requirements)}; group "
-                                   f"“{requirements['group_name']}”): a fixed plan runs at once")
-        else:
-            branch, why = "explore", "the request lacks " + ", ".join(m.replace("_", " ") for m in missing) + \
-                                     ": explore before planning"
+        branch, why = "analyze", "a read-only question: answer it from the records or the policy"
     else:
-        branch, why = "clarify", "the intent is unknown: ask a clarifying question"
+        branch, why = "clarify", ("the intent is unknown: ask a clarifying question" if signal == "unknown" else
+                                  "no domain takes this request: ask a clarifying question")
     turn.branch = branch
     _frame(turn, "route", f"route → {branch}", f"Route: {branch} — {why}.",
            {"signal": signal, "branch": branch, "reason": why})
     if branch == "resume_run":
         return _resume_run(turn, waiting_run)
-    if branch == "resume_exploration":
-        return _resume_exploration(turn, exploration)
     if branch == "chat":
         return _chat(turn)
     if branch == "analyze":
         return _analyze(turn)
-    if branch == "plan":  # no exploration waits here (it would have been resumed): none to end
-        anchor_set(conversation_id=turn.conversation.id, goal=turn.text)
-        return _plan_start(turn, request=turn.text, requirements=_requirements(turn, turn.text),
-                           template_name=None, employees=_employees_of(turn, None))
-    if branch == "explore":
-        anchor_set(conversation_id=turn.conversation.id, goal=turn.text)
-        state = ExplorationState(request=turn.text, requirements=_requirements(turn, turn.text))
-        return _explore(turn, state, employees=_employees_of(turn, None))
     return _clarify(turn)
+
+
+def _domain_turn(turn: Turn, domain: ConversationDomain) -> Outcome:
+    """The domain answers and records its own route; the turn's route is the one it names."""
+    outcome = domain.answer(turn)
+    turn.branch = outcome.route
+    return outcome
 
 
 def _classify(turn: Turn) -> tuple[str, str]:
@@ -353,22 +443,10 @@ def _classify(turn: Turn) -> tuple[str, str]:
     return signal, reason
 
 
-def _structured_frame(turn: Turn, what: str, outcome: Structured) -> None:
-    """A repaired answer or a fallback to the rules is recorded where a developer looks."""
-    if outcome.source == "rules":
-        _frame(turn, "validation", f"{what}: fallback to rules",
-               f"The model's {what} could not be used ({outcome.fallback}); the builtin rules decided.",
-               outcome.as_payload(), status="error", level="warning")
-    elif outcome.repaired:
-        _frame(turn, "validation", f"{what}: repaired",
-               f"The model's first {what} did not match its schema ({outcome.errors[0]}); its repair did.",
-               outcome.as_payload(), level="warning")
-
-
 def _classify_structured(turn: Turn, messages: list[dict]) -> tuple[str, str]:
     """Intent as JSON-schema structured output; the rules (agents.intent) when it fails twice."""
     outcome = intent_structured(turn.model, messages, turn.text)
-    _structured_frame(turn, "intent", outcome)
+    structured_frame(turn, "intent", outcome)
     signal, reason = outcome.data["signal"], outcome.data["reason"] or f"the model answered {outcome.data['signal']}"
     if outcome.source == "rules":
         reason = f"{reason} (rules: {outcome.fallback})"
@@ -378,37 +456,15 @@ def _classify_structured(turn: Turn, messages: list[dict]) -> tuple[str, str]:
     return signal, reason
 
 
-def _requirements(turn: Turn, text: str) -> dict[str, Any]:
-    """The request's requirements, once per text and turn: the model's structured output on a
-    backend that has it (validated, repaired once, else the rules, recorded), the rules otherwise.
-    Every decision after this (dependencies_known, template_decide) reads this one dict."""
-    if text in turn.understood:
-        return turn.understood[text]
-    requirements, outcome = requirements_understood(turn.model, text)
-    if outcome is not None:
-        _structured_frame(turn, "requirements", outcome)
-    turn.understood[text] = requirements
-    return requirements
-
-
 def _run_awaiting_input(turn: Turn):
-
     return (Run.objects.filter(conversation=turn.conversation, tenant_id=turn.membership.tenant_id,
                                status=RunStatus.AWAITING_INPUT).order_by("-created_at").first())
-
-
-def _employees_of(turn: Turn, exploration: Exploration | None) -> list[str] | None:
-    if turn.employees:
-        return turn.employees.employee_ids
-    if exploration is not None:
-        return exploration.requirements.get("_employee_ids") or None
-    return None
 
 
 # --- Branches ----------------------------------------------------------------------------------
 
 def _chat(turn: Turn) -> Outcome:
-    messages = [{"role": "system", "content": PERSONA},
+    messages = [{"role": "system", "content": persona()},
                 {"role": "system", "content": narrative_context(conversation_id=turn.conversation.id)},
                 *history_messages(conversation_id=turn.conversation.id, exclude_id=turn.message_id),
                 {"role": "user", "content": turn.text}]
@@ -417,263 +473,27 @@ def _chat(turn: Turn) -> Outcome:
 
 
 def _clarify(turn: Turn) -> Outcome:
-    messages = [{"role": "system", "content": PERSONA + " The user's message was unclear: ask one short "
-                                                        "clarifying question."},
+    messages = [{"role": "system", "content": persona() + " The user's message was unclear: ask one short "
+                                                          "clarifying question."},
                 {"role": "system", "content": narrative_context(conversation_id=turn.conversation.id)},
                 {"role": "user", "content": turn.text}]
     result = turn.model(messages, purpose="clarify", reply=True)
     return Outcome(route="clarify", reply=result.text.strip() or "Could you say a little more about what you need?")
 
 
-def _policy_topic(text: str) -> str | None:
-    if re.search(POLICY_WORDS_EN, text.lower()) or any(w in text for w in POLICY_WORDS_ZH):
-        return "travel"
-    return None
-
-
-def _date_in(text: str) -> date:
-    today = timezone.localdate()
-    full = re.search(r"(20\d\d)-(\d\d)-(\d\d)", text)
-    if full:
-        try:
-            return date(int(full.group(1)), int(full.group(2)), int(full.group(3)))
-        except ValueError:
-            pass
-    year = re.search(r"(?<!\d)(20\d\d)(?!\d)", text)
-    if year and int(year.group(1)) != today.year:
-        return date(int(year.group(1)), 7, 1)  # a year alone: its middle, well inside any yearly version
-    return today
-
-
 def _analyze(turn: Turn) -> Outcome:
-    """One kind of answer per kind of question (agents.answers.analyze_kind), from the records."""
-    kind = analyze_kind(turn.text)
-    if kind == "policy":
-        return _policy(turn, _policy_topic(turn.text) or "travel")
-    if kind == "run":
+    """One kind of answer per kind of question: the domain whose own reading claims the
+    question most surely answers it; a question about the conversation's runs is the front's."""
+    owner, claim = question_claims(turn.text)
+    if owner is None:
         reply, run_id = run_answer(membership=turn.membership, conversation_id=turn.conversation.id, zh=turn.zh)
-        _frame(turn, "observation", "observation: run status", reply, {"kind": kind, "run": str(run_id or "")})
+        _frame(turn, "observation", "observation: run status", reply, {"kind": claim.kind, "run": str(run_id or "")})
         return Outcome(route="analyze", reply=reply, run_id=run_id)
-    if kind == "rate":
-        reply = rate_answer(turn.text, zh=turn.zh)
-        if reply:
-            _frame(turn, "observation", "observation: template items", reply, {"kind": kind})
-            return Outcome(route="analyze", reply=reply)
-    return _configuration(turn)
-
-
-def _policy(turn: Turn, topic: str) -> Outcome:
-
-    on_date = _date_in(turn.text)
-    turn.calls += 1  # the policy workflow's one bounded decision counts against the turn
-    result = policy_answer(tenant=turn.membership.tenant, question=turn.text[:500], on_date=on_date,
-                           topic=topic, lang="zh" if turn.zh else "en")
-    result = json.loads(json.dumps(result, default=str))
-    _frame(turn, "tool_call", "policy workflow",
-           f"Policy workflow: {' → '.join(result['path'])} — {result['state']} "
-           f"({result['model_calls']} model call{'s' if result['model_calls'] != 1 else ''}).",
-           {"question": turn.text, "date": on_date.isoformat(), "topic": topic, **result},
-           operation="execute_tool", tool_name="policy_answer")
-    answer = result.get("answer") or {}
-    if result["state"] == "ANSWERED":
-        quote = " ".join(f"[{c['source']} line {c['line']}] {c['text']}" for c in answer.get("citation", []))
-        reply = (f"{answer['amount']} {answer['unit']}（{on_date.isoformat()} 适用）。依据：{quote}" if turn.zh else
-                 f"{answer['amount']} {answer['unit']} (the policy in force on {on_date.isoformat()}). "
-                 f"Source: {quote}")
-    elif result["state"] == "ABSTAINED":
-        reply = ("政策中没有足够的依据回答这个问题。" if turn.zh else
-                 f"I can't answer that from the policy ({result['reason'].replace('_', ' ')}).")
-    else:
-        reply = ("我停止了这个问题的处理：" + result["reason"] if turn.zh else
-                 f"I stopped before answering ({result['reason'].replace('_', ' ')}).")
-    return Outcome(route="analyze", reply=reply)
-
-
-def _configuration(turn: Turn) -> Outcome:
-    """A configuration question: on a tool-calling backend the model picks a read-only tool
-    (function calling) and phrases the answer from its observation, streamed; otherwise, or
-    when its call is not a valid read-only one, the rules pick (recorded)."""
-    if backend_structured():
-        return _configuration_by_tool_call(turn)
-    action, arguments = _configuration_by_rules(turn)
-    words = _read_only_observe(turn, action, arguments, chosen_by="rules")
-    return Outcome(route="analyze", reply=words)
-
-
-def _read_only_observe(turn: Turn, action: str, arguments: dict[str, Any], *, chosen_by: str) -> str:
-    tool = tool_get(action)
-    output = tool.fn(ToolContext(tenant_id=turn.membership.tenant_id, run_id=0, node_id=0, node_key="analyze",
-                                 user_id=turn.membership.user_id, call_id=0, idempotency_key="",
-                                 approval_id=None, params={}), arguments)
-    words = observation_words(action, output)
-    _frame(turn, "action", f"action: {action}", f"Read the configuration: {action.replace('_', ' ')}.",
-           {"action": action, "input": arguments, "chosen_by": chosen_by})
-    _frame(turn, "observation", f"observation: {action}", words, {"action": action, "output": output})
-    return words
-
-
-def _configuration_by_tool_call(turn: Turn) -> Outcome:
-    tools = [tool_get(name).as_model_tool() for name in READ_ONLY]
-    messages = [{"role": "system", "content": PERSONA + " Answer the user's question about the company's payroll "
-                                                        "configuration: call one of the read-only tools first, then "
-                                                        "answer from what it returns, in the user's language."},
-                {"role": "user", "content": turn.text}]
-    result = turn.model(messages, purpose="react", tools=tools)
-    call = tool_calls_first(result, set(READ_ONLY))
-    chosen_by, why = "model", ""
-    if call is not None:
-        tool = tool_get(call["name"])
-        arguments = {k: v for k, v in call["arguments"].items() if k in tool.input_schema.get("properties", {})}
-        try:
-            tool.input_validate(arguments)
-        except Exception as err:  # a bad call is refused; the rules choose instead
-            call, why = None, str(err)
-    else:
-        why = "the model called no read-only tool"
-    if call is None:
-        action, arguments = _configuration_by_rules(turn)
-        chosen_by = "rules"
-        _frame(turn, "validation", "tool call: fallback to rules",
-               f"The model's tool call could not be used ({why}); the rules chose {action.replace('_', ' ')}.",
-               {"reason": why, "action": action, "model_text": result.text, "tool_calls": result.tool_calls},
-               status="error", level="warning")
-        words = _read_only_observe(turn, action, arguments, chosen_by=chosen_by)
-        return Outcome(route="analyze", reply=words)
-    action = call["name"]
-    words = _read_only_observe(turn, action, arguments, chosen_by=chosen_by)
-    # The observation goes back as the tool's result; the model's answer streams into the chat.
-    answer_messages = [*messages,
-                       {"role": "assistant", "content": result.text or None, "tool_calls": [
-                           {"id": call["id"] or "call_0", "type": "function",
-                            "function": {"name": action, "arguments": json.dumps(arguments, ensure_ascii=False)}}]},
-                       {"role": "tool", "tool_call_id": call["id"] or "call_0", "content": words}]
-    answer = turn.model(answer_messages, purpose="answer", reply=True)
-    return Outcome(route="analyze", reply=answer.text.strip() or words)
-
-
-def _configuration_by_rules(turn: Turn) -> tuple[str, dict[str, Any]]:
-    lowered = turn.text.lower()
-    if re.search(r"\b(employees?|staff|people|headcount|workers?)\b", lowered) or any(
-            w in turn.text for w in ("员工", "人数", "多少人")):
-        by = "department" if re.search(r"\b(department|team)s?\b", lowered) or "部门" in turn.text else "location"
-        action, arguments = "count_employees", {"by": by}
-    elif re.search(r"\btemplates?\b|\bcatalog", lowered) or "模板" in turn.text:
-        req = requirements_extract(turn.text)
-        action, arguments = "list_templates", {k: req[k] for k in ("region", "pay_frequency", "population")}
-        arguments["items_named"] = req["items_named"]
-    else:
-        action, arguments = "list_groups", {}
-    return action, arguments
-
-
-def _plan_start(turn: Turn, *, request: str, requirements: dict[str, Any], template_name: str | None,
-                employees: list[str] | None) -> Outcome:
-    """The planning boundary: recall experience as context, then start the fixed plan. The
-    run's first records commit with the reply (message_post); a worker plans it after."""
-
-    items = template_memories(tenant_id=turn.membership.tenant_id, requirements=requirements)
-    group_name = (requirements.get("group_name") or ("新薪资组" if turn.zh else "New payroll group"))[:120]
-    params: dict[str, Any] = {"request": request[:4000], "group_name": group_name}
-    if template_name:
-        # The program resolves the name the exploration observed; the model never types a code.
-        code = (PayrollTemplate.objects.filter(name=template_name).order_by("-version")
-                .values_list("code", flat=True).first())
-        if code:
-            params["template_code"] = code
-    if employees:
-        params["employee_ids"] = list(employees)
-    if turn.new_employees:
-        # Not in the system of record yet: the approval card proposes them; created on approval.
-        params["new_employees"] = list(turn.new_employees)
-    if backend_structured():
-        # The run decides on exactly what the conversation understood (no second reading).
-        params["requirements"] = requirements
-    params = params_validate("payroll_group_setup", params)  # refused here, within the turn
-    reply = _plan_reply(turn, requirements, group_name, employees)
-
-    def run_started() -> int:  # inside the reply's transaction
-        if items:
-            frame_record(activity_id=turn.activity_id, kind="memory", name="memory: planning",
-                         summary=f"Recalled {len(items)} earlier experience(s) as context; they rank candidates "
-                                 "but authorise nothing.",
-                         payload={"boundary": "planning", "items": [memory_link(i) for i in items]})
-        run = run_create(membership=turn.membership, blueprint="payroll_group_setup", params=params,
-                         conversation_id=turn.conversation.id, door=Door.CONVERSATION)
-        run_plan_on_commit(run)
-        ledger_append(conversation_id=turn.conversation.id, run_id=run.id, milestone="run:started",
-                      text=f"the setup of the group “{group_name}” was started")
-        if employees or turn.new_employees:
-            count = len(employees or []) + len(turn.new_employees)
-            ledger_append(conversation_id=turn.conversation.id, run_id=run.id, milestone="run:employees",
-                          text=f"an employee list of {count} people will be assigned after the import")
-        return run.id
-
-    return Outcome(route="plan", reply=reply, start_run=run_started)
-
-
-def _plan_reply(turn: Turn, requirements: dict[str, Any], group_name: str, employees: list[str] | None) -> str:
-    """What the user is told as the run starts: the template it will use, or why it will ask."""
-    decision = template_decide(requirements, template_catalog())
-    zh = turn.zh
-    if decision.kind == "clear":
-        template = (decision.chosen.name_zh or decision.chosen.name) if zh else decision.chosen.name
-        reply = (f"好的，我开始创建薪资组“{group_name}”，使用模板“{template}”：先做快照，导入前会请审批人确认。" if zh else
-                 f"I've started setting up “{group_name}” with the template “{template}” "
-                 f"({requirements_words(requirements)}): I'll take a snapshot first, and import it once an "
-                 "approver agrees.")
-    else:
-        reply = (f"我开始创建薪资组“{group_name}”。" if zh else f"I've started setting up “{group_name}”. ") + \
-            decision_question(decision, requirements).split("。" if zh else " Which")[0].split(" The nearest")[0] + \
-            ("请在下面选择模板。" if zh else " Pick a template below.")
-    if employees:
-        reply += (f"导入后会把名单中的 {len(employees)} 名员工分配到该组。" if zh else
-                  f" Then I'll assign the {len(employees)} employees on your list.")
-    if turn.new_employees:
-        count = len(turn.new_employees)
-        reply += (f"名单中有 {count} 名员工还不在系统中：审批人批准后会新建并分配到该组。" if zh else
-                  f" {count} employee{'s' if count != 1 else ''} on your list {'are' if count != 1 else 'is'} not in "
-                  "the payroll system yet: the approver will see them as new, and they are created on approval.")
-    return reply
-
-
-def _explore(turn: Turn, state: ExplorationState, *, employees: list[str] | None) -> Outcome:
-    outcome = react_explore(state=state, tenant_id=turn.membership.tenant_id, user_id=turn.membership.user_id,
-                            conversation_id=turn.conversation.id, activity_id=turn.activity_id, model=turn.model,
-                            zh=turn.zh)
-    if outcome.kind == "plan":
-        Exploration.objects.filter(conversation=turn.conversation).delete()  # run state ends with the exploration
-        _frame(turn, "route", "route → plan", f"Route: plan — the exploration settled it ({outcome.reason}).",
-               {"branch": "plan", "reason": outcome.reason, "iterations": outcome.iterations})
-        return _plan_start(turn, request=state.request, requirements=outcome.requirements,
-                           template_name=outcome.template_name, employees=employees)
-    previous = Exploration.objects.filter(conversation=turn.conversation).values_list("question", flat=True).first()
-    if previous and outcome.question == previous:
-        # Never the same question twice in a row: say what was not understood, and how to answer.
-        outcome.question = ("我没能从您的回答中识别出城市或地区。请直接写城市名（例如“杭州”“上海”），或回复“全国”。" if turn.zh else
-                            "I couldn't find a city or region in that. Please name the city (for example "
-                            "“Hangzhou” or “Shanghai”), or say “nationwide”.")
-    stored = {**outcome.requirements, "_template_name": state.template_name, "_employee_ids": employees or [],
-              "_new_employees": turn.new_employees}
-    Exploration.objects.update_or_create(conversation=turn.conversation, defaults={
-        "request": state.request, "requirements": stored, "scratchpad": outcome.scratchpad,
-        "iterations": outcome.iterations, "question": outcome.question})
-    return Outcome(route="explore", reply=outcome.question)
-
-
-def _resume_exploration(turn: Turn, exploration: Exploration) -> Outcome:
-    request = exploration.request if _is_continue(turn.text) else f"{exploration.request}\n{turn.text}"
-    requirements = _requirements(turn, request)
-    template_name = exploration.requirements.get("_template_name")
-    employees = _employees_of(turn, exploration)
-    if not turn.employees:
-        turn.new_employees = list(exploration.requirements.get("_new_employees") or [])
-    state = ExplorationState(request=request, requirements=requirements, scratchpad=list(exploration.scratchpad),
-                             iterations=exploration.iterations, template_name=template_name)
-    if dependencies_known(requirements, template_name)[0]:
-        exploration.delete()
-        return _plan_start(turn, request=request, requirements=requirements, template_name=template_name,
-                           employees=employees)
-    return _explore(turn, state, employees=employees)
+    answered = owner.analyze(turn, claim.kind)
+    if answered is not None:
+        return answered
+    return Outcome(route="analyze", reply=("我无法从记录中回答这个问题。" if turn.zh else
+                                           "I can't answer that from the records."))
 
 
 def _resume_run(turn: Turn, run) -> Outcome:
@@ -691,8 +511,12 @@ def _resume_run(turn: Turn, run) -> Outcome:
         reply = f"继续，采用推荐的“{shown}”。" if turn.zh else f"Continuing with the first suggestion, “{answer}”."
     else:
         # A click sends the option's label; "the first one", the label in the other language
-        # or a close variant picks the same option (payroll.matching.option_choose).
+        # or a close variant picks the same option (workflows.conversation.option_choose); the
+        # run's domain may place what that reading did not ("the Shenzhen one").
         index = option_choose(turn.text, options)
+        owner = domain_of_blueprint(run.blueprint)
+        if index is None and options and owner is not None:
+            index = owner.option_choose(turn.text, options)
         if options and index is None:
             labels = [o.get("label_zh") or o["label"] if turn.zh else o.get("label_en") or o["label"] for o in options]
             return Outcome(route="resume_run", run_id=run.id, options=options,

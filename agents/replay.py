@@ -33,15 +33,12 @@ candidate matching reads. Once compared, the sandbox is deleted and the
 comparison kept (`ReplayResult`); sandboxes left behind are deleted by a periodic cleanup."""
 from __future__ import annotations
 
-import csv
-import io
 import os
 import re
 import secrets
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -52,14 +49,9 @@ from django.utils import timezone
 from approvals.models import ApprovalRequest, ApprovalStatus
 from approvals.services import approval_decide
 from config.api import Conflict, Forbidden
-from hr.services import tan_copy
 from llm import backend_scoped
 from llm.replay import ReplayBackend
 from memory.models import MemoryItem
-from payroll.models import Employee, PayrollGroup, Snapshot
-from payroll.services import employee_copy, snapshot_copy
-from policy.models import PolicyVersion
-from policy.services import policy_corpus_copy
 from tenants.models import Membership, Role, Tenant
 from timeline.models import Activity, Conversation, Event, Frame
 from timeline.services import conversation_create, event_append
@@ -78,6 +70,7 @@ from workflows.models import (
     Transition,
 )
 from workflows.selectors import run_get_for
+from workflows.sandbox import SandboxCopy, sandbox_attachment, sandbox_clean, sandbox_copy
 from workflows.services import node_input_answer, run_start
 from workflows.tools import TOOLS
 from workflows.transitions import run_transition
@@ -86,8 +79,6 @@ from .models import Message, ReplayResult
 from .orchestrator import message_post
 
 N = NodeStatus
-# A run with a step that reads the tenant's policies is replayed with a copy of them.
-TOOLS_READING_POLICY = {"check_claim_policy"}
 REPLAY_ROLES = {Role.DEVELOPER, Role.ADMIN}
 MAX_STEPS = 200
 
@@ -180,21 +171,11 @@ def _turn_differences(recorded: list[dict[str, Any]], replayed: list[dict[str, A
 
 
 def _attachment_of(origin: Message, run: Run, params: dict[str, Any]) -> tuple[str, bytes] | None:
-    """The employee list the first message carried, rebuilt from what the run took from it (the
-    employees it listed, copied into the sandbox, and the new ones it proposed): the file
-    itself is not kept."""
+    """The file the first message carried, rebuilt by its domain from what the run took from
+    it (workflows.sandbox): the file itself is not kept."""
     if not origin.attachment_name:
         return None
-    listed = Employee.objects.filter(tenant_id=run.tenant_id,
-                                     id__in=[int(e) for e in initial_params(run).get("employee_ids") or []])
-    rows = [{"employee_no": e.employee_no, "name": e.name} for e in listed.order_by("employee_no")]
-    rows += [dict(r) for r in params.get("new_employees") or []]
-    columns = list(dict.fromkeys(k for r in rows for k in r)) or ["employee_no", "name"]
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=columns)
-    writer.writeheader()
-    writer.writerows(rows)
-    return f"{Path(origin.attachment_name).stem}.csv", out.getvalue().encode()
+    return sandbox_attachment(run, origin.attachment_name, initial_params(run), params)
 
 
 def _turns_drive(turns: Turns, sandbox: _Sandbox, original: Run, params: dict[str, Any]) -> Run | None:
@@ -303,28 +284,9 @@ def initial_params(run: Run) -> dict[str, Any]:
 def _copy_records(run: Run, sandbox: _Sandbox, *, messages: bool = True) -> dict[str, Any]:
     """The records the run touched, copied into the sandbox; the params, with their ids mapped."""
     params = initial_params(run)
-    if params.get("employee_ids"):
-        params["employee_ids"] = [str(employee_copy(e, tenant_id=sandbox.tenant.id).id) for e in Employee.objects.filter(
-            tenant_id=run.tenant_id, id__in=[int(e) for e in params["employee_ids"]])]
-    if params.get("snapshot_id") and Snapshot.objects.filter(id=int(params["snapshot_id"]), tenant_id=run.tenant_id,
-                                                            scope__isnull=True).exists():
-        # A whole-tenant restore: the configuration its snapshot froze, under the sandbox's own ids.
-        params["snapshot_id"] = str(snapshot_copy(snapshot_id=int(params["snapshot_id"]), from_tenant_id=run.tenant_id,
-                                                  to_tenant_id=sandbox.tenant.id).id)
-    if params.get("tan_id"):
-        # A candidate matching: the hiring request as the run found it, and the CV bank.
-        params["tan_id"] = str(tan_copy(tan_id=int(params["tan_id"]), from_tenant_id=run.tenant_id,
-                                        to_tenant_id=sandbox.tenant.id, created_by_id=sandbox.creator.user_id).id)
-        params.pop("event_id", None)  # the original tenant's event: nothing of the sandbox
-    if TOOLS_READING_POLICY & set(Node.objects.filter(run=run).values_list("tool", flat=True)):
-        policy_corpus_copy(from_tenant_id=run.tenant_id, to_tenant_id=sandbox.tenant.id)
-    for name in {params.get("group_name"), *(run.params.get(k) for k in ("answer",))} - {None, ""}:
-        # A group that already had the name (or one that reads the same) when the run started
-        # (the reason it may have asked).
-        earlier = PayrollGroup.objects.filter(tenant_id=run.tenant_id, created_at__lt=run.created_at)
-        for group in earlier.named_like(name):
-            PayrollGroup.objects.create(tenant=sandbox.tenant, name=group.name, template=group.template,
-                                        template_version=group.template_version)
+    # Each domain copies what of it the run touched (workflows.sandbox), mapping the params' ids.
+    params = sandbox_copy(SandboxCopy(run=run, from_tenant_id=run.tenant_id, to_tenant_id=sandbox.tenant.id,
+                                      creator_user_id=sandbox.creator.user_id), params)
     # Memory as it stood when the run started (L2 facts, then the L3 experience kept with its
     # evidence), without the links to the original tenant's approvals and calls.
     twins: dict[int, MemoryItem] = {}
@@ -465,7 +427,7 @@ def sandbox_delete(tenant_id: int) -> bool:
         # Rows that protect others inside the sandbox go first: a coordinate protects the call
         # that produced it, a policy version the one it replaces.
         StateCoordinate.objects.filter(tenant=tenant).delete()
-        PolicyVersion.objects.filter(document__tenant=tenant).update(replaces=None)
+        sandbox_clean(tenant)  # each domain's rows that would protect others (workflows.sandbox)
         tenant.delete()  # cascades to its runs, conversations, records and memberships
         User.objects.filter(id__in=people, membership__isnull=True).delete()
     return True

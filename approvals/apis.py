@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.api import DomainError, StrictCharField, results_of
+from config.words import words_render
 from tenants.selectors import membership_for_user
 
 from .models import ApprovalStatus
@@ -20,6 +21,7 @@ from .selectors import (
     approval_history,
     approvals_for,
     person,
+    summary_described,
     waited_seconds,
 )
 from .services import approval_decide
@@ -31,7 +33,7 @@ class ApprovalOutputSerializer(serializers.Serializer):
     node = StrictCharField(source="node.key")
     tool = StrictCharField()
     status = StrictCharField()
-    summary = StrictCharField()
+    summary = serializers.SerializerMethodField()  # what it does, in the request's language
     arguments = serializers.JSONField()
     arguments_hash = StrictCharField()
     diff = serializers.JSONField()
@@ -47,8 +49,19 @@ class ApprovalOutputSerializer(serializers.Serializer):
     allowed_roles = serializers.ListField(child=StrictCharField())
     routing_reason = StrictCharField()  # English, as stored
     routing_reason_shown = StrictCharField()  # the same in the request's language
-    measures = serializers.JSONField()
+    measures = serializers.SerializerMethodField()
     waited_seconds = serializers.SerializerMethodField()
+
+    def get_summary(self, obj) -> str:
+        return summary_described(obj)
+
+    def get_measures(self, obj) -> dict:
+        """As measured; the request context's assumptions (stored as words) in the request's language."""
+        measures = dict(obj.measures or {})
+        context = measures.get("context")
+        if isinstance(context, dict) and context.get("assumptions"):
+            measures["context"] = {**context, "assumptions": [words_render(a) for a in context["assumptions"]]}
+        return measures
 
     def get_requester(self, obj) -> dict:
         return {"username": obj.requested_by.username, "name": person(obj.requested_by)}

@@ -14,6 +14,7 @@ from config.api import NotFound
 from config.words import value_table, value_text, words_render
 from tenants.models import Membership, Role
 from timeline.models import Event
+from workflows.cards import card_rows
 from workflows.selectors import run_get_for
 from workflows.tools import TOOLS
 
@@ -78,8 +79,8 @@ def summary_described(approval: ApprovalRequest) -> str:
     """The card's summary in the reader's language, as the tool words it; else as stored."""
     tool = TOOLS.get(approval.tool)
     stored = words_render(approval.summary_words or approval.summary)
-    if tool is None or tool.summary_describe is None:
-        return stored
+    if approval.summary_words or tool is None or tool.summary_describe is None:
+        return stored  # words: what the approver was told when it was asked, in this reader's language
     try:
         return tool.summary_describe(approval.tenant_id, approval.arguments, approval.diff) or stored
     except (KeyError, ValueError, TypeError):  # arguments of an older shape: as stored
@@ -96,6 +97,7 @@ class Card:
     refusal: str            # why this viewer may not approve it, or ""
     can_decide: bool        # pending and the viewer may at least reject
     summary: str            # what it does, in the reader's language
+    rows: list[dict[str, Any]]  # the card's typed rows (workflows.cards), rendered for the reader
     needs_label: str        # the role it needs, in the reader's language
     routing_reason: str     # why, in the reader's language
     reminder: Any
@@ -110,6 +112,7 @@ def approval_card(membership: Membership, approval: ApprovalRequest) -> Card:
     first = approval.decisions.filter(accepted=True).select_related("user").first()
     return Card(
         approval=approval, arguments=arguments_described(approval), summary=summary_described(approval),
+        rows=card_rows(approval),
         waited=duration_text(waited_seconds(approval, now)),
         due=(_("overdue") if left <= 0 else _("in %(duration)s")
             % {"duration": duration_text(left)}), overdue=left <= 0,

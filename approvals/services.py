@@ -362,14 +362,14 @@ def approval_reminders_send(*, now: datetime | None = None) -> int:
 
 def _reminder_email(approval: ApprovalRequest, emails: list[str], seconds_left: int,
                     language: str | None = None) -> None:
-    """The reminder, in `language` (the recipients' console language). The summary is stored text: as written."""
+    """The reminder, in `language` (the recipients' console language), its summary too (stored as words)."""
     with translation.override(language or settings.LANGUAGE_CODE):
         due = duration_text(seconds_left)
         requester = approval.requested_by.get_full_name() or str(approval.requested_by)
         subject = _("Keel: an approval is due in %(due)s") % {"due": due}
         body = _("%(summary)s\n\nRequested by %(requester)s for run %(run)s. It expires at %(deadline)s UTC; after "
                  "that the run stops and has to be started again.\n\nDecide it in the approvals inbox: "
-                 "%(link)s") % {"summary": approval.summary, "requester": requester, "run": approval.run_id,
+                 "%(link)s") % {"summary": approval.summary_shown, "requester": requester, "run": approval.run_id,
                                 "deadline": f"{approval.deadline:%Y-%m-%d %H:%M}",
                                 "link": f"{settings.KEEL_BASE_URL}/approvals/{approval.id}/"}
     send_mail(subject=subject, message=body, from_email=settings.DEFAULT_FROM_EMAIL, recipient_list=emails,

@@ -7,6 +7,9 @@ from typing import Any
 
 from django.utils.translation import gettext_lazy as _
 
+from config.words import words_render
+from workflows.blueprints import step_title
+
 from .status import status_label
 
 
@@ -18,6 +21,8 @@ class DagNode:
     status: str
     depends_on: list[str]
     run_when: str
+    title: str = ""  # the step's short name in the reader's language (its key when the blueprint names it not)
+    goal_words: Any = None  # the goal as words (config.words), when the node holds them
     x: int = 0
     y: int = 0
 
@@ -49,10 +54,13 @@ class Dag:
         return out
 
 
-def dag_layout(nodes: list[Any], *, box_w: int = 128, box_h: int = 42, gap_x: int = 30, gap_y: int = 16) -> Dag:
-    """Layer nodes by dependency depth (column = longest path from a root), stack each layer."""
+def dag_layout(nodes: list[Any], *, blueprint: str = "", box_w: int = 128, box_h: int = 42, gap_x: int = 30,
+               gap_y: int = 16) -> Dag:
+    """Layer nodes by dependency depth (column = longest path from a root), stack each layer.
+    `blueprint` names the steps (their titles, in the reader's language)."""
     by_key = {n.key: DagNode(key=n.key, goal=n.goal, tool=n.tool, status=n.status, depends_on=list(n.depends_on),
-                             run_when=n.run_when) for n in nodes}
+                             run_when=n.run_when, title=words_render(step_title(blueprint, n.key)),
+                             goal_words=getattr(n, "goal_words", None)) for n in nodes}
     depth: dict[str, int] = {}
 
     def depth_of(key: str, seen: frozenset[str] = frozenset()) -> int:

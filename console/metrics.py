@@ -17,7 +17,7 @@ from typing import Any, Iterable
 
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 
 from approvals.models import ApprovalRequest, ApprovalStatus
 from config.api import DomainError, strict_int
@@ -230,9 +230,9 @@ class _Records:
 def _success_rate(rec: _Records) -> Metric:
     finished = [r for r in rec.runs if r.status in RUN_TERMINAL]
     completed = sum(r.status == R.COMPLETED for r in finished)
-    return Metric("success_rate", "Strict-workflow success rate", _ratio(completed, len(finished)), "ratio",
-                  "Runs that completed, of the runs that finished (completed, failed, blocked, rolled back or "
-                  "stopped).", completed, len(finished))
+    return Metric("success_rate", gettext_noop("Strict-workflow success rate"), _ratio(completed, len(finished)), "ratio",
+                  gettext_noop("Runs that completed, of the runs that finished (completed, failed, blocked, rolled back or "
+                  "stopped)."), completed, len(finished))
 
 
 def _takeover_rate(rec: _Records) -> Metric:
@@ -240,23 +240,23 @@ def _takeover_rate(rec: _Records) -> Metric:
     taken = sum(1 for r in rec.runs if r.status in TAKEOVER_STATUSES or r.id in rejected)
     # A run waiting for the user's answer has not ended either way: it is in neither count.
     counted = [r for r in rec.runs if r.status != R.AWAITING_INPUT or r.id in rejected]
-    return Metric("takeover_rate", "Takeover rate", _ratio(taken, len(counted)), "ratio",
-                  "Runs that ended needing a person — blocked, stopped, or with a rejected approval — of all "
-                  "runs except those merely waiting for the user's answer.", taken, len(counted),
+    return Metric("takeover_rate", gettext_noop("Takeover rate"), _ratio(taken, len(counted)), "ratio",
+                  gettext_noop("Runs that ended needing a person — blocked, stopped, or with a rejected approval — of all "
+                  "runs except those merely waiting for the user's answer."), taken, len(counted),
                   {"awaiting_input": len(rec.runs) - len(counted)})
 
 
 def _provenance_blocks(rec: _Records) -> Metric:
-    return Metric("provenance_blocks", "Provenance blocks", rec.blocks, "count",
-                  "Supplied values refused because they differed from the recorded coordinate.")
+    return Metric("provenance_blocks", gettext_noop("Provenance blocks"), rec.blocks, "count",
+                  gettext_noop("Supplied values refused because they differed from the recorded coordinate."))
 
 
 def _approval_resumes(rec: _Records) -> Metric:
     approved = [a for a in rec.approvals if a.status == ApprovalStatus.APPROVED]
     resumed = sum(1 for a in approved if a.node_id in rec.node_by_id
                   and rec.node_by_id[a.node_id].status == N.COMPLETED)
-    return Metric("approval_resumes", "Resumes after approval", resumed, "count",
-                  "Approved approvals whose waiting step then completed.", resumed, len(approved))
+    return Metric("approval_resumes", gettext_noop("Resumes after approval"), resumed, "count",
+                  gettext_noop("Approved approvals whose waiting step then completed."), resumed, len(approved))
 
 
 def _skipped(rec: _Records) -> Metric:
@@ -269,9 +269,9 @@ def _skipped(rec: _Records) -> Metric:
         started = rec.first_transition(node, [N.IN_PROGRESS]) or done
         if not all(rec.dependency_met_before(node, key, started) for key in node.depends_on):
             skipped.append(node.key)
-    return Metric("skipped_executions", "Skipped steps", len(skipped), "count",
-                  "Completed steps that started before all their dependencies had completed (failed, for a "
-                  "compensation), by the transition log.", len(skipped), checked, {"nodes": skipped})
+    return Metric("skipped_executions", gettext_noop("Skipped steps"), len(skipped), "count",
+                  gettext_noop("Completed steps that started before all their dependencies had completed (failed, for a "
+                  "compensation), by the transition log."), len(skipped), checked, {"nodes": skipped})
 
 
 def _missed(rec: _Records) -> Metric:
@@ -279,8 +279,8 @@ def _missed(rec: _Records) -> Metric:
     for run in completed_runs:
         missed += [n.key for n in rec.nodes_of[run.id]
                    if n.retired_in is None and n.run_when != "failed" and n.status != N.COMPLETED]
-    return Metric("missed_executions", "Missed steps", len(missed), "count",
-                  "Steps of the current plan (compensations aside) not completed in a run that completed.",
+    return Metric("missed_executions", gettext_noop("Missed steps"), len(missed), "count",
+                  gettext_noop("Steps of the current plan (compensations aside) not completed in a run that completed."),
                   details={"nodes": missed, "completed_runs": len(completed_runs)})
 
 
@@ -295,9 +295,9 @@ def _duplicates(rec: _Records) -> Metric:
     per_key = Counter(c.idempotency_key for c in succeeded if _side_effecting(c.tool))
     by_node = sum(n - 1 for n in per_node.values() if n > 1)
     by_key = sum(n - 1 for n in per_key.values() if n > 1)
-    return Metric("duplicate_executions", "Duplicate executions", by_node + by_key, "count",
-                  "Extra succeeded tool calls for one step and plan version, plus extra side-effecting calls "
-                  "under one idempotency key.", details={"same_step": by_node, "same_idempotency_key": by_key})
+    return Metric("duplicate_executions", gettext_noop("Duplicate executions"), by_node + by_key, "count",
+                  gettext_noop("Extra succeeded tool calls for one step and plan version, plus extra side-effecting calls "
+                  "under one idempotency key."), details={"same_step": by_node, "same_idempotency_key": by_key})
 
 
 def _receipt_coverage(rec: _Records) -> Metric:
@@ -312,9 +312,9 @@ def _receipt_coverage(rec: _Records) -> Metric:
             self_referenced += 1  # the step's own call: no system of record issued it
         else:
             covered += 1
-    return Metric("receipt_coverage", "Receipt coverage of acceptance", _ratio(covered, len(completed)), "ratio",
-                  "Completed steps accepted on a succeeded tool call that carries a receipt issued by a system "
-                  "of record (not a reference to the step's own call), of all completed steps.",
+    return Metric("receipt_coverage", gettext_noop("Receipt coverage of acceptance"), _ratio(covered, len(completed)), "ratio",
+                  gettext_noop("Completed steps accepted on a succeeded tool call that carries a receipt issued by a system "
+                  "of record (not a reference to the step's own call), of all completed steps."),
                   covered, len(completed), {"self_references": self_referenced})
 
 
@@ -328,10 +328,10 @@ def _crash_recoveries(rec: _Records) -> Metric:
         if cause == "crash":
             crashed[run_id] += 1
     recovered = sum(1 for run_id in crashed if rec.run_by_id[run_id].status == R.COMPLETED)
-    return Metric("crash_recoveries", "Recovered after a worker crash", _ratio(recovered, len(crashed)), "ratio",
-                  "Runs that completed after a worker died holding one of their steps (another worker took the "
+    return Metric("crash_recoveries", gettext_noop("Recovered after a worker crash"), _ratio(recovered, len(crashed)), "ratio",
+                  gettext_noop("Runs that completed after a worker died holding one of their steps (another worker took the "
                   "step over when its lease ran out), of the runs that lost a worker; retries and deferrals, "
-                  "which let the lease go on purpose, are not crashes.", recovered, len(crashed),
+                  "which let the lease go on purpose, are not crashes."), recovered, len(crashed),
                   {"takeovers": sum(crashed.values())})
 
 
@@ -344,9 +344,9 @@ def _dependency_coverage(rec: _Records) -> Metric:
         for key in node.depends_on:
             edges += 1
             met += rec.dependency_met_before(node, key, started)
-    return Metric("dependency_coverage", "Dependency coverage", _ratio(met, edges), "ratio",
-                  "Declared dependencies of started steps that had completed (failed, for a compensation) "
-                  "before the step started.", met, edges)
+    return Metric("dependency_coverage", gettext_noop("Dependency coverage"), _ratio(met, edges), "ratio",
+                  gettext_noop("Declared dependencies of started steps that had completed (failed, for a compensation) "
+                  "before the step started."), met, edges)
 
 
 def _replans(rec: _Records) -> tuple[Metric, Metric]:
@@ -367,12 +367,12 @@ def _replans(rec: _Records) -> tuple[Metric, Metric]:
         end = min(starts) if starts else rec.run_by_id[plan.run_id].finished_at
         if end is not None:
             recoveries.append((end - trigger.at).total_seconds())
-    scope = Metric("replan_scope", "Replan scope", _mean(scopes), "nodes",
-                   "Steps replaced per local replan (plan versions after the first), on average.",
+    scope = Metric("replan_scope", gettext_noop("Replan scope"), _mean(scopes), "nodes",
+                   gettext_noop("Steps replaced per local replan (plan versions after the first), on average."),
                    details={"replans": len(replans), "replaced": sum(scopes), "max": max(scopes, default=None)})
-    recovery = Metric("recovery_time", "Recovery time", _mean(recoveries), "seconds",
-                      "From the failure or rejection to the first step of the next plan version starting (or "
-                      "the run ending), on average.",
+    recovery = Metric("recovery_time", gettext_noop("Recovery time"), _mean(recoveries), "seconds",
+                      gettext_noop("From the failure or rejection to the first step of the next plan version starting (or "
+                      "the run ending), on average."),
                       details={"recoveries": len(recoveries), "max": max(recoveries, default=None)})
     return scope, recovery
 
@@ -394,9 +394,9 @@ def _checkpoint_consistency(rec: _Records) -> Metric:
         consistent += ok
         if not ok:
             broken.append(str(run.id))
-    return Metric("checkpoint_consistency", "Checkpoint consistency", _ratio(consistent, len(rec.runs)), "ratio",
-                  "Runs whose stored step statuses equal both the last transition of each step and a replay of "
-                  "the event log.", consistent, len(rec.runs), {"inconsistent_runs": broken[:20]})
+    return Metric("checkpoint_consistency", gettext_noop("Checkpoint consistency"), _ratio(consistent, len(rec.runs)), "ratio",
+                  gettext_noop("Runs whose stored step statuses equal both the last transition of each step and a replay of "
+                  "the event log."), consistent, len(rec.runs), {"inconsistent_runs": broken[:20]})
 
 
 def _parallelisable(nodes: list[Node]) -> bool:
@@ -450,9 +450,9 @@ def _concurrency(rec: _Records) -> Metric:
             peak = max(peak, level)
         peaks.append(peak)
     overlapped = sum(1 for p in peaks if p > 1)
-    return Metric("parallel_concurrency", "Parallel concurrency", _mean(peaks), "nodes",
-                  "Most steps of one run in progress at once, averaged over runs with parallelisable steps; "
-                  "the fraction counts those runs whose parallel steps actually overlapped.",
+    return Metric("parallel_concurrency", gettext_noop("Parallel concurrency"), _mean(peaks), "nodes",
+                  gettext_noop("Most steps of one run in progress at once, averaged over runs with parallelisable steps; "
+                  "the fraction counts those runs whose parallel steps actually overlapped."),
                   overlapped, len(peaks), {"max": max(peaks, default=None)})
 
 
@@ -475,9 +475,9 @@ def _duplicate_side_effects(rec: _Records) -> Metric:
         if created > 1:
             extra += created - 1
             affected += 1
-    return Metric("duplicate_side_effects", "Duplicate side effects after approval", extra, "count",
-                  "Records created beyond the one an approved step allows (one record per approved "
-                  "write), after the approval resumed the run.", affected, len(approved))
+    return Metric("duplicate_side_effects", gettext_noop("Duplicate side effects after approval"), extra, "count",
+                  gettext_noop("Records created beyond the one an approved step allows (one record per approved "
+                  "write), after the approval resumed the run."), affected, len(approved))
 
 
 def _daily(rec: _Records, period: Period) -> list[DayFigures]:

@@ -13,7 +13,9 @@ from django.utils.translation import gettext as _
 
 from approvals.models import ApprovalRequest
 from config.api import DomainError, strict_int
+from config.words import words_render
 from tenants.models import Membership, Role
+from workflows.blueprints import step_title
 from workflows.models import Node, Run, RunStatus, Transition
 
 PER_PAGE = 25
@@ -75,8 +77,19 @@ class GridRow:
 
 
 @dataclass
+class GridColumn:
+    key: str  # the step's key (a code, the same in every blueprint that has the step)
+    blueprint: str  # a blueprint that names the step: its title is the column's header
+
+    @property
+    def label(self) -> str:
+        """The step's short name in the reader's language (the blueprint's "title"/"title_zh")."""
+        return words_render(step_title(self.blueprint, self.key))
+
+
+@dataclass
 class RunGrid:
-    columns: list[str]
+    columns: list[GridColumn]
     rows: list[GridRow]
     page: Page
     blueprints: list[str]
@@ -103,13 +116,17 @@ def runs_grid(membership: Membership, filters: RunFilters) -> RunGrid:
     page_runs = list(page.object_list)
     steps: dict[int, dict[str, str]] = {r.id: {} for r in page_runs}
     position: dict[str, tuple[int, str]] = {}
+    blueprint_of = {r.id: r.blueprint for r in page_runs}
+    named_by: dict[str, str] = {}
     for run_id, key, status, pos in (Node.objects.filter(run_id__in=steps, retired_in__isnull=True)
                                      .order_by("plan_version", "id").values_list("run_id", "key", "status",
                                                                                  "position")):
         steps[run_id][key] = status
         position[key] = min(position.get(key, (pos, key)), (pos, key))
-    columns = sorted(position, key=lambda k: position[k])
-    rows = [GridRow(run=r, cells=[steps[r.id].get(k) for k in columns]) for r in page_runs]
+        named_by.setdefault(key, blueprint_of[run_id])
+    keys = sorted(position, key=lambda k: position[k])
+    columns = [GridColumn(key=k, blueprint=named_by[k]) for k in keys]
+    rows = [GridRow(run=r, cells=[steps[r.id].get(k) for k in keys]) for r in page_runs]
     tenant_runs = Run.objects.filter(tenant_id=membership.tenant_id)
     blueprints = sorted(set(tenant_runs.values_list("blueprint", flat=True).distinct()))
     starters = list(Membership.objects.filter(tenant_id=membership.tenant_id).select_related("user")

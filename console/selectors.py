@@ -14,9 +14,10 @@ from django.utils.translation import gettext as _
 
 from agents.models import Message
 from approvals.models import ApprovalRequest
-from config.words import value_text
+from config.words import Stored, value_text
 from tenants.models import Membership, Role
 from timeline.models import Activity, Conversation
+from workflows.blueprints import step_title
 from workflows.models import Node, Run, StateCoordinate, ToolCall, Transition
 from workflows.selectors import run_control_allowed
 
@@ -42,10 +43,10 @@ def messages_for(conversation: Conversation) -> list[ChatLine]:
     # Buttons only on the latest question: an answered one is history, not a control.
     last_asking = max((i for i, m in enumerate(messages) if m.options), default=None)
     answered = last_asking is not None and any(m.role == "user" for m in messages[last_asking + 1:])
-    return [ChatLine(role=m.role, text=m.text, intent=m.intent, attachment_name=m.attachment_name,
+    return [ChatLine(role=m.role, text=m.text_shown, intent=m.intent, attachment_name=m.attachment_name,
                      attachment_rows=m.attachment_rows,
                      author=(m.author.get_full_name() or m.author.username) if m.author else "",
-                     options=m.options if i == last_asking and not answered else [], link=m.link or {})
+                     options=m.options if i == last_asking and not answered else [], link=m.link_shown)
             for i, m in enumerate(messages)]
 
 
@@ -69,6 +70,7 @@ class Wait:
     started_at: datetime
     ended_at: datetime | None
     outcome: str
+    step: Stored = ""  # the step's name as words (its blueprint's title), for the reader
 
     @property
     def seconds(self) -> float:
@@ -103,7 +105,7 @@ def waits_for_runs(run_ids: list[int]) -> list[Wait]:
     """Pair each node's entry into awaiting_approval/awaiting_input with its exit."""
     waits: list[Wait] = []
     open_: dict[tuple[int, str], Wait] = {}
-    for t in (Transition.objects.filter(run_id__in=run_ids, node__isnull=False).select_related("node")
+    for t in (Transition.objects.filter(run_id__in=run_ids, node__isnull=False).select_related("node__run")
               .order_by("at", "id")):
         slot = (t.node_id, t.from_status)
         if t.from_status in ("awaiting_approval", "awaiting_input") and slot in open_:
@@ -111,7 +113,8 @@ def waits_for_runs(run_ids: list[int]) -> list[Wait]:
             wait.ended_at, wait.outcome = t.at, t.to_status
         if t.to_status in ("awaiting_approval", "awaiting_input"):
             wait = Wait(kind="approval" if t.to_status == "awaiting_approval" else "input", node=t.node.key,
-                        started_at=t.at, ended_at=None, outcome="waiting")
+                        started_at=t.at, ended_at=None, outcome="waiting",
+                        step=step_title(t.node.run.blueprint, t.node.key))
             open_[(t.node_id, t.to_status)] = wait
             waits.append(wait)
     longest = max((w.seconds for w in waits), default=0) or 1
@@ -174,7 +177,7 @@ def run_panel(membership: Membership, run) -> RunPanel:
         names = ", ".join(m.user.username for m in approvers)
         waiting_on = _("an approver (%(names)s)") % {"names": names} if names else _("an approver")
         since = approval.created_at
-    return RunPanel(run=run, dag=dag_layout(nodes), steps_done=sum(1 for n in steps if n.status == "completed"),
+    return RunPanel(run=run, dag=dag_layout(nodes, blueprint=run.blueprint), steps_done=sum(1 for n in steps if n.status == "completed"),
                     steps_total=len(steps), waiting_on=waiting_on, waiting_since=since, question=question,
                     approval=approval, plans=plans,
                     cost=Activity.objects.filter(run=run).aggregate(c=Sum("cost"))["c"] or Decimal(0),

@@ -1,9 +1,10 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class ExpensesConfig(AppConfig):
     name = "expenses"
-    verbose_name = "Expenses"
+    verbose_name = _("Expenses")  # the admin's app list, in the reader's language
 
     def ready(self) -> None:
         from . import blueprints, tools  # noqa: F401 - registering is importing
@@ -13,3 +14,13 @@ class ExpensesConfig(AppConfig):
         from .news import BLUEPRINT, expense_news
 
         news_register(BLUEPRINT, expense_news)  # what its runs tell the chat
+
+        from .cards import cards_register
+
+        cards_register()  # how its approval cards read (workflows.cards)
+
+        from workflows.conversation import conversation_register
+
+        from .conversation import ExpensesConversation
+
+        conversation_register(ExpensesConversation())  # its part in the conversation: claims, invoices

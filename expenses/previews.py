@@ -7,8 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
+from django.utils.translation import gettext_noop
 
+from config.words import words, words_render
 from workflows.tools import Preview
 
 from .models import ClaimStatus, ExpenseClaim, PolicyVerdict
@@ -20,7 +21,7 @@ def submit_needs_approval(tenant_id: int, arguments: dict[str, Any]) -> bool:
     return (arguments.get("policy_check") or {}).get("verdict") != PolicyVerdict.WITHIN
 
 
-def _claim(tenant_id: int, arguments: dict[str, Any]) -> ExpenseClaim | None:
+def claim_of(tenant_id: int, arguments: dict[str, Any]) -> ExpenseClaim | None:
     value = str(arguments.get("application_id", ""))
     return ExpenseClaim.objects.filter(tenant_id=tenant_id, id=int(value)).first() if value.isdigit() else None
 
@@ -30,39 +31,57 @@ def _citation_words(check: dict[str, Any]) -> str:
                     for c in check.get("citation") or [])
 
 
-def submit_summary(tenant_id: int, arguments: dict[str, Any], diff: dict[str, Any] | None = None) -> str:
-    claim = _claim(tenant_id, arguments)
+CATEGORY_WORDS = {"lodging": gettext_noop("lodging"), "meals": gettext_noop("meals"),
+                  "transport": gettext_noop("transport"), "other": gettext_noop("other")}
+
+
+def category_words(category: str) -> Any:
+    return words(CATEGORY_WORDS[category]) if category in CATEGORY_WORDS else category
+
+
+def submit_summary_words(tenant_id: int, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The card's sentence as meaning: the claim, and why it waits for an approver (the cited limit)."""
+    claim = claim_of(tenant_id, arguments)
     check = arguments.get("policy_check") or {}
     if claim is None:
-        what = _("expense claim")
+        what = words(gettext_noop("expense claim"))
     else:
-        words = {"category": claim.get_category_display().lower(), "city": claim.city,
-                 "amount": f"{claim.amount:,.2f}", "currency": claim.currency, "nights": claim.nights}
-        what = (ngettext("%(category)s claim in %(city)s: %(amount)s %(currency)s for %(nights)d night",
-                         "%(category)s claim in %(city)s: %(amount)s %(currency)s for %(nights)d nights",
-                         claim.nights) if claim.nights
-                else _("%(category)s claim in %(city)s: %(amount)s %(currency)s")) % words
+        params = {"category": category_words(claim.category), "city": claim.city,
+                  "amount": f"{claim.amount:,.2f}", "currency": claim.currency, "nights": claim.nights}
+        if not claim.nights:
+            what = words(gettext_noop("%(category)s claim in %(city)s: %(amount)s %(currency)s"), **params)
+        elif claim.nights == 1:
+            what = words(gettext_noop("%(category)s claim in %(city)s: %(amount)s %(currency)s for %(nights)s night"),
+                         **params)
+        else:
+            what = words(gettext_noop("%(category)s claim in %(city)s: %(amount)s %(currency)s for %(nights)s "
+                                      "nights"), **params)
     if check.get("verdict") == PolicyVerdict.OVER:
-        why = _("%(per_night)s a night is over the limit of %(limit)s %(unit)s (%(source)s, effective "
-                "%(effective_from)s)") % {k: check.get(k, "") for k in ("per_night", "limit", "unit", "source",
-                                                                       "effective_from")}
+        why = words(gettext_noop("%(per_night)s a night is over the limit of %(limit)s %(unit)s (%(source)s, effective "
+                                 "%(effective_from)s)"),
+                    **{k: check.get(k, "") for k in ("per_night", "limit", "unit", "source", "effective_from")})
     else:
-        why = _("the policy check found no limit that covers it (%(summary)s)") % {
-            "summary": check.get("summary") or _("not checked")}
-    return _("Submit the %(what)s — %(why)s.") % {"what": what, "why": why}
+        why = words(gettext_noop("the policy check found no limit that covers it (%(summary)s)"),
+                    summary=check.get("summary") or words(gettext_noop("not checked")))
+    return words(gettext_noop("Submit the %(what)s — %(why)s."), what=what, why=why)
+
+
+def submit_summary(tenant_id: int, arguments: dict[str, Any], diff: dict[str, Any] | None = None) -> str:
+    """An approval stored before its summary was words: worded for the reader now."""
+    return words_render(submit_summary_words(tenant_id, arguments))
 
 
 def submit_preview(tenant_id: int, arguments: dict[str, Any], params: dict[str, Any]) -> Preview:
     check = arguments.get("policy_check") or {}
     # measures: the size the approval matrix may compare (its thresholds are per tool).
-    return Preview(summary=submit_summary(tenant_id, arguments), diff=None,
+    return Preview(summary=submit_summary_words(tenant_id, arguments), diff=None,
                    measures={"amount": check.get("amount"), "currency": check.get("currency"),
                              "per_night": check.get("per_night"), "limit": check.get("limit")})
 
 
 def submit_preconditions(tenant_id: int, run_id: int, arguments: dict[str, Any]) -> str:
     """The claim the approver read about is still the draft it was."""
-    claim = _claim(tenant_id, arguments)
+    claim = claim_of(tenant_id, arguments)
     check = arguments.get("policy_check") or {}
     if claim is None:
         return "the claim no longer exists"

@@ -1,9 +1,10 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class HrConfig(AppConfig):
     name = "hr"
-    verbose_name = "HR Core"
+    verbose_name = _("HR Core")  # the admin's app list, in the reader's language
 
     def ready(self) -> None:
         from . import blueprints, tools  # noqa: F401 - registering is importing
@@ -13,6 +14,10 @@ class HrConfig(AppConfig):
         from .news import BLUEPRINT, matching_news
 
         news_register(BLUEPRINT, matching_news)  # what its runs tell the chat
+
+        from .cards import cards_register
+
+        cards_register()  # how its approval cards read (workflows.cards)
 
     def seed_demo(self) -> None:
         """Called by `manage.py seed_demo`: the CV bank and two draft TANs."""

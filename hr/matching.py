@@ -6,10 +6,13 @@ from __future__ import annotations
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
+from config.words import localised, words, words_english, words_render
+
 WEIGHTS = {"skills": Decimal("0.60"), "location": Decimal("0.25"), "seniority": Decimal("0.15")}
 MIN_SCORE = Decimal("0.500")
 REMOTE = {"remote", "远程"}
-SENIORITY_WORDS = {1: ("junior", "初级"), 2: ("mid-level", "中级"), 3: ("senior", "高级"), 4: ("lead", "资深/负责人")}
 
 
 def features_of(tan: dict[str, Any], candidate: dict[str, Any]) -> dict[str, Any]:
@@ -30,17 +33,36 @@ def score_of(features: dict[str, Any]) -> Decimal:
     return total.quantize(Decimal("0.001"), rounding=ROUND_HALF_UP)
 
 
-def explain(tan: dict[str, Any], candidate: dict[str, Any], f: dict[str, Any]) -> tuple[str, str]:
-    n, total = len(f["skills_matched"]), len(tan["skills"])
-    where = ("in " + tan["location"] if f["location"] == "1" else
-             "remote" if f["location"] == "0.5" else f"in {candidate['location']}, not {tan['location']}")
-    level_en, level_zh = SENIORITY_WORDS.get(int(candidate["seniority"]), ("?", "?"))
-    fit = {"1": "as asked", "0.5": "one level off", "0": "far off"}[f["seniority"]]
-    en = (f"{n} of {total} skills ({', '.join(f['skills_matched']) or 'none'}); {where}; {level_en}, {fit}.")
-    where_zh = ("同城" if f["location"] == "1" else "可远程" if f["location"] == "0.5" else f"在{candidate['location']}")
-    fit_zh = {"1": "符合要求", "0.5": "差一级", "0": "差距较大"}[f["seniority"]]
-    zh = f"技能匹配{n}/{total}（{'、'.join(f['skills_matched']) or '无'}）；{where_zh}；{level_zh}，{fit_zh}。"
-    return en, zh
+# The cities the CV bank and TANs name, in the reader's language; another place shows as typed.
+CITY_NAMES = {"beijing": "北京", "shanghai": "上海", "shenzhen": "深圳", "guangzhou": "广州", "hangzhou": "杭州",
+              "chengdu": "成都", "nanjing": "南京", "wuhan": "武汉", "suzhou": "苏州", "tianjin": "天津",
+              "chongqing": "重庆", "xian": "西安", "hong kong": "香港", "singapore": "新加坡", "remote": "远程"}
+LEVEL_WORDS = {1: gettext_noop("junior"), 2: gettext_noop("mid-level"), 3: gettext_noop("senior"),
+               4: gettext_noop("lead")}
+FIT_WORDS = {"1": gettext_noop("as asked"), "0.5": gettext_noop("one level off"), "0": gettext_noop("far off")}
+
+
+def place(location: str) -> Any:
+    """A place as typed ("Hangzhou"), as a name in both languages when it is a known city."""
+    zh = CITY_NAMES.get(location.strip().lower().replace("'", ""))
+    return localised(location.strip(), zh) if zh else location
+
+
+def explain(tan: dict[str, Any], candidate: dict[str, Any], f: dict[str, Any]) -> dict[str, Any]:
+    """Why this candidate scored so, as words: each reader reads it in their language, the
+    cities too ("in Hangzhou, not Beijing" / "在杭州，不在北京")."""
+    if f["location"] == "1":
+        where = words(gettext_noop("in %(city)s"), city=place(tan["location"]))
+    elif f["location"] == "0.5":
+        where = words(gettext_noop("remote"))
+    else:
+        where = words(gettext_noop("in %(city)s, not %(wanted)s"), city=place(candidate["location"]),
+                      wanted=place(tan["location"]))
+    level = int(candidate["seniority"])
+    return words(gettext_noop("%(n)s of %(total)s skills (%(skills)s); %(where)s; %(level)s, %(fit)s."),
+                 n=len(f["skills_matched"]), total=len(tan["skills"]),
+                 skills=list(f["skills_matched"]) or words(gettext_noop("none")), where=where,
+                 level=words(LEVEL_WORDS[level]) if level in LEVEL_WORDS else "?", fit=words(FIT_WORDS[f["seniority"]]))
 
 
 def rank(tan: dict[str, Any], candidates: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
@@ -51,8 +73,10 @@ def rank(tan: dict[str, Any], candidates: list[dict[str, Any]], limit: int) -> l
         score = score_of(f)
         if score < MIN_SCORE:
             continue
-        en, zh = explain(tan, candidate, f)
+        explanation = explain(tan, candidate, f)
+        # The words, and their two renderings the HR system of record keeps (Match.explanation/_zh).
         scored.append({"candidate_id": str(candidate["candidate_id"]), "name": candidate["name"],
-                       "score": str(score), "features": f, "explanation": en, "explanation_zh": zh})
+                       "score": str(score), "features": f, "explanation": words_english(explanation),
+                       "explanation_zh": words_render(explanation, "zh-hans"), "explanation_words": explanation})
     scored.sort(key=lambda m: (-Decimal(m["score"]), m["name"]))
     return scored[:limit]

@@ -6,6 +6,9 @@ from typing import Any
 
 from django.db.models import Count
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
+
+from config.words import localised, words, words_render
 
 from workflows.tools import Preview
 
@@ -17,17 +20,26 @@ def persist_needs_approval(tenant_id: int, arguments: dict[str, Any]) -> bool:
     return len((arguments.get("match_result") or {}).get("matches") or []) > match_approval_threshold()
 
 
-def persist_summary(tenant_id: int, arguments: dict[str, Any], diff: dict[str, Any] | None = None) -> str:
+def persist_summary_words(tenant_id: int, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The card's sentence as meaning: the TAN's title in the reader's language, every candidate named."""
     result = arguments.get("match_result") or {}
     matches = result.get("matches") or []
-    names = ", ".join(f"{m['name']} ({m['score']})" for m in matches)
-    return _("Record %(n)s matches for the TAN “%(title)s” — more than %(threshold)s at once: %(names)s.") % {
-        "n": len(matches), "title": result.get("title", ""), "threshold": match_approval_threshold(), "names": names}
+    tan = Tan.objects.filter(tenant_id=tenant_id, id=int(arguments["tan_id"])).first() if str(
+        arguments.get("tan_id", "")).isdigit() else None
+    title = localised(tan.title, tan.title_zh or tan.title) if tan else result.get("title", "")
+    return words(gettext_noop("Record %(n)s matches for the TAN “%(title)s” — more than %(threshold)s at once: "
+                              "%(names)s."), n=len(matches), title=title, threshold=match_approval_threshold(),
+                 names=[f"{m['name']} ({m['score']})" for m in matches])
+
+
+def persist_summary(tenant_id: int, arguments: dict[str, Any], diff: dict[str, Any] | None = None) -> str:
+    """An approval stored before its summary was words: worded for the reader now."""
+    return words_render(persist_summary_words(tenant_id, arguments))
 
 
 def persist_preview(tenant_id: int, arguments: dict[str, Any], params: dict[str, Any]) -> Preview:
     matches = (arguments.get("match_result") or {}).get("matches") or []
-    return Preview(summary=persist_summary(tenant_id, arguments),
+    return Preview(summary=persist_summary_words(tenant_id, arguments),
                    measures={"matches": len(matches), "threshold": match_approval_threshold()})
 
 

@@ -19,6 +19,16 @@ class PayrollConfig(AppConfig):
 
         news_register(BLUEPRINT, payroll_news)  # what its runs tell the chat
 
+        from .cards import cards_register
+
+        cards_register()  # how its approval cards read (workflows.cards)
+
+        from workflows.conversation import conversation_register
+
+        from .conversation import PayrollConversation
+
+        conversation_register(PayrollConversation())  # its part in the conversation
+
     def seed_demo(self) -> None:
         """Called by `manage.py seed_demo`: the template catalog and the demo employees."""
         from .seed import seed_demo

@@ -17,7 +17,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
 from config.names import name_visible
-from config.words import localised, words
+from config.words import localised, words, words_render
 from memory.models import MemoryItem
 from memory.services import memory_recall
 from workflows.models import StateCoordinate
@@ -25,7 +25,7 @@ from workflows.tools import Experience, Preview
 
 from .models import ClaimKind, Employee, PayrollGroup, PayrollTemplate, RecordClaim, Snapshot, group_name_key
 from .requirements import REGION_NAMES, requirements_extract
-from .selectors import configuration_checksum, import_diff, restore_diff, scope_checksum
+from .selectors import checksum_of, configuration_checksum, configuration_of, import_diff, restore_diff, scope_checksum
 
 # Catalog regions → the location names employees carry.
 REGION_LOCATIONS = {"SG": ["Singapore"], "HK": ["Hong Kong"], "US": ["United States", "US"]}
@@ -107,53 +107,60 @@ def new_employees_proposed(*, tenant_id: int, rows: list[dict[str, Any]]) -> lis
             for r in rows if str(r.get("employee_no") or "").strip() not in existing]
 
 
-FREQUENCY_WORDS = {"monthly": ("a monthly", "按月"), "semi_monthly": ("a semi-monthly", "半月"),
-                   "biweekly": ("a biweekly", "双周"), "weekly": ("a weekly", "按周")}
+# "assumed a monthly pay cycle…" per template frequency: one sentence each, so each language words it whole.
+FREQUENCY_ASSUMED = {
+    "monthly": gettext_noop("assumed a monthly pay cycle; no pay cycle was stated"),
+    "semi_monthly": gettext_noop("assumed a semi-monthly pay cycle; no pay cycle was stated"),
+    "biweekly": gettext_noop("assumed a biweekly pay cycle; no pay cycle was stated"),
+    "weekly": gettext_noop("assumed a weekly pay cycle; no pay cycle was stated"),
+}
 
 
-def _place_words(region: str | None, city: dict | None, zh: bool) -> str:
+def _place_words(region: str | None, city: dict | None) -> Any:
+    """A place as the reader reads it: a stated city, else the region's name."""
     if city:
-        return city.get("zh" if zh else "en") or region or ""
+        return localised(city.get("en") or region or "", city.get("zh") or city.get("en") or region or "")
     if region == "CN":
-        return "全国" if zh else "nationwide"
+        return words(gettext_noop("nationwide"))
     en, cn = REGION_NAMES.get(region or "", (region or "", region or ""))
-    return cn if zh else en
+    return localised(en, cn)
 
 
 def request_context(arguments: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
-    """What the approver reads about where the run came from: the user's own words and every
-    assumption the agent made to get from them to this template and name, in the user's language."""
+    """What the approver reads about where the run came from: the user's own words (as typed,
+    in `lang`) and every assumption the agent made to get from them to this template and name,
+    as words each approver reads in their own language."""
     request = (params.get("request") or "").strip()
     requirements = params.get("requirements") or requirements_extract(request)
     zh = requirements.get("lang") == "zh"
     template = PayrollTemplate.objects.filter(id=int(arguments.get("template_id") or 0)).first()
-    assumptions: list[str] = []
+    assumptions: list[dict[str, Any]] = []
     if template is not None:
         frequency = requirements.get("pay_frequency")
         if not frequency or frequency == "hourly":
-            words = FREQUENCY_WORDS.get(template.pay_frequency, (template.pay_frequency, template.pay_frequency))
-            assumptions.append(f"假定{words[1]}发薪：请求中没有说明发薪周期" if zh else
-                               f"assumed {words[0]} pay cycle; no pay cycle was stated")
+            assumptions.append(words(FREQUENCY_ASSUMED[template.pay_frequency]) if template.pay_frequency
+                               in FREQUENCY_ASSUMED else words(gettext_noop(
+                                   "assumed the pay cycle “%(cycle)s”; no pay cycle was stated"),
+                                   cycle=template.pay_frequency))
         region = requirements.get("region")
-        template_place = template.region.removeprefix("CN-")
         template_region = {"CN-Shanghai": "CN-SH", "CN-Beijing": "CN-BJ", "CN-Shenzhen": "CN-SZ",
                            "CN-Guangzhou": "CN-GZ"}.get(template.region, template.region)
-        template_words = _place_words(template_region, None, zh) or template_place
+        template_place = _place_words(template_region, None)
         if not region:
-            assumptions.append(f"假定地区为{template_words}：请求中没有说明城市或地区" if zh else
-                               f"assumed {template_words}; no city or region was stated")
+            assumptions.append(words(gettext_noop("assumed %(place)s; no city or region was stated"),
+                                     place=template_place))
         elif region != template_region:
-            place = _place_words(region, requirements.get("city"), zh)
+            asked = _place_words(region, requirements.get("city"))
             if template.region == "CN":
-                assumptions.append(f"使用全国通用模板：还没有{place}的模板" if zh else
-                                   f"used the nationwide template; there is no template for {place} yet")
+                assumptions.append(words(gettext_noop(
+                    "used the nationwide template; there is no template for %(asked)s yet"), asked=asked))
             else:
-                assumptions.append(f"使用{template_words}的模板：还没有{place}的模板" if zh else
-                                   f"used a {template_words} template; there is no template for {place}")
+                assumptions.append(words(gettext_noop(
+                    "used a %(place)s template; there is no template for %(asked)s"), place=template_place,
+                    asked=asked))
     if not requirements.get("name_stated") and arguments.get("group_name"):
-        name = name_visible(arguments["group_name"])
-        assumptions.append(f"薪资组命名为“{name}”：请求中没有给出名称" if zh else
-                           f"named the group “{name}”; no name was stated")
+        assumptions.append(words(gettext_noop("named the group “%(name)s”; no name was stated"),
+                                 name=name_visible(arguments["group_name"])))
     return {"request": request[:2000], "assumptions": assumptions, "lang": "zh" if zh else "en"}
 
 
@@ -196,10 +203,22 @@ def local_name(record: Any) -> str:
 
 
 def _snapshot_words(snapshot: Snapshot | None) -> str:
+    return words_render(snapshot_words(snapshot))
+
+
+def snapshot_label_words(label: str) -> Any:
+    """A snapshot's label as words: the ones Keel writes itself ("before run …") in the reader's language."""
+    m = SNAPSHOT_BEFORE_RUN.match(label or "")
+    if not m:
+        return name_visible(label or "")
+    return words(gettext_noop("before run %(run)s: “%(name)s”"), run=m["run"], name=name_visible(m["name"]))
+
+
+def snapshot_words(snapshot: Snapshot | None) -> dict[str, Any]:
     if snapshot is None:
-        return _("missing snapshot")
-    return _("“%(label)s”, taken %(at)s") % {"label": name_visible(snapshot_label(snapshot.label)),
-                                             "at": f"{timezone.localtime(snapshot.created_at):%Y-%m-%d %H:%M}"}
+        return words(gettext_noop("missing snapshot"))
+    return words(gettext_noop("“%(label)s”, taken %(at)s"), label=snapshot_label_words(snapshot.label),
+                 at=f"{timezone.localtime(snapshot.created_at):%Y-%m-%d %H:%M}")
 
 
 def import_argument(tenant_id: int, name: str, value: Any) -> tuple[str, str]:
@@ -316,16 +335,55 @@ def template_memories(*, tenant_id: int, requirements: dict[str, Any], limit: in
 def restore_preview(tenant_id: int, arguments: dict[str, Any], params: dict[str, Any]) -> Preview:
     snapshot = Snapshot.objects.get(id=int(arguments["snapshot_id"]), tenant_id=tenant_id)
     diff = restore_diff(tenant_id=tenant_id, snapshot=snapshot)
-    return Preview(summary=_restore_words(snapshot, diff["groups_deleted"]), diff=diff,
+    # Beside the English `lines`, the same changes as words: each approver reads them in their language.
+    diff = {**diff, "changes": restore_changes(tenant_id, snapshot),
+            "heading_words": words(gettext_noop("Exactly what restoring “%(label)s” will change, for the whole tenant"),
+                                   label=snapshot_label_words(snapshot.label))}
+    return Preview(summary=restore_summary_words(snapshot, diff["groups_deleted"]), diff=diff,
                    measures={"headcount": diff["employees_moved"]})
 
 
-def _restore_words(snapshot: Snapshot, deleted: list[str]) -> str:
-    label = name_visible(snapshot_label(snapshot.label))
+def restore_changes(tenant_id: int, snapshot: Snapshot) -> list[dict[str, Any]]:
+    """What restoring changes, line by line, as words (the counts `restore_diff` words in English)."""
+    now, then = configuration_of(tenant_id=tenant_id), snapshot.configuration
+    now_groups = {g["id"]: g for g in now["groups"]}
+    then_groups = {g["id"]: g for g in then["groups"]}
+    now_assigned = {a["employee_id"]: a["group_id"] for a in now["assignments"]}
+    then_assigned = {a["employee_id"]: a["group_id"] for a in then["assignments"]}
+    moved = {e for e in set(now_assigned) | set(then_assigned) if now_assigned.get(e) != then_assigned.get(e)}
+    members = Counter(now_assigned.values())
+    changes = [{"sign": "−", "words": words(gettext_noop(
+        "Group “%(name)s” is deleted (%(items)s items, %(members)s employees taken out of it)"),
+        name=name_visible(now_groups[g]["name"]), items=len(now_groups[g]["items"]), members=members[g])}
+        for g in sorted(set(now_groups) - set(then_groups), key=int)]
+    changes += [{"sign": "+", "words": words(gettext_noop("Group “%(name)s” comes back (%(items)s items)"),
+                                             name=name_visible(then_groups[g]["name"]),
+                                             items=len(then_groups[g]["items"]))}
+                for g in sorted(set(then_groups) - set(now_groups), key=int)]
+    changes += [{"sign": "~", "words": words(gettext_noop("Group “%(name)s” is put back as it was"),
+                                             name=name_visible(then_groups[g]["name"]))}
+                for g in sorted(set(now_groups) & set(then_groups), key=int)
+                if checksum_of(now_groups[g]) != checksum_of(then_groups[g])]
+    if moved:
+        changes.append({"sign": "~", "words": words(gettext_noop("%(n)s employee changes group") if len(moved) == 1
+                                                    else gettext_noop("%(n)s employees change group"), n=len(moved))})
+    if not changes:
+        changes.append({"sign": "=", "words": words(gettext_noop(
+            "Nothing: the tenant is already as the snapshot froze it"))})
+    return changes
+
+
+def restore_summary_words(snapshot: Snapshot, deleted: list[str]) -> dict[str, Any]:
+    label = snapshot_label_words(snapshot.label)
     if not deleted:
-        return _("Restore the whole tenant to the snapshot “%(label)s”.") % {"label": label}
-    return _("Restore the whole tenant to the snapshot “%(label)s”: deletes %(groups)s, whoever created them.") % {
-        "label": label, "groups": _(", ").join(f"“{name_visible(n)}”" for n in deleted)}
+        return words(gettext_noop("Restore the whole tenant to the snapshot “%(label)s”."), label=label)
+    return words(gettext_noop("Restore the whole tenant to the snapshot “%(label)s”: deletes %(groups)s, "
+                              "whoever created them."), label=label,
+                 groups=[f"“{name_visible(n)}”" for n in deleted])
+
+
+def _restore_words(snapshot: Snapshot, deleted: list[str]) -> str:
+    return words_render(restore_summary_words(snapshot, deleted))
 
 
 def restore_summary(tenant_id: int, arguments: dict[str, Any], diff: dict[str, Any] | None = None) -> str:

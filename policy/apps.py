@@ -6,6 +6,11 @@ class PolicyConfig(AppConfig):
 
     def ready(self) -> None:
         from . import tools  # noqa: F401 - registering is importing (check_claim_policy)
+        from workflows.conversation import conversation_register
+
+        from .conversation import PolicyConversation
+
+        conversation_register(PolicyConversation())  # its part in the conversation: policy questions
 
     def seed_demo(self) -> None:
         """The travel policy of seed 004 for tenant demo; tenant other has none (its

@@ -52,7 +52,7 @@ def frames_waterfall(activity: Activity) -> SafeString:
                         frame.gen_ai_tool_call_id, frame.gen_ai_tool_call_id) if frame.gen_ai_tool_call_id else "",
             frame.status, f"{offset_ms:.0f}", f"{frame.latency_ms:.1f}", tone,
             f"{bar_left:.2f}", f"{min(width, 100 - bar_left):.2f}", f"{frame.latency_ms:.1f}", tokens or "",
-            frame.summary,
+            frame.summary_shown,
             format_html('<details><summary>payload</summary><pre class="keel-payload">{}</pre></details>',
                         _json(payload.data)) if payload is not None else "",
         ))
@@ -79,12 +79,12 @@ class ActivityAdmin(TenantScopedAdmin):
                      "=frames__gen_ai_tool_call_id", "=run__coordinates__key"]
     search_help_text = "Search by run id, tool name, tool call id, state key (e.g. template_id) or title."
     fieldsets = [
-        (None, {"fields": ["title", ("kind", "status", "node_key"), "summary", ("run_link", "conversation_id"),
+        (None, {"fields": ["title", ("kind", "status", "node_key"), "summary_text", ("run_link", "conversation_id"),
                            ("intent", "route"), ("started_at", "ended_at")]}),
         ("Timeline", {"fields": ["timeline"], "description": "Every frame of this activity in order; the bar "
                       "shows when it started and how long it took on the activity's time axis."}),
     ]
-    readonly_fields = ["kind", "title", "summary", "status", "intent", "route", "run_link", "node_key",
+    readonly_fields = ["kind", "title", "summary_text", "status", "intent", "route", "run_link", "node_key",
                        "conversation_id", "started_at", "ended_at", "timeline"]
     ordering = ["-started_at"]
 
@@ -97,6 +97,10 @@ class ActivityAdmin(TenantScopedAdmin):
     @admin.display(description="run")
     def run_link(self, activity: Activity):
         return admin_link(activity.run, activity.run_id) if activity.run_id else "—"
+
+    @admin.display(description="summary")
+    def summary_text(self, activity: Activity) -> str:
+        return activity.summary_shown  # in the reader's language (stored as words)
 
     @admin.display(description="frames", ordering="frame_total")
     def frame_count(self, activity: Activity) -> int:

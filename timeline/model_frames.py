@@ -14,20 +14,22 @@ from datetime import timedelta
 from typing import Any, Iterator
 
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
+from config.words import words
 from llm import on_model_call
 
 from .services import frame_record
 
 # What a business user reads for each kind of model call.
 PURPOSE_WORDS = {
-    "intent": "understand what the message asks for",
-    "requirements": "read the requirements from the request",
-    "decide": "choose among the listed options",
-    "react": "decide the next exploration step",
-    "clarify": "phrase a clarifying question",
-    "reply": "write the reply",
-    "chat": "write the reply",
+    "intent": gettext_noop("understand what the message asks for"),
+    "requirements": gettext_noop("read the requirements from the request"),
+    "decide": gettext_noop("choose among the listed options"),
+    "react": gettext_noop("decide the next exploration step"),
+    "clarify": gettext_noop("phrase a clarifying question"),
+    "reply": gettext_noop("write the reply"),
+    "chat": gettext_noop("write the reply"),
 }
 
 _activity: contextvars.ContextVar[int | None] = contextvars.ContextVar("keel_model_frames_activity", default=None)
@@ -40,8 +42,10 @@ def _frame_for(activity_id: int, purpose: str, result) -> None:
     frame_record(activity_id=activity_id, kind="model_call", name=f"model: {purpose}", started_at=started,
                  ended_at=ended, first_token_at=first, status="error" if result.error else "ok",
                  level="error" if result.error else "info",
-                 summary=f"Asked the model to {PURPOSE_WORDS.get(purpose, purpose.replace('_', ' '))}." + (
-                     " It did not answer." if result.error else ""), operation="chat",
+                 summary=words(gettext_noop("Asked the model to %(what)s. It did not answer.") if result.error
+                               else gettext_noop("Asked the model to %(what)s."),
+                               what=words(PURPOSE_WORDS[purpose]) if purpose in PURPOSE_WORDS
+                               else purpose.replace("_", " ")), operation="chat",
                  provider=result.provider, model=result.model, input_tokens=result.input_tokens,
                  output_tokens=result.output_tokens, cost=result.cost, payload=result.as_frame())
 

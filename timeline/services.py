@@ -231,7 +231,7 @@ def event_json(event: Event | WrittenEvent) -> dict[str, Any]:
             "data": event.data, "at": event.created_at.isoformat()}
 
 
-def _summary_columns(summary: Stored) -> tuple[str, dict[str, Any] | None]:
+def summary_columns(summary: Stored) -> tuple[str, dict[str, Any] | None]:
     """A summary given as words (config.words) is stored as meaning, with its English
     rendering beside it for search and logs; a string is stored as it is."""
     if is_words(summary):
@@ -242,7 +242,7 @@ def _summary_columns(summary: Stored) -> tuple[str, dict[str, Any] | None]:
 def activity_open(*, conversation_id: int, kind: str, title: str, summary: Stored = "", run_id: int | None = None,
                   node_key: str = "", intent: str = "", route: str = "", id: int | None = None) -> Activity:
     ids = {"id": id} if id is not None else {}
-    text, meaning = _summary_columns(summary)
+    text, meaning = summary_columns(summary)
     return Activity.objects.create(conversation_id=conversation_id, kind=kind, title=title[:200], summary=text,
                                    summary_words=meaning, run_id=run_id, node_key=node_key, intent=intent,
                                    route=route, **ids)
@@ -253,7 +253,7 @@ def activity_close(*, activity_id: int, status: str, summary: Stored = None, int
     """End an activity (one UPDATE); `intent` and `route` label a turn as it ends."""
     fields: dict[str, Any] = {"status": status, "ended_at": timezone.now()}
     if summary is not None:
-        fields["summary"], fields["summary_words"] = _summary_columns(summary)
+        fields["summary"], fields["summary_words"] = summary_columns(summary)
     for name, value in (("intent", intent), ("route", route)):
         if value is not None:
             fields[name] = value
@@ -276,7 +276,7 @@ def frame_record(*, activity_id: int, kind: str, name: str, summary: Stored = ""
     now = timezone.now()
     started_at = started_at or now
     ended_at = ended_at or now
-    summary_text, summary_meaning = _summary_columns(summary)
+    summary_text, summary_meaning = summary_columns(summary)
     frame = Frame(
         activity_id=activity_id, parent_id=parent_id, kind=kind, name=name[:120], status=status, level=level,
         summary=summary_text, summary_words=summary_meaning, started_at=started_at, ended_at=ended_at, first_token_at=first_token_at,

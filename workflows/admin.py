@@ -7,6 +7,8 @@ from django.utils.safestring import mark_safe
 from config.words import value_text
 from tenants.admin import ReadOnlyInline, TenantScopedAdmin, admin_link
 
+from .cards import rows_html, value_rows
+
 from .models import (
     CoordinateConsumption,
     Node,
@@ -149,7 +151,7 @@ class StateCoordinateAdmin(TenantScopedAdmin):
     list_filter = ["key", "producer"]
     search_fields = ["=key", "run__id__exact", "call__id__exact", "producer", "receipt_ref"]
     search_help_text = "Search by state key, run id, producing call id, producer or receipt."
-    readonly_fields = ["key", "value_shown", "run_link", "plan_version", "producer", "receipt_ref", "created_at",
+    readonly_fields = ["key", "value_rows", "run_link", "plan_version", "producer", "receipt_ref", "created_at",
                        "provenance_chain"]
     fields = readonly_fields
     ordering = ["-created_at"]
@@ -160,6 +162,12 @@ class StateCoordinateAdmin(TenantScopedAdmin):
     @admin.display(description="value")
     def value_shown(self, coordinate: StateCoordinate) -> str:
         return value_text(coordinate.value)
+
+    @admin.display(description="value")
+    def value_rows(self, coordinate: StateCoordinate):
+        """The value as the approval card shows one: fields, tables, lists (workflows.cards), never a dict."""
+        return format_html('<div class="keel-value" data-testid="coordinate-value">{}</div>',
+                           rows_html(value_rows(coordinate.value)))
 
     @admin.display(description="run")
     def run_link(self, coordinate: StateCoordinate):
@@ -199,9 +207,10 @@ def _upstream_html(chain: dict):
     inner = format_html_join("", "{}", [(_upstream_html(c),) for c in chain["inputs"]])
     if chain["origin"] is not None:
         inner = _origin_html(chain["origin"])
-    value = value_text(chain["value"], limit=120)
+    value = rows_html(value_rows(chain["value"]))  # as the approval card shows a value, never a dict
     return format_html('<ul class="keel-consumers"><li data-testid="upstream-{}"><code>{}</code>'
-                       ' = {} <span class="help">by {} in step {} · call {}</span>{}</li></ul>',
+                       ' = <span class="keel-value">{}</span> <span class="help">by {} in step {} · call {}</span>{}'
+                       '</li></ul>',
                        chain["key"], chain["key"], value, chain["producer"], chain["node"], chain["call_id"],
                        format_html('<ul class="keel-consumers">{}</ul>', inner) if inner else "")
 

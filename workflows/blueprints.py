@@ -20,9 +20,11 @@ from typing import Any
 import jsonschema
 from django.utils import translation
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from config.api import DomainError, Forbidden
 from config.names import name_normalised
+from config.words import localised, words
 from tenants.models import Role
 
 
@@ -68,6 +70,9 @@ BLUEPRINT_SCHEMA: dict[str, Any] = {
                 "properties": {
                     "key": {"type": "string", "pattern": "^[a-z][a-z0-9_]*$"},
                     "tool": {"type": "string"}, "goal": {"type": "string"},
+                    "goal_zh": {"type": "string", "description": "the goal in Chinese, for Chinese readers"},
+                    "title": {"type": "string", "description": "a short name of the step (the task graph's box)"},
+                    "title_zh": {"type": "string"},
                     "depends_on": {"type": "array", "items": {"type": "string"}},
                     "run_when": {"enum": ["completed", "failed"]},
                     "when": {"type": ["string", "array"], "items": {"type": "string"},
@@ -156,11 +161,11 @@ def blueprint_nodes(name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
     spec = blueprint_get(name)["nodes"]
     if spec == "chain":
         n = params["n"]
-        return [{"key": f"n{i}", "tool": "noop", "goal": f"No-op {i}", "depends_on": [f"n{i - 1}"] if i else [],
-                 "arguments": {}, "position": i} for i in range(n)]
+        return [{"key": f"n{i}", "tool": "noop", "goal": f"No-op {i}", "goal_zh": f"空操作 {i}",
+                 "depends_on": [f"n{i - 1}"] if i else [], "arguments": {}, "position": i} for i in range(n)]
     if spec == "fanout":
-        return [{"key": f"n{i}", "tool": "noop", "goal": f"No-op {i}", "depends_on": [], "arguments": {},
-                 "position": i} for i in range(params["n"])]
+        return [{"key": f"n{i}", "tool": "noop", "goal": f"No-op {i}", "goal_zh": f"空操作 {i}", "depends_on": [],
+                 "arguments": {}, "position": i} for i in range(params["n"])]
     # A node with `when` exists only if that param is given (an optional step). A step
     # that depended on an absent one depends on what the absent one depended on instead.
     present = {node["key"] for node in spec if not node.get("when") or any(
@@ -178,6 +183,40 @@ def blueprint_nodes(name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
     return [{**{k: v for k, v in node.items() if k != "when"}, "arguments": _bind(node["arguments"], params),
              "depends_on": through(node["depends_on"]), "position": position}
             for position, node in enumerate(spec) if node["key"] in present]
+
+
+# --- a step's words: the blueprint speaks both languages ("goal"/"goal_zh", "title"/"title_zh",
+# "acceptance"/"acceptance_zh"), so a domain's steps read in Chinese with no catalog entry and no
+# engine code naming the domain. Stored as words (config.words) where a summary is written.
+
+def goal_words(step: dict[str, Any]) -> dict[str, Any]:
+    """A node spec's goal as words: its English and Chinese, rendered for each reader."""
+    return words(gettext_noop("%(goal)s"), goal=localised(step["goal"], step.get("goal_zh")))
+
+
+def step_spec(blueprint: str, key: str) -> dict[str, Any] | None:
+    """The blueprint's own spec of a step (None: an engine blueprint, or one no longer registered)."""
+    nodes = BLUEPRINTS.get(blueprint, {}).get("nodes")
+    if not isinstance(nodes, list):
+        return None
+    return next((node for node in nodes if node["key"] == key), None)
+
+
+def step_title(blueprint: str, key: str) -> dict[str, str] | str:
+    """A step's short name in both languages (its key when the blueprint names it not)."""
+    step = step_spec(blueprint, key)
+    if step is None or not step.get("title"):
+        return key
+    return localised(step["title"], step.get("title_zh"))
+
+
+def criterion_words(blueprint: str, key: str, criterion: str) -> dict[str, str] | str:
+    """An acceptance criterion of a step in both languages (the blueprint's "acceptance_zh")."""
+    step = step_spec(blueprint, key) or {}
+    for english, chinese in zip(step.get("acceptance", []), step.get("acceptance_zh", []), strict=False):
+        if english == criterion:
+            return localised(english, chinese)
+    return criterion
 
 
 def _bind(arguments: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:

@@ -14,8 +14,10 @@ from datetime import timedelta
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from config.api import DomainError
+from config.words import Stored, words
 from timeline.models import Activity
 from timeline.services import (
     activity_close,
@@ -30,6 +32,7 @@ from timeline.services import (
 )
 
 from . import liveness, sql
+from .blueprints import criterion_words
 from .dispatch import (
     NODE_RUN,
     dispatch_is_held,
@@ -170,7 +173,7 @@ def _claim(node: Node, run: Run, me: str) -> bool:
         _run_lock(run)
         activity = node.activity_id or activity_open(
             conversation_id=run.conversation_id, kind=Activity.Kind.NODE, run_id=run.id, node_key=node.key,
-            title=f"node {node.key}", summary=node.goal).id
+            title=f"node {node.key}", summary=node.goal_meaning).id
         return node_transition(node, N.IN_PROGRESS, expected=N.READY, reason="claimed", worker=me,
                                attempts=F("attempts") + 1, lease_owner=me, activity_id=activity,
                                lease_expires_at=timezone.now() + timedelta(seconds=lease_seconds()))
@@ -290,7 +293,7 @@ def _execute_claimed(node, run, tool, me, approval_id, arguments, consumed) -> i
     if results and node.activity_id:  # one statement, a transaction by itself
         frame_record(activity_id=node.activity_id, kind="validation", name="acceptance",
                      status="error" if failed else "ok",
-                     summary="; ".join(f"{r.criterion}: {'met' if r.ok else 'not met'}" for r in results),
+                     summary=_acceptance_summary(run, node, results),
                      payload={"criteria": [r.__dict__ for r in results], "receipt_ref": str(call.id)})
     if failed:
         reason = "acceptance not met: " + "; ".join(f"{r.criterion} ({r.detail})" if r.detail else r.criterion
@@ -301,6 +304,17 @@ def _execute_claimed(node, run, tool, me, approval_id, arguments, consumed) -> i
     if approval_id is not None and tool.experience is not None:
         _learn(run.tenant_id)
     return step
+
+
+def _acceptance_summary(run: Run, node: Node, results: list[Acceptance]) -> Stored:
+    """Each criterion checked, met or not, in the reader's language (the blueprint's
+    "acceptance_zh"), one after the other."""
+    checked = [words(gettext_noop("%(criterion)s: met") if r.ok else gettext_noop("%(criterion)s: not met"),
+                     criterion=criterion_words(run.blueprint, node.key, r.criterion)) for r in results]
+    summary = checked[-1]
+    for earlier in reversed(checked[:-1]):
+        summary = words(gettext_noop("%(first)s; %(rest)s"), first=earlier, rest=summary)
+    return summary
 
 
 def _stop(node, run, to: str, me: str, *, expected: str = N.IN_PROGRESS, reason: str, settle_reason: str = "",
@@ -450,8 +464,9 @@ def _retry_later(node, run, tool, me: str, err: Exception, arguments) -> None:
             if node.activity_id:
                 frame_record(activity_id=node.activity_id, kind="error", name=f"retry {done + 1} of {cap}",
                              status="error", level="warning",
-                             summary=f"{node.goal}: a passing failure; trying again in {delay:g}s "
-                                     f"({done + 1} of {cap}).",
+                             summary=words(gettext_noop("%(goal)s: a passing failure; trying again in "
+                                                        "%(delay)ss (%(retry)s of %(cap)s)."),
+                                           goal=node.goal_meaning, delay=f"{delay:g}", retry=done + 1, cap=cap),
                              payload={"error": why, "retry": done + 1, "cap": cap, "delay_seconds": delay})
     return None
 
@@ -477,7 +492,9 @@ def _fail(node, run, tool, reason: str, me: str, arguments, output, **finish) ->
                 return False
             if node.activity_id:
                 activity_close(activity_id=node.activity_id, status=N.FAILED)
-            plan_replan(run=run, replace=replace, reason=f"step {node.key} failed: {reason}"[:500],
+            plan_replan(run=run, replace=replace,
+                        reason=words(gettext_noop("step %(step)s failed: %(reason)s"), step=node.key,
+                                     reason=reason[:500]),
                         params_update=update, trigger={"kind": "failure", "node": node.key, "reason": reason[:500]})
             return True
 
@@ -735,7 +752,8 @@ def _inline_run(node, run, tool) -> dict | None:
     except Exception:
         return None
     latency = (time.perf_counter() - t0) * 1000
-    summary = tool.summary(output) if tool.summary else f"{node.goal}: done."
+    summary = tool.summary(output) if tool.summary else words(gettext_noop("%(goal)s: done."),
+                                                              goal=node.goal_meaning)
     return {"tool": tool, "arguments": arguments, "output": output, "idempotency_key": ctx.idempotency_key,
             "started": started, "latency_ms": latency, "summary": summary}
 

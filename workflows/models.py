@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db import models
 
 from config.ids import BusinessIdField
+from config.words import Stored, words_render
 
 
 class RunStatus(models.TextChoices):
@@ -100,6 +101,9 @@ class Node(models.Model):
     key = models.CharField(max_length=60)
     position = models.IntegerField(default=0, help_text="place in the blueprint: the order steps are shown and promoted")
     goal = models.CharField(max_length=200)
+    goal_words = models.JSONField(null=True, blank=True,
+                                  help_text="the goal as words (config.words), rendered for each reader; "
+                                            "null: the goal reads as written")
     tool = models.CharField(max_length=60)
     depends_on = models.JSONField(default=list)
     run_when = models.CharField(max_length=20, default="completed",
@@ -134,6 +138,16 @@ class Node(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key} ({self.status})"
+
+    @property
+    def goal_meaning(self) -> Stored:
+        """The goal as a summary stores it: words, or the goal as written (a node planned before words)."""
+        return self.goal_words or self.goal
+
+    @property
+    def goal_shown(self) -> str:
+        """The goal in the reader's (the active) language."""
+        return words_render(self.goal_meaning)
 
 
 class Transition(models.Model):

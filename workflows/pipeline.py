@@ -11,9 +11,11 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from llm import ModelError, ModelResult, messages_tokens_estimate, model_call
 from config import sql
+from config.words import words
 from timeline.model_frames import model_frame_record
 from timeline.services import frame_record
 
@@ -78,8 +80,8 @@ def provenance_block_record(*, node, run, block: ProvenanceBlocked) -> None:
         if node.activity_id:
             frame_record(activity_id=node.activity_id, kind="provenance", name=f"provenance block: {block.key}",
                          status="error", level="error",
-                         summary=f"A supplied {block.key.replace('_', ' ')} did not match the recorded one; "
-                                 "the step was refused.",
+                         summary=words(gettext_noop("A supplied %(key)s did not match the recorded one; "
+                                                    "the step was refused."), key=block.key.replace("_", " ")),
                          payload={"key": block.key, "supplied": str(block.supplied),
                                   "expected": str(block.expected), "reason": block.reason})
 
@@ -207,7 +209,8 @@ def _tool_frame(node, call, tool, arguments, output, error, started, consumed) -
     if not node.activity_id:
         return
     summary = (tool.summary(output) if (tool.summary and output is not None)
-               else f"{node.goal}: {'done' if output is not None else 'failed'}.")
+               else words(gettext_noop("%(goal)s: done.") if output is not None else gettext_noop("%(goal)s: failed."),
+                          goal=node.goal_meaning))
     frame_record(activity_id=node.activity_id, kind="tool_call", name=tool.name, started_at=started,
                  status="ok" if output is not None else "error", level="info" if output is not None else "error",
                  summary=summary, operation="execute_tool", tool_name=tool.name, tool_call_id=str(call.id),

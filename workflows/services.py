@@ -10,10 +10,11 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 
 from config.api import Conflict, DomainError, Forbidden
 from config.ids import new_id
+from config.words import Stored, is_words, localised, words, words_english
 from tenants.models import Membership
 from timeline.models import Activity
 from timeline.services import (
@@ -25,7 +26,15 @@ from timeline.services import (
     frame_record,
 )
 
-from .blueprints import BLUEPRINTS, Door, blueprint_get, blueprint_nodes, blueprint_start_check, params_validate
+from .blueprints import (
+    BLUEPRINTS,
+    Door,
+    blueprint_get,
+    blueprint_nodes,
+    blueprint_start_check,
+    goal_words,
+    params_validate,
+)
 from .dispatch import dispatch_is_held, nodes_dispatch_on_commit, run_plan_send_on_commit
 from . import sql
 from .gate import gate
@@ -40,10 +49,16 @@ ACTIVE = (N.READY, N.IN_PROGRESS)
 
 
 RUN_SUMMARIES = {
-    R.COMPLETED: "The setup is complete.", R.FAILED: "The run failed.", R.BLOCKED: "The run is blocked.",
-    R.ROLLED_BACK: "This run's changes were undone.", R.STOPPED: "The run was stopped.",
-    R.CANCELLED: "The run was cancelled.",
+    R.COMPLETED: gettext_noop("The setup is complete."), R.FAILED: gettext_noop("The run failed."),
+    R.BLOCKED: gettext_noop("The run is blocked."), R.ROLLED_BACK: gettext_noop("This run's changes were undone."),
+    R.STOPPED: gettext_noop("The run was stopped."), R.CANCELLED: gettext_noop("The run was cancelled."),
 }
+INITIAL_PLAN = gettext_noop("initial plan")
+
+
+def reason_text(reason: Stored) -> str:
+    """A reason for a text column (a status reason, a plan's reason): words in English."""
+    return words_english(reason) if is_words(reason) else (reason or "")
 
 
 def lease_seconds() -> float:
@@ -86,10 +101,13 @@ def run_create(*, membership: Membership, blueprint: str, params: dict[str, Any]
     run = Run.objects.create(tenant_id=membership.tenant_id, conversation_id=conversation_id,
                              created_by_id=membership.user_id, blueprint=blueprint, params=params,
                              control=Control.EXECUTOR, activity_id=activity_id, **caps)
-    title = blueprint_get(blueprint)["title"]
+    spec = blueprint_get(blueprint)
+    title = spec["title"]
     activity = activity_open(conversation_id=conversation_id, kind=Activity.Kind.RUN, run_id=run.id,
                              title=f"{title}: {params.get('group_name', '')}".strip(": "),
-                             summary=f"Started {title.lower()}.", id=activity_id)
+                             summary=words(gettext_noop("Started %(what)s."),
+                                           what=localised(title.lower(), spec.get("title_zh"))),
+                             id=activity_id)
     run.activity = activity
     return run
 
@@ -117,25 +135,28 @@ def run_plan_on_commit(run: Run) -> None:
 
 def _run_plan(run: Run) -> None:
     specs = blueprint_nodes(run.blueprint, run.params)
-    _plan_write(run, version=1, reason="initial plan", specs=specs, activity_id=run.activity_id)
+    _plan_write(run, version=1, reason=words(INITIAL_PLAN), specs=specs, activity_id=run.activity_id)
     event_append(conversation_id=run.conversation_id, run_id=run.id, type="run.started",
                  data={"blueprint": run.blueprint, "plan_version": 1, "nodes": [s["key"] for s in specs]})
     ready_dispatch_on_commit(nodes_promote(run))
 
 
-def _plan_write(run: Run, *, version: int, reason: str, specs: list[dict[str, Any]], activity_id: int,
+def _plan_write(run: Run, *, version: int, reason: Stored, specs: list[dict[str, Any]], activity_id: int,
                 diff: dict[str, Any] | None = None) -> None:
+    """`reason` as words (or prose): the plan's `reason` column keeps its English, the diff
+    and the frame keep its meaning."""
     Node.objects.bulk_create([
-        Node(run=run, plan_version=version, key=s["key"], position=s["position"], goal=s["goal"], tool=s["tool"],
-             depends_on=s["depends_on"], run_when=s.get("run_when", "completed"), arguments=s["arguments"],
-             acceptance=s.get("acceptance", []))
+        Node(run=run, plan_version=version, key=s["key"], position=s["position"], goal=s["goal"],
+             goal_words=goal_words(s), tool=s["tool"], depends_on=s["depends_on"],
+             run_when=s.get("run_when", "completed"), arguments=s["arguments"], acceptance=s.get("acceptance", []))
         for s in specs
     ])
     graph = [{"key": s["key"], "tool": s["tool"], "depends_on": s["depends_on"],
               "run_when": s.get("run_when", "completed")} for s in specs]
-    Plan.objects.create(run=run, version=version, reason=reason, graph=graph, diff=diff)
+    Plan.objects.create(run=run, version=version, reason=reason_text(reason)[:500], graph=graph, diff=diff)
     frame_record(activity_id=activity_id, kind="plan", name=f"plan v{version}",
-                 summary=f"Plan v{version}: {len(specs)} steps ({reason}).",
+                 summary=words(gettext_noop("Plan v%(version)s: %(steps)s steps (%(reason)s)."),
+                               version=version, steps=len(specs), reason=reason),
                  payload={"version": version, "reason": reason, "graph": graph, "diff": diff})
 
 
@@ -211,7 +232,7 @@ def run_settle(run: Run, *, reason: str = "") -> None:
         reason = reason or (f"step {failed.key} failed ({failed.status_reason}); this run's changes were undone"
                             if failed else "this run's changes were undone")
         if replacement is not None:
-            reason = f"{reason}; {replacement.why}"
+            reason = words(gettext_noop("%(reason)s; %(why)s"), reason=reason, why=replacement.why)
     elif N.FAILED in states:
         target, control = R.FAILED, Control.ORCHESTRATOR
     elif N.BLOCKED in states:
@@ -228,8 +249,10 @@ def run_settle(run: Run, *, reason: str = "") -> None:
         reason = f"step {blocked.key} is blocked: {blocked.status_reason}" if blocked else "a step is blocked"
     run_transition(run, target, reason=reason if target != R.RUNNING else "", control=control)
     if target in RUN_TERMINAL and run.activity_id:
-        activity_close(activity_id=run.activity_id, status=target,
-                       summary=f"{RUN_SUMMARIES[target]}" + (f" ({reason})" if reason and target != R.COMPLETED else ""))
+        summary = words(RUN_SUMMARIES[target])
+        if reason and target != R.COMPLETED:
+            summary = words(gettext_noop("%(summary)s (%(reason)s)"), summary=summary, reason=reason)
+        activity_close(activity_id=run.activity_id, status=target, summary=summary)
 
 
 # How many times one step may be tried again after its undo, before the run stays rolled back.
@@ -263,7 +286,7 @@ def _replan_after_undo(run: Run, failed: Node, replacement: Replacement) -> int:
     undo = active_nodes(run.id).filter(tool__in=list(compensation_tools()), status=N.COMPLETED).first()
     active = set(active_nodes(run.id).values_list("key", flat=True))
     replace = [k for k in blueprint_get(run.blueprint)["replan_after_undo"] if k in active]
-    return plan_replan(run=run, replace=replace, reason=replacement.why[:500],
+    return plan_replan(run=run, replace=replace, reason=replacement.why,
                        params_update=replacement.params_update,
                        trigger={"kind": "failure_after_undo", "node": failed.key,
                                 "reason": failed.status_reason[:500],
@@ -271,12 +294,14 @@ def _replan_after_undo(run: Run, failed: Node, replacement: Replacement) -> int:
 
 
 @transaction.atomic
-def plan_replan(*, run: Run, replace: list[str], reason: str, params_update: dict[str, Any] | None = None,
+def plan_replan(*, run: Run, replace: list[str], reason: Stored, params_update: dict[str, Any] | None = None,
                 trigger: dict[str, Any] | None = None) -> int:
     """Local replan: a new plan version replaces only the named nodes; completed
     nodes outside them keep their receipts and coordinates. The version records its
     diff against the previous one: kept, removed (with the status they ended in),
-    added, why, and what triggered it."""
+    added, why (words, or prose: stored as it comes), and what triggered it."""
+    if not is_words(reason):
+        reason = (reason or "")[:500]
     run = Run.objects.select_for_update(no_key=True).get(id=run.id)
     version = run.plan_version + 1
     params = {**run.params, **(params_update or {})}
@@ -297,7 +322,8 @@ def plan_replan(*, run: Run, replace: list[str], reason: str, params_update: dic
                  data={"plan_version": version, "replaced": replace, "reason": reason,
                        "kept": [k["key"] for k in diff["kept"]], "added": diff["added"]})
     if run.status in (R.BLOCKED, R.FAILED):
-        run_transition(run, R.RUNNING, reason=f"replanned: {reason}", control=Control.EXECUTOR)
+        run_transition(run, R.RUNNING, reason=words(gettext_noop("replanned: %(reason)s"), reason=reason),
+                       control=Control.EXECUTOR)
     ready_dispatch_on_commit(nodes_promote(run))
     run_settle(run)
     return version

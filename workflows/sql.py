@@ -19,7 +19,9 @@ from typing import Any
 
 from config import sql
 from config.ids import new_id
+from config.words import Stored
 from timeline.masking import payload_mask
+from timeline.services import summary_columns
 from timeline.sql import events_insert_ctes
 
 from .models import RUN_TERMINAL, Node, Run
@@ -146,10 +148,10 @@ def _claim_ctes() -> str:
   RETURNING {", ".join("n." + c for c in _NODE_COLS)}, {", ".join("r." + c + " AS r_" + c for c in _RUN_COLS)},
             (n.activity_id = x.act) AS opened
 ), a AS (
-  INSERT INTO timeline_activity (id, conversation_id, kind, title, summary, status, intent, route, run_id, node_key,
-         started_at, cost, error_count, frame_count, latency_ms, tokens_in, tokens_out)
-  SELECT c.activity_id, c.r_conversation_id, 'node', left('node ' || c.key, 200), c.goal, 'in_progress', '', '',
-         c.run_id, c.key, %(now)s, 0, 0, 0, 0, 0, 0 FROM c WHERE c.opened
+  INSERT INTO timeline_activity (id, conversation_id, kind, title, summary, summary_words, status, intent, route,
+         run_id, node_key, started_at, cost, error_count, frame_count, latency_ms, tokens_in, tokens_out)
+  SELECT c.activity_id, c.r_conversation_id, 'node', left('node ' || c.key, 200), c.goal, c.goal_words, 'in_progress',
+         '', '', c.run_id, c.key, %(now)s, 0, 0, 0, 0, 0, 0 FROM c WHERE c.opened
 ), t AS (
   INSERT INTO workflows_transition (run_id, node_id, from_status, to_status, reason, worker, at)
   SELECT c.run_id, c.id, 'ready', 'in_progress', 'claimed', %(me)s, %(now)s FROM c
@@ -261,11 +263,13 @@ def _call_ctes(source: str = "", act: str = "%(act)s") -> str:
          status = 'succeeded', error = '', ended_at = EXCLUDED.ended_at, latency_ms = EXCLUDED.latency_ms
   RETURNING id
 ), fr AS (
-  INSERT INTO timeline_frame (id, activity_id, parent_id, kind, name, status, level, summary, started_at,
-         first_token_at, ended_at, latency_ms, gen_ai_operation_name, gen_ai_provider_name, gen_ai_request_model,
-         gen_ai_usage_input_tokens, gen_ai_usage_output_tokens, gen_ai_tool_name, gen_ai_tool_call_id, cost)
-  SELECT %(frame)s, {act}, NULL, 'tool_call', left(%(tool)s, 120), 'ok', 'info', %(summary)s, %(started)s, NULL,
-         %(now)s, %(lat)s, 'execute_tool', '', '', 0, 0, %(tool)s, tc.id::text, 0 FROM tc
+  INSERT INTO timeline_frame (id, activity_id, parent_id, kind, name, status, level, summary, summary_words,
+         started_at, first_token_at, ended_at, latency_ms, gen_ai_operation_name, gen_ai_provider_name,
+         gen_ai_request_model, gen_ai_usage_input_tokens, gen_ai_usage_output_tokens, gen_ai_tool_name,
+         gen_ai_tool_call_id, cost)
+  SELECT %(frame)s, {act}, NULL, 'tool_call', left(%(tool)s, 120), 'ok', 'info', %(summary)s,
+         %(summary_words)s::jsonb, %(started)s, NULL, %(now)s, %(lat)s, 'execute_tool', '', '', 0, 0, %(tool)s,
+         tc.id::text, 0 FROM tc
   RETURNING id, gen_ai_tool_call_id
 ), fp AS (
   INSERT INTO timeline_framepayload (frame_id, data)
@@ -293,12 +297,15 @@ SELECT id FROM tc
 
 
 def _call_params(*, node: Node, run: Run, tool, arguments: dict, output: dict, idempotency_key: str,
-                 started: datetime, now: datetime, latency_ms: float, summary: str) -> dict[str, Any]:
+                 started: datetime, now: datetime, latency_ms: float, summary: Stored) -> dict[str, Any]:
+    """`summary`: words (config.words) or prose, stored as timeline.services.frame_record stores it."""
+    summary_text, summary_words = summary_columns(summary)
     payload = payload_mask({"arguments": arguments, "result": output, "error": "", "idempotency_key": "",
                             "consumed": [], "produces": list(tool.produces)})
     return {"call": new_id(), "frame": new_id(), "tenant": run.tenant_id, "run": run.id, "node": node.id,
             "tool": tool.name, "args": sql.jsonb(arguments), "result": sql.jsonb(output), "key": idempotency_key,
-            "started": started, "now": now, "lat": latency_ms, "act": node.activity_id, "summary": summary,
+            "started": started, "now": now, "lat": latency_ms, "act": node.activity_id, "summary": summary_text,
+            "summary_words": sql.jsonb(summary_words) if summary_words is not None else None,
             "payload": sql.jsonb(payload)}
 
 
@@ -349,10 +356,10 @@ def _promotion_ctes(gate: str = "true", done: str = _NONE) -> str:
   RETURNING {", ".join("c." + c for c in _NODE_COLS)}, (c.id = one.id) IS TRUE AS claimed,
             (c.id = one.id AND c.activity_id = %(new_act)s::bigint) IS TRUE AS opened
 ), pa AS (
-  INSERT INTO timeline_activity (id, conversation_id, kind, title, summary, status, intent, route, run_id, node_key,
-         started_at, cost, error_count, frame_count, latency_ms, tokens_in, tokens_out)
-  SELECT p.activity_id, r.conversation_id, 'node', left('node ' || p.key, 200), p.goal, 'in_progress', '', '',
-         p.run_id, p.key, %(now)s, 0, 0, 0, 0, 0, 0 FROM p JOIN workflows_run r ON r.id = p.run_id WHERE p.opened
+  INSERT INTO timeline_activity (id, conversation_id, kind, title, summary, summary_words, status, intent, route,
+         run_id, node_key, started_at, cost, error_count, frame_count, latency_ms, tokens_in, tokens_out)
+  SELECT p.activity_id, r.conversation_id, 'node', left('node ' || p.key, 200), p.goal, p.goal_words, 'in_progress',
+         '', '', p.run_id, p.key, %(now)s, 0, 0, 0, 0, 0, 0 FROM p JOIN workflows_run r ON r.id = p.run_id WHERE p.opened
 ), pt AS (
   INSERT INTO workflows_transition (run_id, node_id, from_status, to_status, reason, worker, at)
   SELECT %(run)s, p.id, 'pending', 'ready', 'dependencies met', '', %(now)s FROM p
@@ -518,16 +525,16 @@ WITH lk AS (
                                    AND c.idempotency_key = %(key)s), %(call)s)::text,
          lease_owner = '', lease_expires_at = NULL, finished_at = %(now)s{claim}
    WHERE n.id = %(node)s AND {expected} AND ((SELECT ok FROM go) OR %(anyway)s)
-  RETURNING n.id, n.key, n.goal, n.activity_id, {opened} AS opened
+  RETURNING n.id, n.key, n.goal, n.goal_words, n.activity_id, {opened} AS opened
 ), {_call_ctes("FROM f", "(SELECT activity_id FROM f)")}, t AS (
   INSERT INTO workflows_transition (run_id, node_id, from_status, to_status, reason, worker, at)
   {claimed}SELECT %(run)s, f.id, 'in_progress', 'completed', %(reason)s, %(me)s, %(now)s FROM f
 ), ao AS (
-  INSERT INTO timeline_activity (id, conversation_id, kind, title, summary, status, intent, route, run_id, node_key,
-         started_at, ended_at, cost, error_count, frame_count, latency_ms, tokens_in, tokens_out, frames_from,
-         frames_until)
-  SELECT f.activity_id, %(run_conv)s, 'node', left('node ' || f.key, 200), f.goal, 'completed', '', '', %(run)s,
-         f.key, %(started)s, %(now)s, 0, 0, 1, %(lat)s, 0, 0, %(started)s, %(now)s FROM f WHERE f.opened
+  INSERT INTO timeline_activity (id, conversation_id, kind, title, summary, summary_words, status, intent, route,
+         run_id, node_key, started_at, ended_at, cost, error_count, frame_count, latency_ms, tokens_in, tokens_out,
+         frames_from, frames_until)
+  SELECT f.activity_id, %(run_conv)s, 'node', left('node ' || f.key, 200), f.goal, f.goal_words, 'completed', '', '',
+         %(run)s, f.key, %(started)s, %(now)s, 0, 0, 1, %(lat)s, 0, 0, %(started)s, %(now)s FROM f WHERE f.opened
 ), a AS (
   UPDATE timeline_activity SET {_ROLLUP}, status = 'completed', ended_at = %(now)s
     FROM f WHERE timeline_activity.id = f.activity_id AND NOT f.opened

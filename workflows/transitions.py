@@ -13,6 +13,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from config.words import Stored, is_words, words_english
 from timeline.services import batch_state, before_events_flush, event_append, event_pending
 
 from .models import RUN_FINAL, RUN_TERMINAL, Node, NodeStatus, Run, RunStatus, Transition
@@ -199,9 +200,12 @@ def node_transitions_checked(changes: list[tuple[str, int, str, str, str]]) -> N
             raise TransitionNotAllowed(f"node {key}: {frm} → {to} is not an allowed transition")
 
 
-def run_transition(run: Run, to: str, *, expected: str | None = None, reason: str = "", counted: bool = True,
+def run_transition(run: Run, to: str, *, expected: str | None = None, reason: Stored = "", counted: bool = True,
                    **fields: Any) -> bool:
+    """`reason` may be words (config.words): the status columns keep its English, the
+    run.status event its meaning (what the conversation tells the reader)."""
     _assert_atomic()
+    meaning, reason = reason, (words_english(reason) if is_words(reason) else (reason or ""))
     frm = expected or run.status
     if frm == to:
         return False
@@ -217,7 +221,7 @@ def run_transition(run: Run, to: str, *, expected: str | None = None, reason: st
         setattr(run, name, value)
     Transition.objects.create(run=run, node=None, from_status=frm, to_status=to, reason=reason)
     event_append(conversation_id=run.conversation_id, run_id=run.id, type="run.status",
-                 data={"from": frm, "to": to, "reason": reason, "control": fields.get("control", run.control)})
+                 data={"from": frm, "to": to, "reason": meaning, "control": fields.get("control", run.control)})
     if to in RUN_FINAL:
         _holds_release(run)
     if counted and not _count(run):

@@ -10,8 +10,8 @@ import zipfile
 import pytest
 from django.core.management import call_command
 
-from agents.attachments import (MAX_COLUMNS, MAX_ROWS, MAX_SHEET_ROWS, AttachmentError,
-                                employee_list_parse)
+from payroll.attachments import (MAX_COLUMNS, MAX_ROWS, MAX_SHEET_ROWS, AttachmentError,
+                                 employee_list_parse)
 from payroll.models import Employee
 from tenants.models import Tenant
 

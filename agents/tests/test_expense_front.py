@@ -1,9 +1,10 @@
 """The expense claim in the conversation (issue 15), in English and Chinese."""
+import re
 from datetime import date
 
 import pytest
 
-from agents.expense_front import facts_read
+from expenses.conversation import facts_read
 from agents.orchestrator import message_post
 from approvals.models import ApprovalRequest
 from expenses.models import ExpenseClaim
@@ -25,7 +26,10 @@ def say(text: str, conversation=None, who: str = "alice"):
 def test_the_english_request_starts_a_claim_run_that_waits_for_an_approver():
     _, reply = say(EN)
     assert reply["intent"] == "resolve" and reply["run_id"]
-    assert "1,800.00 CNY (900.00 a night)" in reply["reply"]
+    assert reply["reply"].startswith("I've filed an expense claim: lodging in Beijing, 2 nights from 2026-11-16, "
+                                     "1,800 yuan (900 yuan a night).")
+    assert "Please attach the invoice" in reply["reply"]  # none came with it
+    assert "payroll" not in reply["reply"].lower() and "import" not in reply["reply"].lower()
     run = drive(Run.objects.get(id=int(reply["run_id"])))
     assert run.blueprint == "expense_claim" and run.status == "awaiting_approval"
     assert "750" in ApprovalRequest.objects.get(run=run).summary
@@ -36,7 +40,8 @@ def test_the_chinese_request_reads_last_week_two_nights_and_1800_yuan():
     assert (facts.category, facts.city, facts.nights, str(facts.amount), facts.start_date) == \
         ("lodging", "Beijing", 2, "1800", date(2026, 11, 23))
     _, reply = say(ZH)
-    assert reply["run_id"] and "1,800.00元" in reply["reply"]
+    assert reply["run_id"] and re.search(r"已提交报销申请：北京住宿，\d{4}-\d\d-\d\d起2晚，共1,800元（900元/晚）", reply["reply"])
+    assert "请在此对话中附上发票" in reply["reply"]
     run = Run.objects.get(id=int(reply["run_id"]))
     assert run.params["lang"] == "zh" and run.params["nights"] == 2
 

@@ -116,3 +116,73 @@ def test_another_tenants_conversation_is_404_and_changes_nothing():
     response = post(conv, CLAIM, username="oscar")
     assert response.status_code == 404
     assert nothing_written(conv)
+
+
+# --- An invoice sent later in the same conversation (issue 29) -------------------------------------
+
+OVER = "Please file an expense claim: lodging in Beijing, 2 nights from 2026-11-16, 1,800 yuan in total"
+
+
+def api_post(conv, text, name="hotel.pdf", content=PDF, username="alice"):
+    """As an API client does: the messages endpoint, multipart with the attachment."""
+    return client_for(username).post(f"/api/v1/conversations/{conv.id}/messages/",
+                                     {"text": text, "attachment": SimpleUploadedFile(name, content)})
+
+
+def test_the_first_reply_names_the_claim_and_asks_for_the_invoice():
+    conv = conversation()
+    body = client_for("alice").post(f"/api/v1/conversations/{conv.id}/messages/", {"text": OVER},
+                                    content_type="application/json").json()
+    assert body["reply"].startswith("I've filed an expense claim: lodging in Beijing, 2 nights from 2026-11-16, "
+                                    "1,800 yuan (900 yuan a night).")
+    assert "Please attach the invoice" in body["reply"] and "payroll" not in body["reply"].lower()
+
+
+def test_an_invoice_sent_in_a_later_message_is_filed_to_the_conversations_claim():
+    conv = conversation()
+    first = client_for("alice").post(f"/api/v1/conversations/{conv.id}/messages/", {"text": OVER},
+                                     content_type="application/json").json()
+    run = drive(Run.objects.get(id=int(first["run_id"])))
+    assert run.status == "awaiting_approval"  # 900 a night: over the limit, the claim is still a draft
+    claim = ExpenseClaim.objects.get(tenant=run.tenant)
+    assert not claim.invoices.exists()
+    later = api_post(conv, "Here is the hotel invoice")
+    assert later.status_code == 201, later.content
+    body = later.json()
+    assert body["reply"] == ("I've filed the invoice “hotel.pdf” with your expense claim (lodging in Beijing, "
+                             "2 nights from 2026-11-16, 1,800 yuan (900 yuan a night)).")
+    assert body["run_id"] == first["run_id"]
+    [invoice] = claim.invoices.all()
+    assert invoice.filename == "hotel.pdf" and invoice.checksum == hashlib.sha256(PDF).hexdigest()
+    assert Message.objects.filter(conversation=conv, role="user", attachment_name="hotel.pdf").count() == 1
+    again = api_post(conv, "Here it is again").json()  # the same file twice is filed once
+    assert "already filed" in again["reply"] and claim.invoices.count() == 1
+    assert Invoice.objects.count() == 1  # nothing staged and left behind
+
+
+def test_a_later_invoice_in_chinese_is_told_in_chinese():
+    conv = conversation()
+    first = client_for("alice").post(f"/api/v1/conversations/{conv.id}/messages/", {"text": OVER},
+                                     content_type="application/json").json()
+    drive(Run.objects.get(id=int(first["run_id"])))
+    body = api_post(conv, "这是酒店发票", name="fapiao.png", content=b"\x89PNG\r\n\x1a\n" + b"\0" * 64).json()
+    assert body["reply"].startswith("已把发票“fapiao.png”归入报销单（北京住宿，2026-11-16起2晚，共1,800元")
+
+
+def test_a_later_invoice_for_a_claim_already_submitted_is_refused_in_the_chat_and_not_kept():
+    conv = conversation()
+    first = client_for("alice").post(f"/api/v1/conversations/{conv.id}/messages/", {"text": CLAIM},
+                                     content_type="application/json").json()
+    run = drive(Run.objects.get(id=int(first["run_id"])))
+    assert run.status == "completed"  # within the limit: submitted
+    body = api_post(conv, "Here is the hotel invoice").json()
+    assert body["reply"].startswith("I couldn't file the invoice with the claim (lodging in Beijing")
+    assert "only while the claim is a draft" in body["reply"]
+    assert not Invoice.objects.exists()
+
+
+def test_an_invoice_on_the_messages_api_with_no_claim_in_the_conversation_is_refused():
+    conv = conversation()
+    response = api_post(conv, "Here is the hotel invoice")
+    assert response.status_code == 400 and response.json()["code"] == "invoice_without_claim"
+    assert nothing_written(conv)

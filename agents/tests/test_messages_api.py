@@ -84,7 +84,8 @@ def test_bad_text_is_refused_and_changes_nothing(name, data, code, words):
 
 
 @pytest.mark.parametrize("filename, content, code, words", [
-    ("team.pdf", b"%PDF-1.4 employee_no", "attachment_type", "CSV or XLSX"),
+    ("team.txt", b"employee_no\nD-0001\n", "attachment_type", "CSV or XLSX"),
+    ("team.pdf", b"%PDF-1.4 employee_no", "invoice_without_claim", "expense claim only"),  # an invoice needs a claim
     ("team.xlsx", b"employee_no\nD-0001\n", "attachment_type", "not an XLSX"),
     ("team.csv", b"PK\x03\x04binary", "attachment_type", "workbook"),
     ("team.csv", b"employee_no\n" + b"D-0001\n" * 200_000, "attachment_too_large", "larger than"),

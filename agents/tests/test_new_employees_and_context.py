@@ -10,6 +10,7 @@ from openpyxl import Workbook
 from agents.orchestrator import message_post
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
+from config.words import words_render
 from payroll.models import Employee
 from tenants.models import Tenant
 from timeline.services import conversation_create
@@ -88,14 +89,16 @@ def test_the_card_carries_the_request_and_the_assumptions_in_the_users_language(
     _, approval = started(result)
     context = approval.measures["context"]
     assert context["request"] == "Set up a payroll group for our Shanghai sales team with commission"
-    assert "assumed a monthly pay cycle; no pay cycle was stated" in context["assumptions"]
-    assert any("no name was stated" in a for a in context["assumptions"])
+    # Stored as words: each approver reads them in their own language (console/tests/test_approval_pages.py).
+    shown = [words_render(a, "en") for a in context["assumptions"]]
+    assert "assumed a monthly pay cycle; no pay cycle was stated" in shown
+    assert any("no name was stated" in a for a in shown)
 
     result = say("帮我给上海销售团队建一个薪资组，有提成，叫“沪销一组”")
     _, approval = started(result)
     context = approval.measures["context"]
     assert context["lang"] == "zh" and context["request"].startswith("帮我给上海销售")
-    assert context["assumptions"] == ["假定按月发薪：请求中没有说明发薪周期"]
+    assert [words_render(a, "zh-hans") for a in context["assumptions"]] == ["假定按月发薪：请求中没有说明发薪周期"]
 
 
 def test_a_fully_stated_request_makes_no_assumption():

@@ -7,7 +7,7 @@ from django.core.management import call_command
 
 from agents.models import Exploration
 from agents.orchestrator import message_post
-from agents.react import ITERATION_CAP, step_parse
+from payroll.exploration import ITERATION_CAP, step_parse
 from llm import scripted_reset
 from payroll.services import configuration_checksum
 from timeline.models import Activity, Frame

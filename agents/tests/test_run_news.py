@@ -150,8 +150,6 @@ def test_a_blueprint_with_no_news_of_its_own_gets_the_generic_words():
                                                  "approve it. I'll carry on once it is approved.")
 
 
-@pytest.mark.xfail(strict=True, reason="the chat page renders console.selectors.messages_for's ChatLine.text: it "
-                                       "must take Message.text_shown and Message.link_shown (not H2's file)")
 def test_the_chat_page_shows_the_news_in_the_readers_chosen_language(client):
     conv = conversation()
     claim_run_waiting(conv)

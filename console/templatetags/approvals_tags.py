@@ -1,12 +1,12 @@
 from datetime import datetime
-from decimal import Decimal, InvalidOperation
 
 from django import template
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 
 from approvals.selectors import duration_text, summary_described
+from config.words import words_render
+from workflows.cards import rows_html
 
 register = template.Library()
 
@@ -59,30 +59,15 @@ def seconds_text(seconds) -> str:
 
 
 @register.filter
-def money(value) -> str:
-    try:
-        return f"{float(value):,.2f}"
-    except (TypeError, ValueError):
-        return ""
+def card_html(rows) -> str:
+    """An approval card's typed rows (workflows.cards) as HTML, in the reader's language."""
+    return rows_html(rows)
 
 
 @register.filter
-def percent(rate) -> str:
-    """"0.080000" → "8%"; "0.002600" → "0.26%"."""
-    try:
-        value = (Decimal(str(rate)) * 100).normalize()
-    except (InvalidOperation, TypeError):
-        return ""
-    return f"{value:f}%"
-
-
-KIND_LABEL = {"earning": gettext_lazy("earning"), "deduction": gettext_lazy("deduction"),
-              "employer_contribution": gettext_lazy("employer contribution"), "tax": gettext_lazy("tax")}
-
-
-@register.filter
-def kind_label(kind: str) -> str:
-    return str(KIND_LABEL.get(kind, kind))
+def words_shown(value) -> str:
+    """Stored words (or plain prose) in the reader's language (config.words)."""
+    return words_render(value)
 
 
 @register.filter

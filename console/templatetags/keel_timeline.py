@@ -11,9 +11,11 @@ from console.blueprint_words import (
     goal_shown,
     run_title_shown,
 )
+from config.words import is_words, words_render
 from console.status import status_label as _status_label
 from console.status import status_labels_json as _status_labels_json
 from console.status import ui_words_json as _ui_words_json
+from workflows.blueprints import step_title
 
 register = template.Library()
 
@@ -60,13 +62,79 @@ def criterion_label(criterion: str) -> str:
     return criterion_shown(criterion)
 
 
-PLAN_REASONS = {"initial plan": gettext_lazy("initial plan")}
+# The reasons the engine writes as fixed text (a step's or a plan's): read in the page's language.
+PLAN_REASONS = {"initial plan": gettext_lazy("initial plan"), "accepted": gettext_lazy("accepted"),
+                "claimed": gettext_lazy("claimed"), "dependencies met": gettext_lazy("dependencies met"),
+                "waiting for an approver": gettext_lazy("waiting for an approver"),
+                "the user answered": gettext_lazy("the user answered"),
+                "transition cap reached": gettext_lazy("transition cap reached")}
 
 
 @register.filter
 def plan_reason(reason: str) -> str:
-    """A plan version's stored reason; the ones Keel itself writes read in the page's language."""
+    """A plan version's or a step's stored reason; the ones Keel itself writes read in the page's language."""
     return str(PLAN_REASONS.get(reason, reason))
+
+
+@register.filter
+def plan_why(plan) -> str:
+    """Why a plan version was made: its diff's words (in the page's language) when it holds
+    them; else its stored reason (a plan written before words, and plan v1)."""
+    why = (plan.diff or {}).get("why") if isinstance(plan.diff, dict) else None
+    return words_render(why) if is_words(why) else plan_reason(plan.reason)
+
+
+@register.filter
+def words(value) -> str:
+    """Stored words (config.words) in the page's language; prose as it is."""
+    return words_render(value)
+
+
+@register.filter
+def step_label(key: str, blueprint: str) -> str:
+    """A step's short name in the page's language (the blueprint's "title"/"title_zh"), else its key."""
+    return words_render(step_title(blueprint or "", key))
+
+
+@register.filter
+def step_goal(node) -> str:
+    """A step's goal in the page's language: its stored words, else the goal as written
+    (translated by the blueprint's "goal_zh" when one knows it)."""
+    if getattr(node, "goal_words", None):
+        return words_render(node.goal_words)
+    return goal_shown(node.goal)
+
+
+# What made a plan version (the diff's trigger.kind), as a reader reads it.
+REPLAN_TRIGGERS = {"failure": gettext_lazy("a step failed"),
+                   "failure_after_undo": gettext_lazy("a step failed and was undone"),
+                   "rejection": gettext_lazy("an approver rejected"), "stale": gettext_lazy("the approved data changed"),
+                   "replan": gettext_lazy("replanned")}
+
+
+@register.filter
+def replan_trigger(kind: str) -> str:
+    return str(REPLAN_TRIGGERS.get(kind, kind))
+
+
+ACTIVITY_KINDS = {"run": gettext_lazy("run"), "node": gettext_lazy("step"), "message": gettext_lazy("message")}
+
+
+@register.filter
+def activity_kind(kind: str) -> str:
+    return str(ACTIVITY_KINDS.get(kind, kind))
+
+
+@register.filter
+def activity_title(activity) -> str:
+    """An Activity's title as the reader reads it: a run's with its blueprint's part
+    translated, a step's by the step's name, a message's as the person typed it."""
+    run = activity.run if activity.run_id else None
+    if activity.kind == "run" and run is not None:
+        return run_title_shown(activity.title, run.blueprint)
+    if activity.kind == "node" and activity.node_key:
+        return step_label(activity.node_key, run.blueprint if run else "")
+    return activity.title
 
 
 @register.filter

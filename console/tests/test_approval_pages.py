@@ -28,7 +28,7 @@ def test_it_shows_bob_the_queue_and_the_diff():
     assert 'data-testid="queue-item"' in page and "Shanghai Sales" in page
     assert "Exactly what the import will change" in page
     for item in approval.diff["items"]:
-        assert f'data-code="{item["code"]}"' in page
+        assert f'data-key="{item["code"]}"' in page
     assert "Alice Chen" in page and approval.node.goal in page
     assert "New payroll group" in page and "Safety snapshot" in page
 

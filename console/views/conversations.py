@@ -8,11 +8,10 @@ from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from agents.invoice_chat import invoice_message_post, too_large
+from agents.orchestrator import attachment_read, message_post
+from agents.uploads import chat_upload_limit, too_large_refusal
 from config.api import DomainError
 from config.parsers import RequestTooLarge
-from expenses.services import MAX_INVOICE_BYTES
-from expenses.uploads import invoice_upload_limit
 from tenants.models import Membership
 from tenants.selectors import membership_for_user
 from timeline.selectors import conversation_get_for, conversations_for
@@ -72,18 +71,20 @@ def conversation_chat(request: HttpRequest, conversation_id: int) -> HttpRespons
     return render(request, "timeline/conversation.html#chat-messages", _chat_context(membership, conversation))
 
 
-@csrf_exempt  # checked by csrf_protect below, once the invoice's upload limit is in place
+@csrf_exempt  # checked by csrf_protect below, once the attachment's upload limit is in place
 @login_required
 @require_POST
 def conversation_invoice(request: HttpRequest, conversation_id: int) -> HttpResponse:
-    """A chat message with an invoice (PDF or image) attached, for an expense claim: the
-    chat's form posts here instead of the messages API when the file is an invoice."""
-    invoice_upload_limit(request)
+    """A chat message with a file attached that may be larger than the general upload cap (a
+    scanned document): the chat's form posts here instead of the messages API. The kind of
+    file, its checks and what it is for are the accepting domain's (workflows.conversation)."""
+    chat_upload_limit(request)
     try:
-        request.FILES  # noqa: B018 (parses the form and its file, within the invoice's limit)
-    except RequestTooLarge:  # the whole request passed the invoice's limit while it streamed in
-        return JsonResponse({"detail": too_large(int(request.META.get("CONTENT_LENGTH") or 0)).message,
-                             "code": "invoice_too_large"}, status=413)
+        request.FILES  # noqa: B018 (parses the form and its file, within the chat's limit)
+    except RequestTooLarge:  # the whole request passed the chat's limit while it streamed in
+        refused = too_large_refusal(int(request.META.get("CONTENT_LENGTH") or 0))
+        return JsonResponse({"detail": getattr(refused, "message", str(refused)),
+                             "code": getattr(refused, "code", "payload_too_large")}, status=413)
     return _conversation_invoice(request, conversation_id)
 
 
@@ -92,13 +93,11 @@ def _conversation_invoice(request: HttpRequest, conversation_id: int) -> HttpRes
     membership = membership_for_user(request.user)
     upload = request.FILES.get("attachment")
     try:
+        conversation = conversation_get_for(membership, conversation_id)  # another tenant's: 404 first
         if upload is None:
-            raise DomainError(_("Attach the invoice (a PDF, PNG or JPEG file)."), code="invoice_missing")
-        if upload.size > MAX_INVOICE_BYTES:  # refused before reading it
-            raise too_large(upload.size)
-        result = invoice_message_post(membership=membership, conversation_id=conversation_id,
-                                      text=request.POST.get("text"), filename=upload.name,
-                                      content=upload.read(MAX_INVOICE_BYTES + 1))
+            raise DomainError(_("Attach the file (a document or an image)."), code="attachment_missing")
+        result = message_post(membership=membership, conversation_id=conversation.id, conversation=conversation,
+                              text=request.POST.get("text"), attachment=attachment_read(upload))
     except DomainError as err:
         return JsonResponse({"detail": err.message, "code": err.code}, status=err.status_code)
     return JsonResponse(result, status=201)

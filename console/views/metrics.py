@@ -8,7 +8,7 @@ from typing import Any, Callable
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.utils.translation import gettext_noop
+from django.utils.translation import gettext, gettext_lazy, gettext_noop, ngettext
 
 from console.metrics import (
     RUN_STATUS_ORDER,
@@ -45,51 +45,69 @@ SECTIONS = [
 ]
 
 
-def _count(n: Any, singular: str, plural: str = "") -> str:
-    return f"{n} {singular if n == 1 else plural or singular + 's'}"
-
-
-# The line under a figure: what it was counted over.
+# The line under a figure: what it was counted over, in the reader's language.
 FRACTIONS: dict[str, Callable[[Metric], str]] = {
-    "success_rate": lambda m: f"{m.numerator} of {_count(m.denominator, 'finished run')}",
-    "takeover_rate": lambda m: f"{m.numerator} of {_count(m.denominator, 'run')}",
-    "approval_resumes": lambda m: f"{m.numerator} of {_count(m.denominator, 'approved step')} resumed",
-    "skipped_executions": lambda m: f"of {_count(m.denominator, 'completed step')}",
-    "missed_executions": lambda m: f"in {_count(m.details['completed_runs'], 'completed run')}",
-    "duplicate_side_effects": lambda m: f"{m.numerator} of {_count(m.denominator, 'approved import')} affected",
-    "checkpoint_consistency": lambda m: f"{m.numerator} of {_count(m.denominator, 'run')}",
-    "dependency_coverage": lambda m: f"{m.numerator} of {_count(m.denominator, 'dependency', 'dependencies')} met",
-    "receipt_coverage": lambda m: f"{m.numerator} of {_count(m.denominator, 'completed step')}",
-    "replan_scope": lambda m: f"over {_count(m.details['replans'], 'replan')}",
-    "recovery_time": lambda m: f"over {_count(m.details['recoveries'], 'recovery', 'recoveries')}",
-    "parallel_concurrency": lambda m: f"overlapped in {m.numerator} of {_count(m.denominator, 'run')}",
-    "crash_recoveries": lambda m: f"{m.numerator} of {_count(m.denominator, 'run')} that lost a worker",
+    "success_rate": lambda m: ngettext("%(n)s of %(total)s finished run", "%(n)s of %(total)s finished runs",
+                                       m.denominator) % {"n": m.numerator, "total": m.denominator},
+    "takeover_rate": lambda m: ngettext("%(n)s of %(total)s run", "%(n)s of %(total)s runs",
+                                        m.denominator) % {"n": m.numerator, "total": m.denominator},
+    "approval_resumes": lambda m: ngettext("%(n)s of %(total)s approved step resumed",
+                                           "%(n)s of %(total)s approved steps resumed",
+                                           m.denominator) % {"n": m.numerator, "total": m.denominator},
+    "skipped_executions": lambda m: ngettext("of %(total)s completed step", "of %(total)s completed steps",
+                                             m.denominator) % {"total": m.denominator},
+    "missed_executions": lambda m: ngettext("in %(total)s completed run", "in %(total)s completed runs",
+                                            m.details["completed_runs"]) % {"total": m.details["completed_runs"]},
+    "duplicate_side_effects": lambda m: ngettext("%(n)s of %(total)s approved import affected",
+                                                 "%(n)s of %(total)s approved imports affected",
+                                                 m.denominator) % {"n": m.numerator, "total": m.denominator},
+    "checkpoint_consistency": lambda m: ngettext("%(n)s of %(total)s run", "%(n)s of %(total)s runs",
+                                                 m.denominator) % {"n": m.numerator, "total": m.denominator},
+    "dependency_coverage": lambda m: ngettext("%(n)s of %(total)s dependency met",
+                                              "%(n)s of %(total)s dependencies met",
+                                              m.denominator) % {"n": m.numerator, "total": m.denominator},
+    "receipt_coverage": lambda m: ngettext("%(n)s of %(total)s completed step", "%(n)s of %(total)s completed steps",
+                                           m.denominator) % {"n": m.numerator, "total": m.denominator},
+    "replan_scope": lambda m: ngettext("over %(total)s replan", "over %(total)s replans",
+                                       m.details["replans"]) % {"total": m.details["replans"]},
+    "recovery_time": lambda m: ngettext("over %(total)s recovery", "over %(total)s recoveries",
+                                        m.details["recoveries"]) % {"total": m.details["recoveries"]},
+    "parallel_concurrency": lambda m: ngettext("overlapped in %(n)s of %(total)s run",
+                                               "overlapped in %(n)s of %(total)s runs",
+                                               m.denominator) % {"n": m.numerator, "total": m.denominator},
+    "crash_recoveries": lambda m: ngettext("%(n)s of %(total)s run that lost a worker",
+                                           "%(n)s of %(total)s runs that lost a worker",
+                                           m.denominator) % {"n": m.numerator, "total": m.denominator},
 }
 EMPTY = {
-    "replan_scope": "no replans in this period",
-    "recovery_time": "no recoveries in this period",
-    "parallel_concurrency": "no run with parallel steps yet",
-    "crash_recoveries": "no worker crashed in this period",
+    "replan_scope": gettext_lazy("no replans in this period"),
+    "recovery_time": gettext_lazy("no recoveries in this period"),
+    "parallel_concurrency": gettext_lazy("no run with parallel steps yet"),
+    "crash_recoveries": gettext_lazy("no worker crashed in this period"),
 }
 PERIOD_CHOICES = [7, 30, 90]
 
 
 def _duration(seconds: float) -> str:
     if seconds < 1:
-        return f"{seconds * 1000:.0f} ms"
+        return gettext("%(ms)d ms") % {"ms": round(seconds * 1000)}
     if seconds < 90:
-        return f"{seconds:.1f} s"
+        return gettext("%(s).1f s") % {"s": seconds}
     if seconds < 5400:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds / 3600:.1f} h"
+        return gettext("%(m).1f min") % {"m": seconds / 60}
+    return gettext("%(h).1f h") % {"h": seconds / 3600}
 
 
 @dataclass
 class Card:
+    """A metric as the page shows it: the label and definition Keel stores in English (the API's
+    JSON keeps them so) rendered in the reader's language."""
     metric: Metric
     shown: str
     fraction: str
     tone: str  # good | bad | neutral | empty
+    label: str = ""
+    definition: str = ""
 
 
 def _card(metric: Metric) -> Card:
@@ -105,7 +123,7 @@ def _card(metric: Metric) -> Card:
     else:
         shown = f"{value:g}"
     if value is None:
-        fraction = EMPTY.get(metric.key, "nothing to measure in this period")
+        fraction = str(EMPTY.get(metric.key, gettext("nothing to measure in this period")))
     else:
         fraction = FRACTIONS[metric.key](metric) if metric.key in FRACTIONS else ""
     if value is None:
@@ -116,7 +134,8 @@ def _card(metric: Metric) -> Card:
         tone = "good" if value == 1 else "bad"
     else:
         tone = "neutral"
-    return Card(metric=metric, shown=shown, fraction=fraction, tone=tone)
+    return Card(metric=metric, shown=shown, fraction=fraction, tone=tone,
+                label=gettext(metric.label), definition=gettext(metric.definition))
 
 
 # --- plots ---------------------------------------------------------------------------------
@@ -127,7 +146,7 @@ LEFT, RIGHT, TOP, BOTTOM = 36, 10, 12, 28
 
 def _x_labels(days: list[DayFigures], slot: float) -> list[dict[str, Any]]:
     step = max(1, round(len(days) / 7))
-    return [{"x": LEFT + slot * (i + 0.5), "text": d.day.strftime("%b %d")}
+    return [{"x": LEFT + slot * (i + 0.5), "text": f"{d.day.month}/{d.day.day}"}
             for i, d in enumerate(days) if i % step == 0 or i == len(days) - 1 and len(days) < 8]
 
 
@@ -152,7 +171,7 @@ def _runs_plot(days: list[DayFigures]) -> dict[str, Any]:
             y -= h
             bars.append({"x": round(x, 2), "y": round(y, 2), "w": round(bar_w, 2), "h": round(h, 2),
                          "colour": STATUS_COLOUR[status],
-                         "title": f"{day.day:%Y-%m-%d}: {count} {status.replace('_', ' ')}"})
+                         "title": f"{day.day:%Y-%m-%d}: {count} · {status_label(status)}"})
     present = {s for d in days for s, c in d.by_status.items() if c}
     return {"width": WIDTH, "height": HEIGHT, "left": LEFT, "right": WIDTH - RIGHT, "bottom": TOP + plot_h,
             "bars": bars, "empty": top == 0,
@@ -175,8 +194,9 @@ def _success_plot(days: list[DayFigures]) -> dict[str, Any]:
             current = []
             continue
         x, y = LEFT + slot * (i + 0.5), TOP + plot_h * (1 - rate)
-        points.append({"x": round(x, 2), "y": round(y, 2), "title": f"{day.day:%Y-%m-%d}: {rate * 100:.0f}% "
-                       f"({day.completed} of {day.finished} finished runs completed)"})
+        points.append({"x": round(x, 2), "y": round(y, 2), "title": f"{day.day:%Y-%m-%d}: {rate * 100:.0f}% ("
+                       + ngettext("%(n)s of %(total)s finished run completed", "%(n)s of %(total)s finished runs completed",
+                                  day.finished) % {"n": day.completed, "total": day.finished} + ")"})
         current.append(f"{x:.2f},{y:.2f}")
     if current:
         segments.append(current)

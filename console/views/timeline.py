@@ -95,8 +95,9 @@ def conversation_timeline(request: HttpRequest, conversation_id: int) -> HttpRes
         # Business users read what happened in plain words: the frames' summaries
         # (written to be safe for them), a few per Activity, never a payload.
         for activity in activities:
-            activity.outcomes = [f.summary for f in frames_page(activity, limit=BUSINESS_FRAMES,
-                                                                filters=BUSINESS_FILTER).frames if f.summary]
+            activity.outcomes = [f.summary_shown for f in frames_page(activity, limit=BUSINESS_FRAMES,
+                                                                      filters=BUSINESS_FILTER).frames
+                                 if f.summary or f.summary_words]
     return render(request, "timeline/timeline.html", context)
 
 

@@ -138,7 +138,7 @@
     var fileName = form.querySelector('[data-testid="attachment-name"]');
     var textarea = form.querySelector("textarea");
     file.addEventListener("change", function () {
-      fileName.textContent = file.files.length ? file.files[0].name : "Attach employee list or invoice";
+      fileName.textContent = file.files.length ? file.files[0].name : keelWord("attach");
     });
     textarea.addEventListener("keydown", function (e) {
       if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); form.requestSubmit(); }
@@ -169,8 +169,8 @@
       if (file.files.length) body.append("attachment", file.files[0]);
       var button = form.querySelector('button[type="submit"]');
       button.setAttribute("aria-busy", "true"); button.disabled = true;
-      bubble(text, "bubble-user pending", root.getAttribute("data-user-name") || "You");
-      say("Keel is working on it…", "muted");
+      bubble(text, "bubble-user pending", root.getAttribute("data-user-name") || keelWord("you"));
+      say(keelWord("working"), "muted");
       // An invoice (PDF or image) goes with an expense claim; an employee list to the messages API.
       var invoice = file.files.length && /\.(pdf|png|jpe?g)$/i.test(file.files[0].name);
       fetch(form.getAttribute(invoice ? "data-invoice-url" : "data-url"), { method: "POST", body: body, credentials: "same-origin",
@@ -178,17 +178,17 @@
         .then(function (r) { return r.json().catch(function () { return {}; }).then(function (j) { return { r: r, j: j }; }); })
         .then(function (res) {
           if (res.r.status === 404 && /No API endpoint/.test(res.j.detail || "")) {
-            say("Messages cannot be sent yet: this server has no conversation service. Nothing was sent.", "notice-error");
+            say(keelWord("no_service"), "notice-error");
             return;
           }
-          if (!res.r.ok) { say(res.j.detail || ("The message was refused (HTTP " + res.r.status + ")."), "notice-error"); return; }
-          textarea.value = ""; file.value = ""; fileName.textContent = JSON.parse(document.body.getAttribute("data-words") || "{}").attach || "Attach employee list or invoice";
+          if (!res.r.ok) { say(res.j.detail || keelWord("message_refused", { status: res.r.status }), "notice-error"); return; }
+          textarea.value = ""; file.value = ""; fileName.textContent = keelWord("attach");
           say("", "");
           if (res.j.reply) bubble(res.j.reply, "bubble-keel", "Keel");
           chatRefresh(conversationId);
           panelRefresh();
         })
-        .catch(function (err) { say("The message could not be sent: " + err.message, "notice-error"); })
+        .catch(function (err) { say(keelWord("message_unsent", { error: err.message }), "notice-error"); })
         .finally(function () { button.removeAttribute("aria-busy"); button.disabled = false; });
     });
   }
@@ -206,7 +206,7 @@
       body: JSON.stringify({ answer: answer }) })
       .then(function (r) { return r.json().then(function (j) { return { r: r, j: j }; }); })
       .then(function (res) {
-        if (!res.r.ok) { alert(res.j.detail || "The answer was refused."); return; }
+        if (!res.r.ok) { alert(res.j.detail || keelWord("answer_refused")); return; }
         panelRefresh();
         chatRefresh(document.querySelector("[data-live]").getAttribute("data-conversation-id"));
       });
@@ -218,7 +218,7 @@
     if (!form.matches || !form.matches(".run-control")) return;
     e.preventDefault();
     var action = (e.submitter && e.submitter.value) || "cancel";
-    if (action === "cancel" && !window.confirm("Cancel this run? What it changed will be undone.")) return;
+    if (action === "cancel" && !window.confirm(keelWord("cancel_confirm"))) return;
     var reason = form.querySelector('[name="reason"]').value;
     Array.prototype.forEach.call(form.querySelectorAll("button"), function (b) { b.disabled = true; });
     fetch(form.getAttribute("data-run-url") + action + "/", { method: "POST", credentials: "same-origin",
@@ -226,10 +226,10 @@
       body: JSON.stringify({ reason: reason }) })
       .then(function (r) { return r.json().catch(function () { return {}; }).then(function (j) { return { r: r, j: j }; }); })
       .then(function (res) {
-        if (!res.r.ok) { window.alert(res.j.detail || "Refused."); }
+        if (!res.r.ok) { window.alert(res.j.detail || keelWord("control_refused")); }
         panelRefresh();
       })
-      .catch(function (err) { window.alert("Could not reach Keel: " + err.message); })
+      .catch(function (err) { window.alert(keelWord("unreachable", { error: err.message })); })
       .finally(function () {
         Array.prototype.forEach.call(form.querySelectorAll("button"), function (b) { b.disabled = false; });
       });
@@ -242,12 +242,11 @@
     var lastSeq = parseInt(root.getAttribute("data-last-seq") || "0", 10);
     var indicator = document.createElement("span");
     indicator.className = "live-indicator"; indicator.setAttribute("data-testid", "live-indicator");
-    var words = JSON.parse(document.body.getAttribute("data-words") || "{}");  // base.html, translated
-    indicator.textContent = words.connecting || "connecting…";
+    indicator.textContent = keelWord("connecting");
     root.insertBefore(indicator, root.firstChild);
     var stream = conversationStream(conversationId, lastSeq, function (event) { onEvent(event, conversationId); },
       function (state) {
-        indicator.textContent = words[state] || { live: "● live", reconnecting: "reconnecting…", refused: "not available" }[state];
+        indicator.textContent = keelWord(state);
         indicator.className = "live-indicator live-" + state;
       });
     window.keelConsole = stream;

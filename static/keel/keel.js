@@ -26,6 +26,18 @@
   window.keelSocket = keelSocket;
   window.keelCsrfToken = csrfToken;
 
+  // The words a script shows, in the page's language: base.html renders them (console/status.py
+  // ui_words) into <body data-words>; "%(name)s" takes values[name]. A missing key shows the key.
+  var WORDS = null;
+  function keelWord(key, values) {
+    if (WORDS === null) {
+      try { WORDS = JSON.parse(document.body.getAttribute("data-words") || "{}"); } catch (e) { WORDS = {}; }
+    }
+    var text = WORDS[key] || key;
+    return text.replace(/%\((\w+)\)[sd]/g, function (all, k) { return values && k in values ? values[k] : all; });
+  }
+  window.keelWord = keelWord;
+
   // Sizes computed by the server (bar widths, offsets) arrive as data-css-<property>
   // attributes and are applied here through the CSSOM: a style="" attribute would
   // need 'unsafe-inline' in the Content-Security-Policy. Content added later (htmx
@@ -75,7 +87,7 @@
       if (!(id in started) || !(id in arrived)) return;  // the push may beat the POST's answer
       var ms = Math.round(arrived[id].at - started[id]);
       result.className = "ok";
-      result.textContent = "Round trip complete in " + ms + " ms: queued, run by worker " + arrived[id].msg.worker + ", written, pushed.";
+      result.textContent = keelWord("wiring_done", { ms: ms, worker: arrived[id].msg.worker });
     }
     keelSocket("/ws/tenant/", function (msg) {
       if (msg.type !== "wiring.done") return;
@@ -85,12 +97,12 @@
     button.disabled = true;
     button.addEventListener("click", function () {
       result.className = "muted";
-      result.textContent = "Waiting for a worker…";
+      result.textContent = keelWord("wiring_waiting");
       var t0 = performance.now();
       fetch("/api/v1/wiring-checks/", { method: "POST", headers: { "X-CSRFToken": csrfToken() }, credentials: "same-origin" })
         .then(function (r) { if (!r.ok) throw new Error("HTTP " + r.status); return r.json(); })
         .then(function (check) { started[check.id] = t0; show(check.id); })
-        .catch(function (err) { result.className = "notice-error"; result.textContent = "The check could not start: " + err.message; });
+        .catch(function (err) { result.className = "notice-error"; result.textContent = keelWord("wiring_failed", { error: err.message }); });
     });
   });
 })();

@@ -9,7 +9,7 @@
     document.addEventListener("keel:event", function () {
       count += 1;
       banner.hidden = false;
-      banner.querySelector("span").textContent = count + (count === 1 ? " new event since this page was drawn." : " new events since this page was drawn.");
+      banner.querySelector("span").textContent = count === 1 ? keelWord("new_event") : keelWord("new_events", { count: count });
     });
     banner.querySelector("a").addEventListener("click", function (e) { e.preventDefault(); location.reload(); });
   });

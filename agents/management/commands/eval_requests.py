@@ -1,14 +1,15 @@
-"""python manage.py eval_requests [--backend builtin|openai|scripted] [--split tune|heldout]"""
+"""python manage.py eval_requests [--backend builtin|openai|scripted] [--split tune|heldout]
+
+Measures every registered domain's labelled requests (workflows.conversation.Evaluation)."""
 import os
 
 from django.core.management.base import BaseCommand
 
-from agents.evaluation import MEASURES, evaluate, labelled_requests
-from payroll.seed import templates_seed
+from agents.evaluation import evaluate, labelled_requests, measures
 
 
 class Command(BaseCommand):
-    help = "Measure intent, template, name and questions-asked accuracy over the labelled requests."
+    help = "Measure the intent and each domain's first-step measures over the labelled requests."
 
     def add_arguments(self, parser):
         parser.add_argument("--backend", default=None, help="the model backend (KEEL_LLM); default: as configured")
@@ -18,14 +19,13 @@ class Command(BaseCommand):
     def handle(self, *args, backend=None, split=None, misses=50, **options):
         if backend:
             os.environ["KEEL_LLM"] = backend
-        templates_seed()  # the catalog is global; the evaluation reads it
         rows = [r for r in labelled_requests() if split is None or r["s"] == split]
         score = evaluate(rows)
         self.stdout.write(f"{len(rows)} requests (backend {os.environ.get('KEEL_LLM', 'builtin')}"
                           + (f", split {split}" if split else ", tune + heldout") + ")")
-        for measure in MEASURES:
+        for measure in measures():
             self.stdout.write(f"  {measure:<10} {score.accuracy(measure):6.1%}  "
-                              f"({score.hits[measure]}/{score.totals[measure]})")
+                              f"({score.hits.get(measure, 0)}/{score.totals.get(measure, 0)})")
         if score.misses:
             self.stdout.write(f"misses ({len(score.misses)}):")
             for line in score.misses[:misses]:

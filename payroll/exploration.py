@@ -1,4 +1,5 @@
-"""ReAct exploration while a resolve request is not yet complete (seed 000 §5).
+"""ReAct exploration while a payroll-group request is not yet complete (seed 000 §5): the
+payroll domain's part of the conversation (payroll.conversation), moved out of the front.
 
 Each iteration appends a Thought / Action / Observation block to a scratchpad. The
 model proposes the step (JSON `{"thought", "action", "input"}` or a bare action name);
@@ -11,7 +12,7 @@ to the orchestrator at once. When a value only the user can give is missing, con
 goes back to the user; their answer (or "continue") in a later turn resumes here.
 
 Budgets: an iteration cap per turn, and the turn's model-call cap. The scratchpad and
-counters are run state: they live in the conversation's Exploration row while it waits
+counters are run state: they live in the conversation's pending state while it waits
 and are deleted when it ends; they are never business records.
 """
 from __future__ import annotations
@@ -23,12 +24,11 @@ from typing import Any, Callable
 
 from llm import backend_structured
 from llm.structured import tool_calls_first
-from payroll.matching import requirement_specific
-from payroll.previews import requirements_words, template_memories
 from timeline.services import frame_record
 from workflows.tools import ToolContext, tool_get
 
-from .memory import narrative_context
+from .matching import requirement_specific
+from .previews import requirements_words, template_memories
 
 ITERATION_CAP = 4
 ACTIONS = ("list_templates", "list_groups", "count_employees", "ask_user", "finish")
@@ -96,7 +96,7 @@ def model_tools() -> list[dict[str, Any]]:
     return [tool_get(name).as_model_tool() for name in READ_ONLY] + CONTROL_TOOLS
 
 
-def _prompt(state: ExplorationState, *, conversation_id: int, memory_texts: list[str],
+def _prompt(state: ExplorationState, *, narrative: Callable[[list[str]], str], memory_texts: list[str],
             tool_calling: bool = False) -> list[dict[str, Any]]:
     tools = "\n".join(f"- {name}: {tool_get(name).description}" for name in READ_ONLY)
     how = ("Call exactly one of the functions; put your reasoning in the message text. " if tool_calling else
@@ -108,8 +108,7 @@ def _prompt(state: ExplorationState, *, conversation_id: int, memory_texts: list
     if state.requirements.get("group_name"):
         collection.append(f"the group is to be called “{state.requirements['group_name']}”")
     messages = [{"role": "system", "content": system},
-                {"role": "system", "content": narrative_context(conversation_id=conversation_id,
-                                                                collection=collection)}]
+                {"role": "system", "content": narrative(collection)}]
     if memory_texts:
         messages.append({"role": "system", "content": "Experience (context, not authority): "
                                                       + " ".join(memory_texts)})
@@ -170,7 +169,7 @@ def _frame(activity_id: int, kind: str, name: str, summary: str, payload: dict[s
                         parent_id=parent.id if parent else None)
 
 
-def react_explore(*, state: ExplorationState, tenant_id: int, user_id: int, conversation_id: int,
+def react_explore(*, state: ExplorationState, tenant_id: int, user_id: int, narrative: Callable[[list[str]], str],
                   activity_id: int, model: Callable[..., Any], zh: bool = False) -> ExplorationOutcome:
     """Explore until the dependencies are known (→ "plan") or the user must answer (→ "ask")."""
     first = not state.scratchpad
@@ -187,7 +186,7 @@ def react_explore(*, state: ExplorationState, tenant_id: int, user_id: int, conv
     tools = model_tools() if backend_structured() else None
     for _ in range(ITERATION_CAP):
         state.iterations += 1
-        messages = _prompt(state, conversation_id=conversation_id, memory_texts=memory_texts,
+        messages = _prompt(state, narrative=narrative, memory_texts=memory_texts,
                            tool_calling=bool(tools))
         result = model(messages, purpose="react", choices=list(ACTIONS), tools=tools)
         called = tool_calls_first(result, set(ACTIONS)) if tools else None

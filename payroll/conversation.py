@@ -1,0 +1,559 @@
+"""Payroll's part in the conversation (issue 29; workflows.conversation is the contract).
+
+What was the conversation front's payroll knowledge, moved here unchanged in behaviour:
+
+- its words: the subject and the requests to act that are payroll's, the exemplars, and
+  what the requirement lexicons read in a text (a region, a pay cycle, a population or a
+  pay item is itself a sign of a payroll request; payroll.requirements);
+- a request to set up a group: a fixed `payroll_group_setup` plan at once when the request
+  is complete, else ReAct exploration first (payroll.exploration), whose scratchpad waits in
+  the conversation's pending state for the user's answer (the domain then holds the turn);
+- read-only questions: a template's rates (`rate_answer`), and the configuration through the
+  read-only tools (chosen by the model on a tool-calling backend, else by the rules);
+- an attached HR export (payroll.attachments), its employees assigned after the import.
+"""
+from __future__ import annotations
+
+import json
+import re
+from decimal import Decimal
+from typing import Any
+
+from django.utils.translation import gettext, gettext_noop
+
+from config.words import words
+from llm import backend_structured
+from llm.structured import structured_call, tool_calls_first
+from memory.services import memory_link
+from timeline.services import frame_record
+from workflows.blueprints import Door, params_validate
+from workflows.conversation import (
+    Attached,
+    AttachmentKind,
+    Claim,
+    ConversationDomain,
+    Reading,
+    Signs,
+    TurnContext,
+    TurnReply,
+    Vocabulary,
+    structured_frame,
+)
+from workflows.models import StateCoordinate
+from workflows.services import run_create, run_plan_on_commit
+from workflows.tools import ToolContext, tool_get
+
+from .attachments import MAX_BYTES, AttachmentError, EmployeeList, employee_list_parse
+from .exploration import (
+    READ_ONLY,
+    ExplorationState,
+    dependencies_known,
+    observation_words,
+    react_explore,
+)
+from .matching import decision_question, option_choose, template_decide
+from .models import PayrollGroup, PayrollTemplate
+from .previews import requirements_words, template_memories
+from .requirements import (
+    MODEL_SCHEMA,
+    requirements_extract,
+    requirements_from_model,
+    requirements_messages,
+    text_corrected,
+    text_normalize,
+)
+from .selectors import template_catalog
+
+NAME = "payroll"
+BLUEPRINT = "payroll_group_setup"
+PERSONA = ("Keel sets up payroll groups for the user's company, imports employees and answers questions about "
+           "the payroll configuration.")
+
+# --- Its words -------------------------------------------------------------------------------
+
+SUBJECT_EN = (r"payroll", r"pay ?groups?", r"salar(y|ies)", r"wages?", r"pay(ing|s|ment)?", r"paid", r"paychecks?",
+              r"payslips?", r"compensation", r"remuneration", r"groups?", r"employees?", r"staff", r"team",
+              r"headcount", r"templates?", r"tax(es)?", r"payday", r"pay ?runs?", r"benefits?", r"deductions?",
+              r"earnings?", r"the setup", r"the import", r"rates?", r"pension", r"insurance", r"housing fund",
+              r"the group")
+SUBJECT_ZH = ("薪资", "工资", "薪酬", "薪水", "发薪", "算薪", "计薪", "薪资组", "工资组", "员工", "模板", "个税", "扣款",
+              "福利", "组", "比例", "公积金", "养老", "医疗", "社保")
+ACT_EN = (r"run (the |a |this month'?s? |our )?payroll", r"process (the )?payroll", r"do (the |our )?payroll",
+          r"handle (the )?payroll", r"new (payroll )?group", r"get (them|people|staff|everyone) paid",
+          r"pay (them|our|my|the|people|staff|folks|everyone)")
+ACT_ZH = ("发工资", "算工资", "建组")
+ACT_ZH_RE = (r"给.{0,12}发(工资|薪)", r"(需要|要|想)(一个|个).{0,10}(组|薪资|工资)")
+EXEMPLARS = {
+    "analyze": ("which payroll groups do we have", "list our payroll groups", "我们有哪些薪资组"),
+    "resolve": ("set up a monthly payroll group for shanghai sales with commission", "create a payroll group",
+                "import employees into a payroll group", "run payroll for this month", "帮我设置上海销售的月薪薪资组",
+                "创建一个薪资组", "导入员工名单"),
+}
+
+
+def _read(signs: Signs) -> Reading:
+    """What the requirement lexicons read: named things, and a request described without a verb."""
+    req = requirements_extract(signs.text)
+    named = tuple([k for k in ("region", "pay_frequency", "population") if req[k]] + req["items_named"])
+    topical = tuple(req["items_named"] + ([req["population"]] if req["population"] else []))
+    subject = len(signs.words) + len(named)
+    # A description with no verb ("Shenzhen factory crew, overtime, monthly") is a request too.
+    # A bare noun phrase ("Shanghai sales commission", "上海销售") stays ambiguous: it takes a
+    # pay cycle, a payroll word, a stated name or a polite request to make it a description.
+    described = req["pay_frequency"] or signs.request or req["name_stated"] or any(
+        re.search(r"pay|salar|wage|group", d) or d in ("薪资", "工资", "薪酬", "薪资组", "工资组", "组")
+        for d in signs.words)
+    reason = ""
+    if not signs.question and described and (req["region"] or req["population"]) and subject >= 2:
+        reason = f"describes a payroll group ({', '.join(list(named) + list(signs.words[:1]))}) without naming the operation"
+    elif len(named) >= 2 and re.search(r"\b(paid|pay|get|earn|need|want)\b|发|拿|需要", signs.lowered):
+        reason = f"describes how staff are paid ({', '.join(named)}) without naming the operation"
+    return Reading(named=named, topical=topical, described=reason)
+
+
+def _correct(lowered: str) -> str:
+    return text_corrected(lowered)
+
+
+VOCABULARY = Vocabulary(subject_en=SUBJECT_EN, subject_zh=SUBJECT_ZH, act_en=ACT_EN, act_zh=ACT_ZH,
+                        act_zh_re=ACT_ZH_RE, exemplars=EXEMPLARS, read=_read, correct=_correct)
+
+
+# --- Understanding a request -------------------------------------------------------------------
+
+def requirements_understood(call, text: str):
+    """The requirements of `text` in requirements_extract's shape, and how they were obtained
+    (None: no structured backend, the rules read them as they always do). The turn and the
+    evaluation (payroll.evaluation) both read requests through here."""
+    if not backend_structured():
+        return requirements_extract(text), None
+    outcome = structured_call(call, requirements_messages(text), purpose="requirements", schema=MODEL_SCHEMA,
+                              rules=lambda: requirements_extract(text))
+    requirements = requirements_from_model(outcome.data, text) if outcome.source == "model" else outcome.data
+    return requirements, outcome
+
+
+def _requirements(turn: TurnContext, text: str) -> dict[str, Any]:
+    """The request's requirements, once per text and turn: the model's structured output on a
+    backend that has it (validated, repaired once, else the rules, recorded), the rules otherwise.
+    Every decision after this (dependencies_known, template_decide) reads this one dict."""
+    understood = turn.memo.setdefault("payroll.understood", {})
+    if text in understood:
+        return understood[text]
+    requirements, outcome = requirements_understood(turn.model, text)
+    if outcome is not None:
+        structured_frame(turn, "requirements", outcome)
+    understood[text] = requirements
+    return requirements
+
+
+def _is_continue(text: str) -> bool:
+    return text.strip().strip(".!。！").lower() in CONTINUE_WORDS
+
+
+CONTINUE_WORDS = {"continue", "go on", "go ahead", "proceed", "carry on", "resume", "ok", "okay", "yes",
+                  "继续", "好的", "可以", "继续吧", "好"}
+
+
+def _route_frame(turn: TurnContext, branch: str, why: str) -> None:
+    turn.frame("route", f"route → {branch}", f"Route: {branch} — {why}.",
+               {"signal": turn.signal, "branch": branch, "reason": why})
+
+
+# --- Setting up a group ------------------------------------------------------------------------
+
+def _employees(turn: TurnContext) -> EmployeeList | None:
+    return turn.attachment if turn.attachment_kind == "employee_list" else None
+
+
+def _plan_start(turn: TurnContext, *, request: str, requirements: dict[str, Any], template_name: str | None,
+                employees: list[str] | None, new_employees: list[dict[str, str]]) -> TurnReply:
+    """The planning boundary: recall experience as context, then start the fixed plan. The
+    run's first records commit with the reply (the front's message_post); a worker plans it after."""
+
+    items = template_memories(tenant_id=turn.membership.tenant_id, requirements=requirements)
+    group_name = (requirements.get("group_name") or ("新薪资组" if turn.zh else "New payroll group"))[:120]
+    params: dict[str, Any] = {"request": request[:4000], "group_name": group_name}
+    if template_name:
+        # The program resolves the name the exploration observed; the model never types a code.
+        code = (PayrollTemplate.objects.filter(name=template_name).order_by("-version")
+                .values_list("code", flat=True).first())
+        if code:
+            params["template_code"] = code
+    if employees:
+        params["employee_ids"] = list(employees)
+    if new_employees:
+        # Not in the system of record yet: the approval card proposes them; created on approval.
+        params["new_employees"] = list(new_employees)
+    if backend_structured():
+        # The run decides on exactly what the conversation understood (no second reading).
+        params["requirements"] = requirements
+    params = params_validate(BLUEPRINT, params)  # refused here, within the turn
+    reply = _plan_reply(turn, requirements, group_name, employees, new_employees)
+
+    def run_started() -> int:  # inside the reply's transaction
+        if items:
+            frame_record(activity_id=turn.activity_id, kind="memory", name="memory: planning",
+                         summary=f"Recalled {len(items)} earlier experience(s) as context; they rank candidates "
+                                 "but authorise nothing.",
+                         payload={"boundary": "planning", "items": [memory_link(i) for i in items]})
+        run = run_create(membership=turn.membership, blueprint=BLUEPRINT, params=params,
+                         conversation_id=turn.conversation_id, door=Door.CONVERSATION)
+        run_plan_on_commit(run)
+        turn.ledger_append(run_id=run.id, milestone="run:started",
+                           text=f"the setup of the group “{group_name}” was started")
+        if employees or new_employees:
+            count = len(employees or []) + len(new_employees)
+            turn.ledger_append(run_id=run.id, milestone="run:employees",
+                               text=f"an employee list of {count} people will be assigned after the import")
+        return run.id
+
+    return TurnReply(route="plan", reply=reply, start_run=run_started)
+
+
+def _plan_reply(turn: TurnContext, requirements: dict[str, Any], group_name: str, employees: list[str] | None,
+                new_employees: list[dict[str, str]]) -> str:
+    """What the user is told as the run starts: the template it will use, or why it will ask."""
+    decision = template_decide(requirements, template_catalog())
+    zh = turn.zh
+    if decision.kind == "clear":
+        template = (decision.chosen.name_zh or decision.chosen.name) if zh else decision.chosen.name
+        reply = (f"好的，我开始创建薪资组“{group_name}”，使用模板“{template}”：先做快照，导入前会请审批人确认。" if zh else
+                 f"I've started setting up “{group_name}” with the template “{template}” "
+                 f"({requirements_words(requirements)}): I'll take a snapshot first, and import it once an "
+                 "approver agrees.")
+    else:
+        reply = (f"我开始创建薪资组“{group_name}”。" if zh else f"I've started setting up “{group_name}”. ") + \
+            decision_question(decision, requirements).split("。" if zh else " Which")[0].split(" The nearest")[0] + \
+            ("请在下面选择模板。" if zh else " Pick a template below.")
+    if employees:
+        reply += (f"导入后会把名单中的 {len(employees)} 名员工分配到该组。" if zh else
+                  f" Then I'll assign the {len(employees)} employees on your list.")
+    if new_employees:
+        count = len(new_employees)
+        reply += (f"名单中有 {count} 名员工还不在系统中：审批人批准后会新建并分配到该组。" if zh else
+                  f" {count} employee{'s' if count != 1 else ''} on your list {'are' if count != 1 else 'is'} not in "
+                  "the payroll system yet: the approver will see them as new, and they are created on approval.")
+    return reply
+
+
+def _explore(turn: TurnContext, state: ExplorationState, *, employees: list[str] | None,
+             new_employees: list[dict[str, str]]) -> TurnReply:
+    pending = turn.pending(NAME)
+    outcome = react_explore(state=state, tenant_id=turn.membership.tenant_id, user_id=turn.membership.user_id,
+                            narrative=turn.narrative, activity_id=turn.activity_id, model=turn.model, zh=turn.zh)
+    if outcome.kind == "plan":
+        pending.clear()  # run state ends with the exploration
+        turn.frame("route", "route → plan", f"Route: plan — the exploration settled it ({outcome.reason}).",
+                   {"branch": "plan", "reason": outcome.reason, "iterations": outcome.iterations})
+        return _plan_start(turn, request=state.request, requirements=outcome.requirements,
+                           template_name=outcome.template_name, employees=employees, new_employees=new_employees)
+    previous = (pending.get() or {}).get("question")
+    if previous and outcome.question == previous:
+        # Never the same question twice in a row: say what was not understood, and how to answer.
+        outcome.question = ("我没能从您的回答中识别出城市或地区。请直接写城市名（例如“杭州”“上海”），或回复“全国”。" if turn.zh else
+                            "I couldn't find a city or region in that. Please name the city (for example "
+                            "“Hangzhou” or “Shanghai”), or say “nationwide”.")
+    stored = {**outcome.requirements, "_template_name": state.template_name, "_employee_ids": employees or [],
+              "_new_employees": new_employees}
+    pending.set({"request": state.request, "requirements": stored, "scratchpad": outcome.scratchpad,
+                 "iterations": outcome.iterations, "question": outcome.question})
+    return TurnReply(route="explore", reply=outcome.question)
+
+
+def _resume_exploration(turn: TurnContext, exploration: dict[str, Any]) -> TurnReply:
+    request = exploration["request"] if _is_continue(turn.text) else f"{exploration['request']}\n{turn.text}"
+    requirements = _requirements(turn, request)
+    stored = exploration.get("requirements") or {}
+    template_name = stored.get("_template_name")
+    attached = _employees(turn)
+    employees = attached.employee_ids if attached else (stored.get("_employee_ids") or None)
+    new_employees = list(attached.new_employees) if attached else list(stored.get("_new_employees") or [])
+    state = ExplorationState(request=request, requirements=requirements,
+                             scratchpad=list(exploration.get("scratchpad") or []),
+                             iterations=exploration.get("iterations") or 0, template_name=template_name)
+    if dependencies_known(requirements, template_name)[0]:
+        turn.pending(NAME).clear()
+        return _plan_start(turn, request=request, requirements=requirements, template_name=template_name,
+                           employees=employees, new_employees=new_employees)
+    return _explore(turn, state, employees=employees, new_employees=new_employees)
+
+
+# --- Read-only questions -----------------------------------------------------------------------
+
+RATE_EN = r"\b(rate|rates|percent(age)?|how much|contribution|cap|ratio)\b|%"
+RATE_ZH = ("比例", "费率", "多少", "上限", "缴纳", "比率")
+# Configuration items a rate question can name: (words, item-code fragments).
+ITEM_TOPICS = [
+    (r"housing|provident fund(?! \w*cpf)|公积金(?!（)", ("housing",)),
+    (r"\bcpf\b|中央公积金", ("cpf",)),
+    (r"\bmpf\b|强积金", ("mpf",)),
+    (r"pension|养老", ("pension",)),
+    (r"medical|医疗", ("medical",)),
+    (r"unemployment|失业", ("unemployment",)),
+    (r"injury|工伤", ("injury",)),
+    (r"commission|提成", ("commission", "accelerator")),
+    (r"overtime|\bot\b|加班", ("ot_", "overtime")),
+    (r"income tax|\biit\b|个税|所得税", ("iit", "income_tax")),
+    (r"bonus|年终奖", ("bonus",)),
+    (r"social security|社会保障", ("social_security",)),
+    (r"medicare", ("medicare",)),
+    (r"\bsdl\b|skills development", ("sdl",)),
+]
+# How surely a question is payroll's, by kind (a policy question scores higher, a question
+# about the runs in between: the conversation front weighs them).
+KIND_SCORES = {"rate": 0.8, "templates": 0.4, "employees": 0.3, "groups": 0.1}
+
+
+def _rate_topic(lowered: str) -> tuple[str, ...] | None:
+    for pattern, codes in ITEM_TOPICS:
+        if re.search(pattern, lowered):
+            return codes
+    return None
+
+
+def question_kind(text: str) -> str:
+    """rate, templates, employees or groups."""
+    lowered = text_normalize(text)
+    if _rate_topic(lowered) and (re.search(RATE_EN, lowered) or any(w in text for w in RATE_ZH)
+                                 or "template" in lowered or "模板" in text or "look like" in lowered):
+        return "rate"
+    if re.search(r"\btemplates?\b|\bcatalog", lowered) or "模板" in text:
+        return "templates"
+    if re.search(r"\b(employees?|staff|people|headcount|workers?)\b", lowered) or any(
+            w in text for w in ("员工", "人数", "多少人")):
+        return "employees"
+    return "groups"
+
+
+def _percent(rate: Decimal | None) -> str:
+    if rate is None:
+        return ""
+    value = (Decimal(rate) * 100).normalize()
+    return f"{value:f}%"
+
+
+def rate_answer(text: str, *, zh: bool) -> str | None:
+    """A configuration value quoted from the catalog: "the housing fund rate in the Shanghai template"."""
+    lowered = text_normalize(text)
+    codes = _rate_topic(lowered)
+    if not codes:
+        return None
+    requirements = requirements_extract(text)
+    if not requirements.get("region"):
+        # "the sales template", "the Singapore template": read the region from the catalog's words.
+        requirements = {**requirements, "region": None}
+    templates = list(PayrollTemplate.objects.prefetch_related("items").order_by("code", "-version"))
+    candidates = [t for t in templates if any(part in i.code for i in t.items.all() for part in codes)]
+    if requirements.get("region"):
+        decision = template_decide({**requirements, "items_named": []}, candidates)
+        ranked = [f.template for f in decision.fits if "region" not in f.conflicts
+                  and "legacy" not in f.template.code]
+        ranked = ([decision.chosen] if decision.chosen in ranked else []) + [t for t in ranked if t != decision.chosen]
+    else:
+        words_ = set(re.findall(r"[a-z]+", lowered))
+        ranked = sorted(candidates, key=lambda t: (-len(words_ & set(re.findall(r"[a-z]+", t.name.lower()))),
+                                                   "legacy" in t.code, t.code))
+    if not ranked:
+        return None
+    template = ranked[0]
+    items = [i for i in template.items.all() if any(part in i.code for part in codes)]
+    described = []
+    for i in items:
+        how = _percent(i.rate) + (f" × {i.base}" if i.rate is not None and i.base else "") if i.rate is not None \
+            else (i.formula or "")
+        described.append(f"{i.name_zh if zh else i.name}：{how}" if zh else f"{i.name}: {how}")
+    name = template.name_zh if zh and template.name_zh else template.name
+    return (f"模板“{name}”中，" + "；".join(described) + "。" if zh else
+            f"In the template “{name}”, " + "; ".join(described) + ".")
+
+
+def _configuration(turn: TurnContext) -> TurnReply:
+    """A configuration question: on a tool-calling backend the model picks a read-only tool
+    (function calling) and phrases the answer from its observation, streamed; otherwise, or
+    when its call is not a valid read-only one, the rules pick (recorded)."""
+    if backend_structured():
+        return _configuration_by_tool_call(turn)
+    action, arguments = _configuration_by_rules(turn)
+    return TurnReply(route="analyze", reply=_read_only_observe(turn, action, arguments, chosen_by="rules"))
+
+
+def _read_only_observe(turn: TurnContext, action: str, arguments: dict[str, Any], *, chosen_by: str) -> str:
+    tool = tool_get(action)
+    output = tool.fn(ToolContext(tenant_id=turn.membership.tenant_id, run_id=0, node_id=0, node_key="analyze",
+                                 user_id=turn.membership.user_id, call_id=0, idempotency_key="",
+                                 approval_id=None, params={}), arguments)
+    observed = observation_words(action, output)
+    turn.frame("action", f"action: {action}", f"Read the configuration: {action.replace('_', ' ')}.",
+               {"action": action, "input": arguments, "chosen_by": chosen_by})
+    turn.frame("observation", f"observation: {action}", observed, {"action": action, "output": output})
+    return observed
+
+
+def _configuration_by_tool_call(turn: TurnContext) -> TurnReply:
+    from workflows.conversation import conversation_domains
+
+    persona = " ".join(d.persona for d in conversation_domains() if d.persona)
+    tools = [tool_get(name).as_model_tool() for name in READ_ONLY]
+    messages = [{"role": "system", "content": "You are Keel. " + persona + " Answer briefly. You cannot approve "
+                                              "anything and you never invent identifiers. Answer the user's "
+                                              "question about the company's payroll configuration: call one of "
+                                              "the read-only tools first, then answer from what it returns, in "
+                                              "the user's language."},
+                {"role": "user", "content": turn.text}]
+    result = turn.model(messages, purpose="react", tools=tools)
+    call = tool_calls_first(result, set(READ_ONLY))
+    chosen_by, why = "model", ""
+    if call is not None:
+        tool = tool_get(call["name"])
+        arguments = {k: v for k, v in call["arguments"].items() if k in tool.input_schema.get("properties", {})}
+        try:
+            tool.input_validate(arguments)
+        except Exception as err:  # a bad call is refused; the rules choose instead
+            call, why = None, str(err)
+    else:
+        why = "the model called no read-only tool"
+    if call is None:
+        action, arguments = _configuration_by_rules(turn)
+        turn.frame("validation", "tool call: fallback to rules",
+                   f"The model's tool call could not be used ({why}); the rules chose {action.replace('_', ' ')}.",
+                   {"reason": why, "action": action, "model_text": result.text, "tool_calls": result.tool_calls},
+                   status="error", level="warning")
+        return TurnReply(route="analyze", reply=_read_only_observe(turn, action, arguments, chosen_by="rules"))
+    action = call["name"]
+    observed = _read_only_observe(turn, action, arguments, chosen_by=chosen_by)
+    # The observation goes back as the tool's result; the model's answer streams into the chat.
+    answer_messages = [*messages,
+                       {"role": "assistant", "content": result.text or None, "tool_calls": [
+                           {"id": call["id"] or "call_0", "type": "function",
+                            "function": {"name": action, "arguments": json.dumps(arguments, ensure_ascii=False)}}]},
+                       {"role": "tool", "tool_call_id": call["id"] or "call_0", "content": observed}]
+    answer = turn.model(answer_messages, purpose="answer", reply=True)
+    return TurnReply(route="analyze", reply=answer.text.strip() or observed)
+
+
+def _configuration_by_rules(turn: TurnContext) -> tuple[str, dict[str, Any]]:
+    lowered = turn.text.lower()
+    if re.search(r"\b(employees?|staff|people|headcount|workers?)\b", lowered) or any(
+            w in turn.text for w in ("员工", "人数", "多少人")):
+        by = "department" if re.search(r"\b(department|team)s?\b", lowered) or "部门" in turn.text else "location"
+        action, arguments = "count_employees", {"by": by}
+    elif re.search(r"\btemplates?\b|\bcatalog", lowered) or "模板" in turn.text:
+        req = requirements_extract(turn.text)
+        action, arguments = "list_templates", {k: req[k] for k in ("region", "pay_frequency", "population")}
+        arguments["items_named"] = req["items_named"]
+    else:
+        action, arguments = "list_groups", {}
+    return action, arguments
+
+
+# --- The attachment: an HR export ----------------------------------------------------------------
+
+def _employee_list(membership, conversation_id: int, text: str, filename: str, raw: bytes, lang: str) -> Attached:
+    employees = employee_list_parse(tenant_id=membership.tenant_id, filename=filename, raw=raw, lang=lang)
+    return Attached(filename=employees.filename, data=employees, rows=employees.rows,
+                    summary=words(gettext_noop("An employee list of %(rows)s people was attached and checked."),
+                                  rows=employees.rows),
+                    payload={"file": employees.filename, "rows": employees.rows})
+
+
+def _too_large(size: int) -> AttachmentError:
+    return AttachmentError(gettext("The file is larger than %(value)s KB.") % {"value": MAX_BYTES // 1024},
+                           code="attachment_too_large")
+
+
+EMPLOYEE_LIST = AttachmentKind(name="employee_list", suffixes=(".csv", ".xlsx"), max_bytes=MAX_BYTES,
+                               described=gettext_noop("a CSV or XLSX employee list (.csv or .xlsx)"),
+                               parse=_employee_list, too_large=_too_large)
+
+
+# --- The domain ------------------------------------------------------------------------------
+
+class PayrollConversation(ConversationDomain):
+    name = NAME
+    persona = PERSONA
+    blueprints = (BLUEPRINT, "payroll_direct_import", "payroll_tenant_restore")
+    vocabulary = VOCABULARY
+    attachments = (EMPLOYEE_LIST,)
+
+    @property
+    def evaluation(self):
+        from .evaluation import EVALUATION
+
+        return EVALUATION
+
+    def holds(self, turn: TurnContext) -> Claim | None:
+        if turn.signal in ("chat", "analyze") or turn.pending(NAME).get() is None:
+            return None
+        return Claim(1.0, "an exploration is waiting for a missing value; this message adds to it")
+
+    def claims(self, turn: TurnContext) -> Claim | None:
+        if turn.signal != "resolve":
+            return None
+        return Claim(0.5, "a request to set up a payroll group")
+
+    def answer(self, turn: TurnContext) -> TurnReply:
+        exploration = turn.pending(NAME).get()
+        if exploration is not None and turn.signal not in ("chat", "analyze"):
+            _route_frame(turn, "resume_exploration",
+                         "an exploration is waiting for a missing value; this message adds to it")
+            reply = _resume_exploration(turn, exploration)
+            reply.route = "resume_exploration"
+            return reply
+        requirements = _requirements(turn, turn.text)
+        known, missing = dependencies_known(requirements, None)
+        attached = _employees(turn)
+        employees = attached.employee_ids if attached else None
+        new_employees = list(attached.new_employees) if attached else []
+        turn.anchor_set(turn.text)
+        if known:
+            _route_frame(turn, "plan", f"the request is complete ({requirements_words(requirements)}; group "
+                                       f"“{requirements['group_name']}”): a fixed plan runs at once")
+            return _plan_start(turn, request=turn.text, requirements=requirements, template_name=None,
+                               employees=employees, new_employees=new_employees)
+        _route_frame(turn, "explore", "the request lacks " + ", ".join(m.replace("_", " ") for m in missing)
+                     + ": explore before planning")
+        reply = _explore(turn, ExplorationState(request=turn.text, requirements=requirements),
+                         employees=employees, new_employees=new_employees)
+        reply.route = "explore"
+        return reply
+
+    def question(self, text: str) -> Claim | None:
+        kind = question_kind(text)
+        return Claim(KIND_SCORES[kind], f"a question about the payroll {kind}", kind=kind)
+
+    def analyze(self, turn: TurnContext, kind: str) -> TurnReply | None:
+        if kind == "rate":
+            reply = rate_answer(turn.text, zh=turn.zh)
+            if reply:
+                turn.frame("observation", "observation: template items", reply, {"kind": kind})
+                return TurnReply(route="analyze", reply=reply)
+        return _configuration(turn)
+
+    def option_choose(self, text: str, options: list[dict[str, Any]]) -> int | None:
+        return option_choose(text, options)
+
+    def run_title(self, run: Any, zh: bool) -> str | None:
+        name = run.params.get("group_name")
+        if not name:
+            return None
+        return f"“{name}”的设置" if zh else f"The setup of “{name}”"
+
+    def run_made(self, run: Any, zh: bool) -> str | None:
+        coordinate = StateCoordinate.objects.filter(run=run, key="group_id").order_by("-plan_version").first()
+        group = coordinate and PayrollGroup.objects.filter(id=int(coordinate.value), tenant_id=run.tenant_id).first()
+        if not group:
+            return None
+        return f"薪资组“{group.name}”已创建。" if zh else f"The group “{group.name}” has been created."
+
+    def clarify_hint(self, text: str, zh: bool) -> str:
+        missing = requirements_extract(text)["missing"] if text.strip() else ["region", "pay_frequency"]
+        if zh:
+            asks = {"region": "哪个地区（例如上海、北京、新加坡）", "pay_frequency": "发薪频率（例如每月、半月）"}
+            return "如果要创建，请告诉我" + "和".join(asks[m] for m in missing) + "。" if missing else ""
+        asks = {"region": "which region (for example Shanghai, Beijing, Singapore)",
+                "pay_frequency": "how often they are paid (for example monthly)"}
+        return " If it's a setup, tell me " + " and ".join(asks[m] for m in missing) + "." if missing else ""
+
+    def capability(self, zh: bool) -> str:
+        return "创建薪资组、导入员工" if zh else "set up payroll groups, import employees"

@@ -1,0 +1,90 @@
+"""The policy's part in the conversation (issue 29; workflows.conversation is the contract):
+a question about the travel policy is answered through the exact-graph policy workflow
+(policy.services.policy_answer), quoting the policy lines it rests on, or abstains."""
+from __future__ import annotations
+
+import json
+import re
+from datetime import date
+from django.utils import timezone
+
+from workflows.conversation import Claim, ConversationDomain, TurnContext, TurnReply, Vocabulary, text_normalize
+
+from .services import policy_answer
+
+NAME = "policy"
+PERSONA = "Keel answers questions about the company's travel policy."
+POLICY_EN = r"\b(travel|trip|lodging|hotel|accommodation|per diem|policy|policies|business trip)\b"
+POLICY_ZH = ("差旅", "出差", "住宿", "酒店", "宾馆", "政策", "制度", "报销")
+VOCABULARY = Vocabulary(
+    subject_en=(r"policy", r"policies", r"travel", r"lodging", r"hotels?", r"accommodation", r"limit", r"per diem"),
+    subject_zh=("差旅", "出差", "住宿", "酒店", "政策", "制度", "标准"),
+    exemplars={"analyze": ("how much is the travel allowance", "what is the lodging limit in beijing",
+                           "北京住宿标准是多少", "差旅补贴是多少")},
+)
+
+
+def is_policy_question(text: str) -> bool:
+    return bool(re.search(POLICY_EN, text_normalize(text))) or any(w in text for w in POLICY_ZH)
+
+
+def _topic(text: str) -> str:
+    return "travel"  # the one topic the corpus has (seed 004)
+
+
+def _date_in(text: str) -> date:
+    today = timezone.localdate()
+    full = re.search(r"(20\d\d)-(\d\d)-(\d\d)", text)
+    if full:
+        try:
+            return date(int(full.group(1)), int(full.group(2)), int(full.group(3)))
+        except ValueError:
+            pass
+    year = re.search(r"(?<!\d)(20\d\d)(?!\d)", text)
+    if year and int(year.group(1)) != today.year:
+        return date(int(year.group(1)), 7, 1)  # a year alone: its middle, well inside any yearly version
+    return today
+
+
+def policy_reply(turn: TurnContext) -> TurnReply:
+    on_date = _date_in(turn.text)
+    topic = _topic(turn.text)
+    turn.budget_spend()  # the policy workflow's one bounded decision counts against the turn
+    result = policy_answer(tenant=turn.membership.tenant, question=turn.text[:500], on_date=on_date,
+                           topic=topic, lang="zh" if turn.zh else "en")
+    result = json.loads(json.dumps(result, default=str))
+    turn.frame("tool_call", "policy workflow",
+               f"Policy workflow: {' → '.join(result['path'])} — {result['state']} "
+               f"({result['model_calls']} model call{'s' if result['model_calls'] != 1 else ''}).",
+               {"question": turn.text, "date": on_date.isoformat(), "topic": topic, **result},
+               operation="execute_tool", tool_name="policy_answer")
+    answer = result.get("answer") or {}
+    if result["state"] == "ANSWERED":
+        quote = " ".join(f"[{c['source']} line {c['line']}] {c['text']}" for c in answer.get("citation", []))
+        reply = (f"{answer['amount']} {answer['unit']}（{on_date.isoformat()} 适用）。依据：{quote}" if turn.zh else
+                 f"{answer['amount']} {answer['unit']} (the policy in force on {on_date.isoformat()}). "
+                 f"Source: {quote}")
+    elif result["state"] == "ABSTAINED":
+        reply = ("政策中没有足够的依据回答这个问题。" if turn.zh else
+                 f"I can't answer that from the policy ({result['reason'].replace('_', ' ')}).")
+    else:
+        reply = ("我停止了这个问题的处理：" + result["reason"] if turn.zh else
+                 f"I stopped before answering ({result['reason'].replace('_', ' ')}).")
+    return TurnReply(route="analyze", reply=reply)
+
+
+class PolicyConversation(ConversationDomain):
+    name = NAME
+    persona = PERSONA
+    vocabulary = VOCABULARY
+
+    def question(self, text: str) -> Claim | None:
+        if not is_policy_question(text):
+            return None
+        return Claim(0.9, "a question about the travel policy", kind="policy")
+
+    def analyze(self, turn: TurnContext, kind: str) -> TurnReply | None:
+        return policy_reply(turn) if kind == "policy" else None
+
+    def capability(self, zh: bool) -> str:
+        return "回答差旅政策的问题" if zh else "answer questions about your travel policy"
