@@ -1,7 +1,6 @@
 """Tenant-scoped reads for the approver's desk: the queue, one card, a run's history."""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -11,7 +10,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from config.api import NotFound
-from config.words import value_table, value_text, words_render
+from config.words import words_render
 from tenants.models import Membership, Role
 from timeline.models import Event
 from workflows.cards import card_rows
@@ -60,21 +59,6 @@ def person(user) -> str:
     return (user.get_full_name() or user.username) if user else ""
 
 
-def arguments_described(approval: ApprovalRequest) -> list[dict[str, str]]:
-    """The fully resolved arguments in business language (as the tool describes them),
-    each with its exact value."""
-    tool = TOOLS.get(approval.tool)
-    rows = []
-    for name, value in approval.arguments.items():
-        label, text = name.replace("_", " ").capitalize(), value_text(value)
-        if tool is not None and tool.argument_describe is not None:
-            label, text = tool.argument_describe(approval.tenant_id, name, value) or (label, text)
-        exact = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        rows.append({"name": name, "label": label, "text": value_text(text), "exact": exact,
-                     "table": value_table(value)})
-    return rows
-
-
 def summary_described(approval: ApprovalRequest) -> str:
     """The card's summary in the reader's language, as the tool words it; else as stored."""
     tool = TOOLS.get(approval.tool)
@@ -90,7 +74,6 @@ def summary_described(approval: ApprovalRequest) -> str:
 @dataclass
 class Card:
     approval: ApprovalRequest
-    arguments: list[dict[str, str]]
     waited: str
     due: str
     overdue: bool
@@ -111,7 +94,7 @@ def approval_card(membership: Membership, approval: ApprovalRequest) -> Card:
     left = (approval.deadline - now).total_seconds()
     first = approval.decisions.filter(accepted=True).select_related("user").first()
     return Card(
-        approval=approval, arguments=arguments_described(approval), summary=summary_described(approval),
+        approval=approval, summary=summary_described(approval),
         rows=card_rows(approval),
         waited=duration_text(waited_seconds(approval, now)),
         due=(_("overdue") if left <= 0 else _("in %(duration)s")

@@ -54,6 +54,7 @@ class ExpenseClaim(models.Model):
     submitted_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name, verbose_name_plural = _("expense claim"), _("expense claims")  # the admin, in the reader's language
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
@@ -97,6 +98,7 @@ class Invoice(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name, verbose_name_plural = _("invoice"), _("invoices")  # the admin, in the reader's language
         ordering = ["created_at"]
 
     def __str__(self) -> str:
@@ -110,4 +112,5 @@ class IdempotencyRecord(IdempotencyRecordBase):
     replays the receipt."""
 
     class Meta:
+        verbose_name, verbose_name_plural = _("idempotency record"), _("idempotency records")  # the admin, in the reader's language
         constraints = [models.UniqueConstraint(fields=["tenant", "operation", "key"], name="expenses_idempotency_key")]

@@ -43,6 +43,7 @@ class Tan(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name, verbose_name_plural = _("TAN"), _("TANs")  # the admin, in the reader's language
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
@@ -74,6 +75,7 @@ class Candidate(models.Model):
     seniority = models.PositiveSmallIntegerField(choices=Seniority.choices, default=Seniority.MID)
 
     class Meta:
+        verbose_name, verbose_name_plural = _("candidate"), _("candidates")  # the admin, in the reader's language
         ordering = ["name"]
         constraints = [models.UniqueConstraint(fields=["tenant", "name"], name="hr_candidate_tenant_name")]
 
@@ -97,6 +99,7 @@ class Match(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name, verbose_name_plural = _("candidate match"), _("candidate matches")  # the admin, in the reader's language
         ordering = ["tan", "rank"]
         constraints = [models.UniqueConstraint(fields=["tan", "candidate"], name="hr_match_tan_candidate")]
 
@@ -120,6 +123,7 @@ class OutboxEvent(models.Model):
     run_id = models.BigIntegerField(null=True, blank=True)
 
     class Meta:
+        verbose_name, verbose_name_plural = _("outbox event"), _("outbox events")  # the admin, in the reader's language
         ordering = ["created_at"]
         indexes = [models.Index(fields=["consumed_at", "created_at"])]
 
@@ -128,4 +132,5 @@ class IdempotencyRecord(IdempotencyRecordBase):
     """key → request hash → receipt (idempotency.services.idempotent): one per match key."""
 
     class Meta:
+        verbose_name, verbose_name_plural = _("idempotency record"), _("idempotency records")  # the admin, in the reader's language
         constraints = [models.UniqueConstraint(fields=["tenant", "operation", "key"], name="hr_idempotency_key")]

@@ -9,10 +9,9 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
 from config.words import localised, words, words_render
-
 from workflows.tools import Preview
 
-from .models import Match, Tan, TanStatus
+from .models import Candidate, Match, Tan, TanStatus
 from .services import match_approval_threshold
 
 
@@ -27,9 +26,14 @@ def persist_summary_words(tenant_id: int, arguments: dict[str, Any]) -> dict[str
     tan = Tan.objects.filter(tenant_id=tenant_id, id=int(arguments["tan_id"])).first() if str(
         arguments.get("tan_id", "")).isdigit() else None
     title = localised(tan.title, tan.title_zh or tan.title) if tan else result.get("title", "")
+    ids = [int(m["candidate_id"]) for m in matches if str(m.get("candidate_id", "")).isdigit()]
+    chinese = dict(Candidate.objects.filter(tenant_id=tenant_id, id__in=ids).values_list("id", "name_zh"))
+    names = [words(gettext_noop("%(name)s (%(score)s)"), score=m["score"], name=localised(
+        m["name"], chinese.get(int(m["candidate_id"])) or m["name"]) if str(m.get("candidate_id", "")).isdigit()
+        else m["name"]) for m in matches]
     return words(gettext_noop("Record %(n)s matches for the TAN “%(title)s” — more than %(threshold)s at once: "
                               "%(names)s."), n=len(matches), title=title, threshold=match_approval_threshold(),
-                 names=[f"{m['name']} ({m['score']})" for m in matches])
+                 names=names)
 
 
 def persist_summary(tenant_id: int, arguments: dict[str, Any], diff: dict[str, Any] | None = None) -> str:

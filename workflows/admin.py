@@ -8,7 +8,6 @@ from config.words import value_text
 from tenants.admin import ReadOnlyInline, TenantScopedAdmin, admin_link
 
 from .cards import rows_html, value_rows
-
 from .models import (
     CoordinateConsumption,
     Node,

@@ -303,8 +303,10 @@ def _table(row: Row) -> str:
         body.append(format_html("<tr{}>{}{}</tr>", attrs, mark_safe(lead),
                                 format_html_join("", "<td>{}</td>", ((mark_safe(_render(c)),) for c in cells))))
     caption = format_html("<caption>{}</caption>", words_render(row["caption"])) if row.get("caption") else ""
+    classes = " ranked" if ranked else ""
+    classes += " diff-items" if signs else ""  # a diff's rows: styled as the desk's diff (keel.css)
     return format_html('<table class="compact card-table{}"{}>{}<thead><tr>{}</tr></thead><tbody>{}</tbody></table>',
-                       " ranked" if ranked else "", mark_safe(_testid(row)), caption, mark_safe(head),
+                       classes, mark_safe(_testid(row)), caption, mark_safe(head),
                        mark_safe("".join(body)))
 
 

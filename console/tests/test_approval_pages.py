@@ -1,10 +1,22 @@
 """The inbox, card, history and matrix pages, and the API's added fields."""
+import re
+from types import SimpleNamespace
+
 import pytest
 from django.test import Client
 
+from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
 from approvals.tests.helpers import seed, waiting_approval
-from workflows.tests.helpers import membership, no_broker
+from config.words import localised
+from hr.models import Candidate, OutboxEvent, Tan
+from hr.services import Actor, tan_approve
+from hr.supervisor import tan_event_consume
+from workflows import cards
+from workflows.models import Run
+from workflows.services import run_start
+from workflows.tests.helpers import drive, membership, no_broker
+from workflows.tools import TOOLS
 
 pytestmark = pytest.mark.django_db
 
@@ -119,3 +131,92 @@ def test_numbers_that_are_not_plain_numbers_are_refused_before_anything_changes(
                 assert "must be" in response.content.decode()
     assert list(ApprovalRule.objects.values_list("tool", "deadline_seconds", "limits")) == before
     assert client_for("bob").get("/approvals/queue/?selected=²").status_code == 400
+
+
+# --- issue 29: the card as typed rows, its words in the reader's language --------------------
+
+RAW = re.compile(r"\{'|\{&#x27;|': |&#x27;: |\{&quot;|\{\"")  # str(dict) or JSON in HTML, escaped or not
+
+
+def card_of(page: str) -> str:
+    """The card's rows (what the agent will do and what it changes), without the page around them."""
+    return page.split('data-testid="card-rows"', 1)[1].split('data-testid="routing"', 1)[0]
+
+
+def matches_waiting() -> ApprovalRequest:
+    """The Data Analyst TAN (Beijing) approved, with a candidate in Hangzhou among more matches than
+    the threshold: the persist step waits for an approver."""
+    m = membership("ada")
+    Candidate.objects.create(tenant_id=m.tenant_id, name="Hu Yue", name_zh="胡悦", headline="Analyst",
+                             headline_zh="分析师", location="Hangzhou", skills=["sql", "python", "tableau"],
+                             seniority=2)
+    tan = Tan.objects.get(title="Data Analyst")
+    tan_approve(actor=Actor(tenant_id=m.tenant_id, user_id=m.user_id, role=m.role), tan_id=tan.id)
+    run = drive(Run.objects.get(id=tan_event_consume(OutboxEvent.objects.get(tan=tan).id)))
+    return ApprovalRequest.objects.get(run=run, status="pending")
+
+
+def test_the_candidate_matches_card_is_a_ranked_table_in_the_readers_language():
+    approval = matches_waiting()
+    card = card_of(client_for("bob").get(f"/approvals/{approval.id}/").content.decode())
+    assert 'data-testid="argument-table"' in card and card.count('data-testid="candidate-match"') >= 4
+    assert "Maria Garcia" in card and "in Hangzhou, not Beijing" in card and not RAW.search(card)
+    chinese = card_of(client_for("bob").get(f"/approvals/{approval.id}/", HTTP_ACCEPT_LANGUAGE="zh-hans")
+                      .content.decode())
+    assert "杭州" in chinese and "北京" in chinese and "胡悦" in chinese and "数据分析师" in chinese
+    assert "Beijing" not in chinese and "Hangzhou" not in chinese and not RAW.search(chinese)
+
+
+def test_the_expense_card_cites_the_limit_a_night_with_its_currency():
+    run = drive(run_start(membership=membership("alice"), blueprint="expense_claim", params={
+        "category": "lodging", "city": "Beijing", "start_date": "2026-11-16", "nights": 2, "amount": "1800"}))
+    approval = ApprovalRequest.objects.get(run=run, status="pending")
+    card = card_of(client_for("bob").get(f"/approvals/{approval.id}/").content.decode())
+    verdict = card.split('data-testid="policy-verdict"', 1)[1]
+    assert "Over the policy limit" in verdict and "900.00 CNY" in verdict and "750.00 CNY" in verdict
+    assert "travel-v2" in verdict and "2026-01-01" in verdict and 'data-testid="policy-citation"' in verdict
+    assert "1,800.00 CNY" in card and "2026-11-16" in card and not RAW.search(card)
+
+
+def test_an_english_request_reads_in_chinese_to_a_chinese_approver():
+    approval = waiting_approval()  # alice asked in English
+    assert approval.summary_words and approval.summary.startswith("Import template")
+    page = client_for("bob").get(f"/approvals/{approval.id}/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    summary = page.split('data-testid="card-summary">', 1)[1].split("</h2>", 1)[0]
+    assert "导入" in summary and "Import template" not in summary
+    assumptions = page.split('data-testid="assumptions"', 1)[1].split("</ul>", 1)[0]
+    assert "薪资组命名为“Shanghai Sales”：请求中没有给出名称" in assumptions and "no name was stated" not in assumptions
+    api = client_for("bob").get(f"/api/v1/approvals/{approval.id}/", HTTP_ACCEPT_LANGUAGE="zh-hans").json()
+    assert "导入" in api["summary"]
+    assert api["measures"]["context"]["assumptions"] == ["薪资组命名为“Shanghai Sales”：请求中没有给出名称"]
+
+
+def test_a_chinese_request_reads_in_english_to_an_english_approver():
+    run = drive(run_start(membership=membership("alice"), blueprint="payroll_group_setup", params={
+        "request": "帮我给上海销售团队建一个按月发薪的薪资组，有提成", "group_name": "沪销二组"}))
+    approval = ApprovalRequest.objects.get(run=run, status="pending")
+    page = client_for("bob").get(f"/approvals/{approval.id}/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    summary = page.split('data-testid="card-summary">', 1)[1].split("</h2>", 1)[0]
+    assert "Import template" in summary and "“沪销二组”" in summary
+    assumptions = page.split('data-testid="assumptions"', 1)[1].split("</ul>", 1)[0]
+    assert "named the group “沪销二组”; no name was stated" in assumptions
+    assert page.count('data-testid="original-request"') == 1 and "帮我给上海销售团队" in page  # as typed
+
+
+def test_a_tool_without_a_card_shows_its_arguments_and_diff_as_rows(monkeypatch):
+    approval = waiting_approval()
+    monkeypatch.delitem(cards.CARDS, "import_template")
+    monkeypatch.setattr(TOOLS["import_template"], "argument_describe", None)
+    approval.arguments = {**approval.arguments, "place": {"city": localised("Hangzhou", "杭州"), "nights": 2},
+                          "people": [{"name": "Li Wei", "score": "1.000"}, {"name": "Zhou Xin", "score": "0.800"}]}
+    approval.save(update_fields=["arguments"])
+    for language, city in (("en", "Hangzhou"), ("zh-hans", "杭州")):
+        card = card_of(client_for("bob").get(f"/approvals/{approval.id}/", HTTP_ACCEPT_LANGUAGE=language)
+                       .content.decode())
+        assert 'data-testid="arguments"' in card and 'data-testid="argument-table"' in card
+        assert city in card and "Zhou Xin" in card and 'data-testid="diff"' in card
+        assert "pension_ee" in card.split('data-testid="diff"', 1)[1]  # the diff's items, as a table
+        assert not RAW.search(card), card[:2000]
+    rows = cards.generic_card(SimpleNamespace(tenant_id=0, tool="no_such_tool", arguments={"when": {"from": "a"}},
+                                              diff=None, measures={}))
+    assert rows[0]["rows"][0]["fields"][0]["value"]["row"] == "fields"

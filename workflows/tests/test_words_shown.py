@@ -6,6 +6,8 @@ The Chinese of the engine's own sentences comes from locale/zh_hans_strings.py (
 is rebuilt with makemessages + scripts/i18n_fill.py); a step's goal and name come from its
 blueprint ("goal_zh", "title_zh"), so they need no catalog."""
 import pytest
+from django.conf import settings
+from django.utils import translation
 from django.utils.translation import gettext_noop
 
 from config.words import words
@@ -17,6 +19,13 @@ from workflows.services import plan_replan, run_start
 from workflows.tests.helpers import drive, membership, no_broker
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
+
+
+@pytest.fixture(autouse=True)
+def _default_language_after():
+    """A request activates its reader's language for the thread: the next test starts in the default."""
+    yield
+    translation.activate(settings.LANGUAGE_CODE)
 
 
 def reads_chinese(*usernames: str) -> None:
