@@ -113,33 +113,6 @@ def value_text(value: Any, *, limit: int = 400) -> str:
     return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
 
 
-def value_table(value: Any) -> dict[str, Any] | None:
-    """A list of records with the same keys as a table {columns, rows} of texts (ranked
-    candidates, items), or a record's first such list; None when there is none. A key
-    with a Chinese twin ("explanation" and "explanation_zh") is one column, in the
-    reader's language."""
-    if isinstance(value, dict) and not _is_name(value) and not is_words(value):
-        return next((t for t in (value_table(v) for v in value.values() if isinstance(v, list)) if t), None)
-    if not (isinstance(value, list) and value and all(isinstance(v, dict) and not _is_name(v) for v in value)):
-        return None
-    records = [_twins_joined(record) for record in value]
-    columns: list[str] = []
-    for record in records:
-        columns += [k for k in record if k not in columns]
-    return {"columns": [_key_label(k) for k in columns],
-            "rows": [[_value_text(record.get(k)) for k in columns] for record in records]}
-
-
-def _twins_joined(record: dict[str, Any]) -> dict[str, Any]:
-    joined = {}
-    for key, v in record.items():
-        if key.endswith("_zh") and key[:-3] in record:
-            continue
-        twin = record.get(f"{key}_zh")
-        joined[key] = localised(str(v), str(twin)) if twin and isinstance(v, str) else v
-    return joined
-
-
 def _is_name(value: dict) -> bool:
     return bool(value) and set(value) <= {"en", "zh-hans", "zh", "zh_hans"}
 

@@ -133,7 +133,7 @@ def test_the_diff_lists_exactly_the_items_the_import_creates(keel, new_page):
     page.goto(keel.base_url + f"/approvals/{approval['id']}/")
     rows = page.get_by_test_id("diff-item")
     expect(rows.first).to_be_visible()
-    shown = [(r.get_attribute("data-code"), r.locator("td").nth(1).inner_text()) for r in rows.all()]
+    shown = [(r.get_attribute("data-key"), r.locator("td").nth(1).inner_text()) for r in rows.all()]
     expect(page.get_by_test_id("employees-affected")).to_contain_text("in Shanghai")
     expect(page.get_by_test_id("diff-group")).to_contain_text("Diff Check")
     screenshot(page, "approvals-card")
