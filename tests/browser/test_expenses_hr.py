@@ -104,7 +104,7 @@ def test_alice_attaches_the_invoice_in_the_chat_and_the_claim_shows_it(keel, new
     chat = page.get_by_test_id("chat-messages")
     expect(chat).to_contain_text("The invoice you attached is filed with the claim.", timeout=20000)
     expect(chat).to_contain_text("Attached hotel-invoice.pdf")
-    expect(page.get_by_test_id("attachment-name")).to_have_text("Attach employee list or invoice")
+    expect(page.get_by_test_id("attachment-name")).to_have_text("Attach a file")
     expect(page.get_by_test_id("run-status")).to_have_text("Completed", timeout=30000)  # 700 a night: within
     expect(page.locator('.dag-node[data-node="upload"]')).to_have_attribute("data-status", "completed")
     screenshot(page, "expense-chat-invoice")

@@ -82,16 +82,16 @@ PENDING_OTHERS: list[tuple[str, str]] = [
     ("timeline developer", r"^(intent|route|thought|action|observation|approval|provenance|validation|plan|error|memory|"
                            r"info|warning|acceptance)$"),
     ("timeline developer", r"意图 resolve · 路由 plan|\d+/\d+ tok|model: (intent|requirements)|plan v\d+|"
-                           r"于步骤 \w+|回执 [\w/?=@.-]+"),
+                           r"于步骤 \w+|回执 [\w/?=@.-]+|intent resolve|route → plan"),
     # H5 (timeline/admin.py, the timeline's models) and tenants/admin.py (no helper): the admin timeline.
-    ("admin timeline", r"Keel admin|\bTimeline\b|\bAgents\b|\bApprovals\b|\bWorkflows\b|Model name|Add link|"
+    ("admin timeline", r"Frames, in order:|plan v\d+|Keel admin|\bTimeline\b|\bAgents\b|\bApprovals\b|\bWorkflows\b|Model name|Add link|"
                        r"Change or view list link|Replay results|Approval requests|Activities|\bEvents\b|\bFrames\b|"
                        r"\bNodes\b|\bPlans\b|Provenance blocks|\bRuns\b|State coordinates|Tool calls|Transitions|"
                        r"选择(activity|frame|event)查看|查看 activity|Activity object|以 (kind|status|level|type)|"
                        r"\d+ (activities|frames|events)|\bSearch\b.*|Started at:?|Ended at:?|Conversation id:?|"
                        r"Node key:?|Created at|Run id|\bSeq\b|^Type$|^Kind$|^Title$|^Status$|^Run$|^Name$|^Node$|"
                        r"Frame count|Latency ms|Gen ai tool (name|call id)|^Activity$|Every frame of this activity.*|"
-                       r"Frames, in order:|waterfall \(\d+ ms\)|^(kind|name|status|latency|tokens|summary|payload|"
+                       r"waterfall \(\d+ ms\)|^(kind|name|status|latency|tokens|summary|payload|"
                        r"info|ok|completed|acceptance)$|· call|node \w+|Payroll group setup: |Expense claim|"
                        r"^(snapshot|match|interpret|persist|score|retrieve|submit|check|create|verify|import)$|"
                        r"Candidate matching|^Message$|model: \w+|memory: L3 experience|route → \w+|intent resolve|"
@@ -138,11 +138,11 @@ CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\
 def masked(text: str, page_name: str, extra: list[str]) -> str:
     """`text` without what a person typed or a record holds (`extra`), and without the leaks
     PENDING_OTHERS forgives on this page."""
-    for fragment in sorted(USER_WORDS + extra, key=len, reverse=True):
-        text = text.replace(fragment, " ")
-    for prefix, pattern in PENDING_OTHERS:
+    for prefix, pattern in PENDING_OTHERS:  # first: a pending leak may quote what a person typed
         if page_name.startswith(prefix):
             text = re.sub(pattern, " ", text)
+    for fragment in sorted(USER_WORDS + extra, key=len, reverse=True):
+        text = text.replace(fragment, " ")
     return text
 
 
