@@ -995,6 +995,7 @@ ZH.update({
     "expense claims": "报销申请",
     "invoice": "发票",
     "invoices": "发票",
+    "Snapshot “%(label)s” taken.": "已创建快照“%(label)s”。",
 })
 
 # Issue 29 (H4): approval cards as typed rows; summaries, assumptions and match explanations as words.

@@ -7,6 +7,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
 from config.api import DomainError
@@ -75,7 +76,7 @@ def snapshot_take(request: HttpRequest) -> HttpResponse:
     except DomainError as err:
         messages.error(request, err.message)
         return redirect("payroll-home")
-    messages.success(request, f"Snapshot “{receipt.body['label']}” taken.")
+    messages.success(request, gettext("Snapshot “%(label)s” taken.") % {"label": receipt.body["label"]})
     return redirect("payroll-snapshot", int(receipt.body["snapshot_id"]))
 
 

@@ -23,6 +23,8 @@ ALLOWED = {
     "Open Telemetry",
 }
 PHRASE = re.compile(r"[A-Za-z][A-Za-z'’\-]*(?:[ ,/]+[A-Za-z][A-Za-z'’\-]*)+")
+# A template's code and version ("cn-sales-commission v1") reads the same in every language.
+TEMPLATE_CODE = re.compile(r"[a-z]+(?:-[a-z]+){2,}(?: v)?")
 
 # The text a person reads, without what the page marks as data or code.
 VISIBLE_TEXT = """() => {
@@ -64,7 +66,7 @@ def english_left(page) -> list[str]:
     for text in page.evaluate(VISIBLE_TEXT):
         for phrase in PHRASE.findall(text):
             words = phrase.strip(" ,/")
-            if len(re.findall(r"[A-Za-z]+", words)) < 2 or words in ALLOWED:
+            if len(re.findall(r"[A-Za-z]+", words)) < 2 or words in ALLOWED or TEMPLATE_CODE.fullmatch(words):
                 continue
             if any(words in allowed or allowed in words and len(words) <= len(allowed) + 2 for allowed in ALLOWED):
                 continue
