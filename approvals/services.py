@@ -16,10 +16,10 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
 from config.api import Conflict, Forbidden
-from config.words import is_words, words, words_english
+from config.words import words
 from tenants.models import Membership
 from timeline.push import broadcast_on_commit, tenant_group
-from timeline.services import event_append, events_batched, frame_record
+from timeline.services import event_append, events_batched, frame_record, summary_columns
 from workflows.blueprints import blueprint_get
 from workflows.executor import node_hand_over
 from workflows.models import Node, NodeStatus, Run
@@ -86,8 +86,7 @@ def approval_gate(*, node: Node, run: Run, arguments: dict[str, Any]) -> int | N
     preview = _preview(run.tenant_id, node.tool, arguments, run.params)
     summary, diff, measures = preview.summary, preview.diff, preview.measures
     # A summary given as words is stored as meaning, its English beside it (search, logs, the API's `summary`).
-    summary_words = summary if is_words(summary) else None
-    summary = words_english(summary) if summary_words else summary
+    summary, summary_words = summary_columns(summary)
     route = approval_route(tenant_id=run.tenant_id, tool=node.tool, measures=measures)
     with events_batched():  # one transaction; its events and counts written together at the end
         # The run's lock first, as every writer of the run takes it (workflows.transitions.run_lock):
