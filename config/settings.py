@@ -166,6 +166,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "tenants.context_processors.membership",
                 "console.context_processors.pending_approvals",
+                "console.context_processors.menu",
             ],
         },
     },

@@ -3,6 +3,12 @@ from functools import cache
 from django.utils.functional import SimpleLazyObject
 
 from approvals.models import ApprovalRequest, ApprovalStatus
+from config.menu import menu_entries
+
+
+def menu(request):
+    """The top bar's entries for the domains' pages (config.menu), as they registered them."""
+    return {"menu_entries": menu_entries()}
 
 
 def pending_approvals(request):

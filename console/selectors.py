@@ -10,14 +10,17 @@ from typing import Any
 
 from django.db.models import Sum
 from django.utils import timezone
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from agents.models import Message
+from agents.replies import capabilities
 from approvals.models import ApprovalRequest
 from config.words import Stored, value_text
 from tenants.models import Membership, Role
 from timeline.models import Activity, Conversation
 from workflows.blueprints import step_title
+from workflows.conversation import attachment_kinds, conversation_domains
 from workflows.models import Node, Run, StateCoordinate, ToolCall, Transition
 from workflows.selectors import run_control_allowed
 
@@ -210,3 +213,23 @@ def provenance_for_runs(run_ids: list[int]) -> list[CoordinateTrail]:
                             consumers=[{"call_id": str(x.call_id), "tool": x.call.tool, "node": x.call.node.key}
                                        for x in c.consumptions.all()])
             for c in coordinates]
+
+
+@dataclass
+class ChatHelp:
+    """What the chat says Keel can do, from the registered domains (workflows.conversation):
+    their capabilities as one phrase, a request each might be asked, the files they take."""
+
+    capabilities: str
+    examples: list[str]
+    files: str  # "a CSV or XLSX employee list (…); an invoice for … (…)"
+    accept: str  # the file input's `accept`: every kind's suffixes
+
+
+def chat_help() -> ChatHelp:
+    zh = (get_language() or "").startswith("zh")
+    domains = conversation_domains()
+    kinds = attachment_kinds()
+    return ChatHelp(capabilities=capabilities(zh), examples=[e for e in (d.example(zh) for d in domains) if e],
+                    files=("；" if zh else "; ").join(_(kind.described) for kind in kinds),
+                    accept=",".join(suffix for kind in kinds for suffix in kind.suffixes))

@@ -9,8 +9,8 @@ urlpatterns = [
     path("conversations/<int:conversation_id>/", conversations.conversation_page, name="conversation"),
     path("conversations/<int:conversation_id>/panel/", conversations.conversation_panel, name="conversation-panel"),
     path("conversations/<int:conversation_id>/chat/", conversations.conversation_chat, name="conversation-chat"),
-    path("conversations/<int:conversation_id>/invoice/", conversations.conversation_invoice,
-         name="conversation-invoice"),
+    path("conversations/<int:conversation_id>/upload/", conversations.conversation_upload,
+         name="conversation-upload"),
     # Runs
     path("runs/", runs.runs_history, name="runs"),
     path("runs/<int:run_id>/", runs.run_page, name="run"),

@@ -1,12 +1,16 @@
 from django.apps import AppConfig
 from django.utils.translation import gettext_lazy as _
 
+from config.menu import MenuEntry, menu_register
+
 
 class ExpensesConfig(AppConfig):
     name = "expenses"
     verbose_name = _("Expenses")  # the admin's app list, in the reader's language
 
     def ready(self) -> None:
+        menu_register(MenuEntry("expenses-claims", _("Expenses"), testid="nav-expenses", order=20))  # in the top bar
+
         from . import blueprints, tools  # noqa: F401 - registering is importing
 
         from workflows.news import news_register

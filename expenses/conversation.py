@@ -404,3 +404,7 @@ class ExpensesConversation(ConversationDomain):
 
     def capability(self, zh: bool) -> str:
         return "提交报销" if zh else "file expense claims"
+
+    def example(self, zh: bool) -> str:
+        return "请帮我报销：北京住宿，2026-11-16起住了2晚，共1800元" if zh else \
+            "Please file an expense claim: lodging in Beijing, 2 nights from 2026-11-16, 1,800 yuan in total"

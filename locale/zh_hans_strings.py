@@ -1047,4 +1047,13 @@ ZH.update({
     "%(name)s (%(score)s)": "%(name)s（%(score)s）",
     "yes": "是",
     "no": "否",
+    # Issue 29: the console says what the registered domains do (console.selectors.chat_help).
+    "Conversations with Keel in %(tenant)s: tell it what you need, follow it live, answer its questions.":
+        "%(tenant)s 与 Keel 的对话：说出您的需要，实时跟进，回答它的问题。",
+    "Title (optional)": "标题（可选）",
+    "No conversations yet. Start one above and tell Keel what you need: it can %(what)s. For example:":
+        "还没有对话。在上方新建一个，告诉 Keel 您需要什么：它可以%(what)s。例如：",
+    "Tell Keel what you need: it can %(what)s. For example:": "告诉 Keel 您需要什么：它可以%(what)s。例如：",
+    "You can attach %(files)s.": "您可以附加%(files)s。",
+    "Attach a file: %(files)s": "附加文件：%(files)s",
 })

@@ -1,10 +1,15 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
+
+from config.menu import MenuEntry, menu_register
 
 
 class PayrollConfig(AppConfig):
     name = "payroll"
 
     def ready(self) -> None:
+        menu_register(MenuEntry("payroll-home", _("Payroll"), order=10))  # its pages in the top bar
+
         # Imported here, not at the top: Django loads apps.py before the models exist.
         from llm.builtin import answerer_register
 

@@ -557,3 +557,7 @@ class PayrollConversation(ConversationDomain):
 
     def capability(self, zh: bool) -> str:
         return "创建薪资组、导入员工" if zh else "set up payroll groups, import employees"
+
+    def example(self, zh: bool) -> str:
+        return "为我们上海销售团队设置一个含提成的月度薪资组" if zh else \
+            "set up a monthly payroll group for our Shanghai sales team with commission"

@@ -88,3 +88,6 @@ class PolicyConversation(ConversationDomain):
 
     def capability(self, zh: bool) -> str:
         return "回答差旅政策的问题" if zh else "answer questions about your travel policy"
+
+    def example(self, zh: bool) -> str:
+        return "北京的住宿标准是多少？" if zh else "What is the lodging limit in Beijing?"

@@ -241,6 +241,10 @@ class ConversationDomain:
         """What Keel can do in this domain, as a phrase of a greeting."""
         return ""
 
+    def example(self, zh: bool) -> str:
+        """A request a person might type to it, shown where the chat says what Keel can do."""
+        return ""
+
 
 _domains: dict[str, ConversationDomain] = {}
 

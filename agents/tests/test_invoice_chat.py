@@ -39,7 +39,7 @@ def post(conv, text, name="hotel.pdf", content=PDF, username="alice", csrf=True)
     client.force_login(User.objects.get(username=username))
     client.get("/console/")
     headers = {"X-CSRFToken": client.cookies["csrftoken"].value} if csrf else {}
-    return client.post(f"/conversations/{conv.id}/invoice/",
+    return client.post(f"/conversations/{conv.id}/upload/",
                        {"text": text, "attachment": SimpleUploadedFile(name, content)}, headers=headers)
 
 

@@ -8,6 +8,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from agents.apis import MessageOutputSerializer
 from agents.orchestrator import attachment_read, message_post
 from agents.uploads import chat_upload_limit, too_large_refusal
 from config.api import DomainError
@@ -17,7 +18,7 @@ from tenants.selectors import membership_for_user
 from timeline.selectors import conversation_get_for, conversations_for
 from timeline.services import conversation_create
 
-from ..selectors import latest_run_for, messages_for, run_panel
+from ..selectors import chat_help, latest_run_for, messages_for, run_panel
 
 
 @login_required
@@ -29,11 +30,13 @@ def console(request: HttpRequest) -> HttpResponse:
                                            title=request.POST.get("title", "").strip())
         return redirect("conversation", conversation_id=conversation.id)
     conversations = conversations_for(membership).prefetch_related("runs")[:50]
-    return render(request, "timeline/console.html", {"membership": membership, "conversations": conversations})
+    return render(request, "timeline/console.html", {"membership": membership, "conversations": conversations,
+                                                     "help": chat_help()})
 
 
 def _chat_context(membership: Membership, conversation) -> dict:
-    return {"membership": membership, "conversation": conversation, "messages_": messages_for(conversation)}
+    return {"membership": membership, "conversation": conversation, "messages_": messages_for(conversation),
+            "help": chat_help()}
 
 
 def _panel_context(membership: Membership, conversation) -> dict:
@@ -74,10 +77,11 @@ def conversation_chat(request: HttpRequest, conversation_id: int) -> HttpRespons
 @csrf_exempt  # checked by csrf_protect below, once the attachment's upload limit is in place
 @login_required
 @require_POST
-def conversation_invoice(request: HttpRequest, conversation_id: int) -> HttpResponse:
-    """A chat message with a file attached that may be larger than the general upload cap (a
-    scanned document): the chat's form posts here instead of the messages API. The kind of
-    file, its checks and what it is for are the accepting domain's (workflows.conversation)."""
+def conversation_upload(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    """A chat message with a file attached, which may be larger than the general upload cap (a
+    scanned document): the chat's form posts every attachment here, with the chat's cap (its
+    largest attachment kind's). The kind of file, its checks and what it is for are the
+    accepting domain's (workflows.conversation); the answer is the messages API's."""
     chat_upload_limit(request)
     try:
         request.FILES  # noqa: B018 (parses the form and its file, within the chat's limit)
@@ -85,11 +89,11 @@ def conversation_invoice(request: HttpRequest, conversation_id: int) -> HttpResp
         refused = too_large_refusal(int(request.META.get("CONTENT_LENGTH") or 0))
         return JsonResponse({"detail": getattr(refused, "message", str(refused)),
                              "code": getattr(refused, "code", "payload_too_large")}, status=413)
-    return _conversation_invoice(request, conversation_id)
+    return _conversation_upload(request, conversation_id)
 
 
 @csrf_protect
-def _conversation_invoice(request: HttpRequest, conversation_id: int) -> HttpResponse:
+def _conversation_upload(request: HttpRequest, conversation_id: int) -> HttpResponse:
     membership = membership_for_user(request.user)
     upload = request.FILES.get("attachment")
     try:
@@ -100,4 +104,5 @@ def _conversation_invoice(request: HttpRequest, conversation_id: int) -> HttpRes
                               text=request.POST.get("text"), attachment=attachment_read(upload))
     except DomainError as err:
         return JsonResponse({"detail": err.message, "code": err.code}, status=err.status_code)
-    return JsonResponse(result, status=201)
+    # The messages API's fields as it writes them (ids as strings), and what the domain added.
+    return JsonResponse({**result, **MessageOutputSerializer(result).data}, status=201)

@@ -171,9 +171,8 @@
       button.setAttribute("aria-busy", "true"); button.disabled = true;
       bubble(text, "bubble-user pending", root.getAttribute("data-user-name") || keelWord("you"));
       say(keelWord("working"), "muted");
-      // An invoice (PDF or image) goes with an expense claim; an employee list to the messages API.
-      var invoice = file.files.length && /\.(pdf|png|jpe?g)$/i.test(file.files[0].name);
-      fetch(form.getAttribute(invoice ? "data-invoice-url" : "data-url"), { method: "POST", body: body, credentials: "same-origin",
+      // A message with a file goes to the chat's upload door (the cap of its largest kind of file).
+      fetch(form.getAttribute(file.files.length ? "data-upload-url" : "data-url"), { method: "POST", body: body, credentials: "same-origin",
                                              headers: { "X-CSRFToken": csrfToken(), "Accept": "application/json" } })
         .then(function (r) { return r.json().catch(function () { return {}; }).then(function (j) { return { r: r, j: j }; }); })
         .then(function (res) {

@@ -176,7 +176,14 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(keel):
     config = ARTIFACTS / "schemathesis.toml"
     # Ids for every path; the frames page's `after` is an opaque cursor the API hands
     # out, so it gets a real one (an invented cursor is rightly refused with a 400).
-    config.write_text("[parameters]\n" + "".join(f'"path.{name}" = {value}\n' for name, value in ids.items())
+    # The stateful phase fills a case's path from an earlier response (a link); a case drawn
+    # negative whose only mutation the link then overwrote is still flagged negative
+    # (schemathesis/schemathesis#2983: CI's seed 1796226859 flagged a plain
+    # `POST runs/{id}/replay/`, which has no body and an unconstrained string id, as
+    # "schema-violating, positive test case"). Invalid input is checked on every operation in
+    # the coverage and fuzzing phases; the stateful phase checks the chains and what they answer.
+    config.write_text("[phases.stateful.checks.negative_data_rejection]\nenabled = false\n"
+                      "[parameters]\n" + "".join(f'"path.{name}" = {value}\n' for name, value in ids.items())
                       + '[[operations]]\ninclude-path = "/api/v1/activities/{activity_id}/frames/"\n'
                       + f'parameters = {{ "query.after" = "{frames_cursor(keel, ids["activity_id"])}" }}\n'
                       + "".join(f'[[operations]]\ninclude-name = "{name}"\n'
