@@ -27,7 +27,10 @@ from workflows.news import News, RunNews, news_tell
 
 from .models import Message
 
-NEWS_TYPES = ("run.status", "approval.requested", "approval.rejected", "input.requested", "plan.replanned")
+NEWS_TYPES = ("run.status", "approval.requested", "approval.rejected", "input.requested", "plan.replanned",
+              "record.")
+# `record.*`: a domain says, in its own words, that another run changed or deleted records this
+# conversation's run made (data: words, link); posted as said.
 # A run's status changes the conversation is told about (the others — running, waiting — are not news).
 TOLD_STATUSES = (RunStatus.COMPLETED, RunStatus.ROLLED_BACK, RunStatus.FAILED, RunStatus.BLOCKED, RunStatus.STOPPED)
 
@@ -57,6 +60,8 @@ def news_compose(event: Event) -> News | None:
     if run is None:
         return None
     data = event.data or {}
+    if event.type.startswith("record.") and data.get("words"):
+        return News(words=data["words"], link=data.get("link") or {})
     if event.type == "input.requested":
         return _question(run, data)
     if event.type in ("approval.requested", "approval.rejected"):
@@ -97,6 +102,10 @@ def news_post(event_id: int) -> Message | None:
             message = Message.objects.create(conversation_id=event.conversation_id, role=Message.Role.ASSISTANT,
                                              text=text, words=news.words, intent="news", run_id=event.run_id,
                                              options=news.options, link=link, news_of=key)
+            # The chat reads in the order things happened, not the order workers posted the news:
+            # a rejection before the replan it caused, though both tasks ran at once.
+            Message.objects.filter(id=message.id).update(created_at=event.created_at)
+            message.created_at = event.created_at
             # API clients read `text` (English); a reader's page renders `words` in their language.
             event_append(conversation_id=event.conversation_id, run_id=event.run_id, type="message.news",
                          data={"text": text, "words": news.words, "options": news.options, "link": link,

@@ -16,8 +16,9 @@ from django.utils.translation import gettext as _
 from agents.models import Message
 from agents.replies import capabilities
 from approvals.models import ApprovalRequest
+from approvals.services import approval_recipients
 from config.words import Stored, value_text
-from tenants.models import Membership, Role
+from tenants.models import Membership
 from timeline.models import Activity, Conversation
 from workflows.blueprints import step_title
 from workflows.conversation import attachment_kinds, conversation_domains
@@ -37,10 +38,12 @@ class ChatLine:
     author: str = ""  # who typed it (a conversation is shared within the tenant)
     options: list = field(default_factory=list)  # answers offered as buttons
     link: dict = field(default_factory=dict)
+    unread: bool = False  # Keel's news that came after the reader's last visit
 
 
-def messages_for(conversation: Conversation) -> list[ChatLine]:
-    """The chat history: the conversation front's Message rows, its one source."""
+def messages_for(conversation: Conversation, unread_since: datetime | None = None) -> list[ChatLine]:
+    """The chat history: the conversation front's Message rows, its one source. Keel's
+    messages after `unread_since` (the reader's last visit) are marked unread."""
     messages = list(Message.objects.filter(conversation=conversation).select_related("author")
                     .order_by("created_at", "id"))
     # Buttons only on the latest question: an answered one is history, not a control.
@@ -49,7 +52,8 @@ def messages_for(conversation: Conversation) -> list[ChatLine]:
     return [ChatLine(role=m.role, text=m.text_shown, intent=m.intent, attachment_name=m.attachment_name,
                      attachment_rows=m.attachment_rows,
                      author=(m.author.get_full_name() or m.author.username) if m.author else "",
-                     options=m.options if i == last_asking and not answered else [], link=m.link_shown)
+                     options=m.options if i == last_asking and not answered else [], link=m.link_shown,
+                     unread=unread_since is not None and m.role != "user" and m.created_at > unread_since)
             for i, m in enumerate(messages)]
 
 
@@ -175,9 +179,8 @@ def run_panel(membership: Membership, run) -> RunPanel:
             "at", flat=True).first()
     approval = ApprovalRequest.objects.filter(run=run, status="pending").order_by("created_at").first()
     if approval is not None:
-        approvers = (Membership.objects.filter(tenant_id=run.tenant_id, role__in=[Role.APPROVER, Role.ADMIN])
-                     .select_related("user").order_by("user__username"))
-        names = ", ".join(m.user.username for m in approvers)
+        # Only those who may decide it: the matrix's roles, never the person who asked for it.
+        names = ", ".join(m.user.username for m in approval_recipients(approval))
         waiting_on = _("an approver (%(names)s)") % {"names": names} if names else _("an approver")
         since = approval.created_at
     return RunPanel(run=run, dag=dag_layout(nodes, blueprint=run.blueprint), steps_done=sum(1 for n in steps if n.status == "completed"),

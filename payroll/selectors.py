@@ -19,6 +19,7 @@ from .models import (
     GroupItem,
     PayrollGroup,
     PayrollTemplate,
+    RemovedGroup,
     Snapshot,
     TemplateItem,
 )
@@ -70,6 +71,12 @@ def group_get(tenant_id: int, group_id: int) -> PayrollGroup:
     except PayrollGroup.DoesNotExist:
         # Another tenant's id and a missing id answer the same: nothing leaks.
         raise NotFound(_("No such payroll group."), code="group_not_found")
+
+
+def removed_group(tenant_id: int, group_id: int) -> RemovedGroup | None:
+    """What is known of a group of this tenant that a restore deleted (None: never was one)."""
+    return (RemovedGroup.objects.filter(tenant_id=tenant_id, group_id=group_id)
+            .select_related("removed_by", "removed_by_run", "made_by_run").first())
 
 
 def employees_for(tenant_id: int) -> QuerySet[Employee]:

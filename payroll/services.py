@@ -16,13 +16,16 @@ from collections.abc import Callable
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.urls import reverse
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from approvals.authority import approval_covers
 from approvals.matrix import approval_route
 from config.api import Conflict, DomainError, Forbidden, NotFound, Unprocessable, strict_int
 from config.ids import new_id
 from config.names import name_normalised, name_visible
+from config.words import words
 from idempotency.models import IdempotencyState
 
 # Receipt, KeyRequired and idempotency_lease are part of this module's interface, as before.
@@ -45,6 +48,7 @@ from timeline.services import (
     frame_record,
 )
 from workflows.blueprints import Door
+from workflows.models import Run, StateCoordinate
 from workflows.services import run_start
 
 from .models import (
@@ -54,6 +58,7 @@ from .models import (
     IdempotencyRecord,
     PayrollGroup,
     RecordClaim,
+    RemovedGroup,
     Snapshot,
     group_name_key,
 )
@@ -437,7 +442,10 @@ def snapshot_restore(*, actor: Actor, snapshot_id: int, idempotency_key: str,
         configuration = snapshot.configuration
         kept = [int(g["id"]) for g in configuration["groups"]]
         # Groups created after the snapshot go (their items cascade, employees are unassigned).
-        PayrollGroup.objects.filter(tenant_id=tenant_id).exclude(id__in=kept).delete()
+        going = PayrollGroup.objects.filter(tenant_id=tenant_id).exclude(id__in=kept)
+        gone = list(going.values_list("id", "name"))
+        going.delete()
+        _removed_tell(actor=actor, gone=gone)
         Employee.objects.filter(tenant_id=tenant_id, group__isnull=False).update(group=None)
         GroupItem.objects.filter(group__tenant_id=tenant_id).delete()
         _configuration_write(tenant_id, configuration)
@@ -445,6 +453,33 @@ def snapshot_restore(*, actor: Actor, snapshot_id: int, idempotency_key: str,
 
     return _idempotent(actor=actor, operation="snapshot_restore", key=key,
                        request={"snapshot_id": snapshot_id, "tenant_checksum": tenant_checksum}, work=work, atomic=True)
+
+
+def _removed_tell(*, actor: Actor, gone: list[tuple[int, str]]) -> None:
+    """Nobody's records change behind their back (issue 32): each group a restore deleted is
+    remembered (its page then says who removed it, by which run), and whoever's run had made
+    it is told in that run's conversation, with a link to the restore run. Written in the
+    restore's own transaction, so the news is posted exactly when the deletion commits."""
+    if not gone:
+        return
+    restore = Run.objects.filter(id=actor.run_id).select_related("created_by").first() if actor.run_id else None
+    who = restore.created_by if restore is not None else None
+    who_name = (who.get_full_name() or who.username) if who is not None else "?"
+    ids = [gid for gid, _name in gone]
+    made = {int(c.value): c.run for c in StateCoordinate.objects.filter(
+        tenant_id=actor.tenant_id, key="group_id", value__in=[str(g) for g in ids] + ids).select_related("run")}
+    for gid, name in gone:
+        run = made.get(gid)
+        RemovedGroup.objects.update_or_create(tenant_id=actor.tenant_id, group_id=gid, defaults={
+            "name": name, "removed_by_run": restore, "removed_by": who, "made_by_run": run})
+        if run is None or restore is None or run.conversation_id is None or run.created_by_id == restore.created_by_id:
+            continue  # nobody else to tell: the restorer's own run tells its own conversation
+        event_append(conversation_id=run.conversation_id, run_id=run.id, type="record.removed", data={
+            "words": words(gettext_noop("The payroll group “%(name)s” that this conversation set up was deleted by "
+                                        "%(who)s's whole-tenant restore: the tenant went back to a snapshot taken "
+                                        "before the group existed."), name=name, who=who_name),
+            "link": {"href": reverse("run", args=[restore.id]), "label": words(gettext_noop("Open the restore run"))},
+            "group": str(gid), "by_run": str(restore.id)})
 
 
 def _configuration_write(tenant_id: int, configuration: dict[str, Any]) -> None:

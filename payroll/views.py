@@ -10,7 +10,7 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
-from config.api import DomainError
+from config.api import DomainError, NotFound
 from tenants.actors import Actor
 from tenants.models import Role
 from tenants.selectors import membership_for_user
@@ -39,8 +39,16 @@ def template_catalog(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def group_detail(request: HttpRequest, group_id: int) -> HttpResponse:
+    """A group's page; a group a restore deleted says so, by whom and by which run (410), not 404."""
     membership = membership_for_user(request.user)
-    return render(request, "payroll/group.html", {"group": selectors.group_get(membership.tenant_id, group_id)})
+    try:
+        group = selectors.group_get(membership.tenant_id, group_id)
+    except NotFound:
+        removed = selectors.removed_group(membership.tenant_id, group_id)
+        if removed is None:
+            raise
+        return render(request, "payroll/group_removed.html", {"removed": removed}, status=410)
+    return render(request, "payroll/group.html", {"group": group})
 
 
 @login_required

@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from agents.apis import MessageOutputSerializer
 from agents.orchestrator import attachment_read, message_post
 from agents.uploads import chat_upload_limit, too_large_refusal
+from agents.visits import conversation_visit
 from config.api import DomainError
 from config.parsers import RequestTooLarge
 from tenants.models import Membership
@@ -34,9 +35,10 @@ def console(request: HttpRequest) -> HttpResponse:
                                                      "help": chat_help()})
 
 
-def _chat_context(membership: Membership, conversation) -> dict:
-    return {"membership": membership, "conversation": conversation, "messages_": messages_for(conversation),
-            "help": chat_help()}
+def _chat_context(membership: Membership, conversation, unread_since=None) -> dict:
+    lines = messages_for(conversation, unread_since)
+    return {"membership": membership, "conversation": conversation, "messages_": lines,
+            "first_unread": next((i for i, line in enumerate(lines) if line.unread), None), "help": chat_help()}
 
 
 def _panel_context(membership: Membership, conversation) -> dict:
@@ -45,8 +47,8 @@ def _panel_context(membership: Membership, conversation) -> dict:
             "panel": run_panel(membership, run) if run else None}
 
 
-def _conversation_context(membership: Membership, conversation) -> dict:
-    return {**_chat_context(membership, conversation), **_panel_context(membership, conversation)}
+def _conversation_context(membership: Membership, conversation, unread_since=None) -> dict:
+    return {**_chat_context(membership, conversation, unread_since), **_panel_context(membership, conversation)}
 
 
 @login_required
@@ -54,7 +56,8 @@ def _conversation_context(membership: Membership, conversation) -> dict:
 def conversation_page(request: HttpRequest, conversation_id: int) -> HttpResponse:
     membership = membership_for_user(request.user)
     conversation = conversation_get_for(membership, conversation_id)
-    return render(request, "timeline/conversation.html", _conversation_context(membership, conversation))
+    last_visit = conversation_visit(user_id=membership.user_id, conversation_id=conversation.id)
+    return render(request, "timeline/conversation.html", _conversation_context(membership, conversation, last_visit))
 
 
 @login_required
@@ -71,6 +74,7 @@ def conversation_panel(request: HttpRequest, conversation_id: int) -> HttpRespon
 def conversation_chat(request: HttpRequest, conversation_id: int) -> HttpResponse:
     membership = membership_for_user(request.user)
     conversation = conversation_get_for(membership, conversation_id)
+    conversation_visit(user_id=membership.user_id, conversation_id=conversation.id)  # read live: not news later
     return render(request, "timeline/conversation.html#chat-messages", _chat_context(membership, conversation))
 
 

@@ -251,5 +251,16 @@
     window.keelConsole = stream;
     var form = document.getElementById("chat-form");
     if (form) chatSetUp(form, conversationId);
+    chatShowNewest();
   });
+
+  // The chat opens at its newest message (the news people come back for); the marker says
+  // where what came since their last visit begins.
+  function chatShowNewest() {
+    var list = document.getElementById("chat-messages");
+    if (!list) return;
+    list.scrollTop = list.scrollHeight;
+    var last = list.lastElementChild;
+    if (last && last.getBoundingClientRect().bottom > window.innerHeight) last.scrollIntoView({ block: "end" });
+  }
 })();

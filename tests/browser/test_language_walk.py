@@ -131,6 +131,7 @@ READ_TEXT = """() => {
 
 ASCII_RUN = re.compile(r"[A-Za-z0-9_.\-/@:#=+'’%]+")
 CODE_MARK = re.compile(r"[0-9_@:#=+%]|\w\.\w")  # ids, keys, versions, dotted names: codes, not words
+FILE_SUFFIX = re.compile(r"\.[a-z]{3,4}")  # a kind of file (".csv", ".xlsx"): a code, not a word
 SLUG = re.compile(r"^[a-z]+(?:-[a-z]+){2,}$")  # a template's code ("cn-sales-commission"), not words
 CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]+")
 
@@ -150,6 +151,8 @@ def english_words(text: str) -> list[str]:
     found = []
     for run in ASCII_RUN.findall(text):
         for part in run.split("/"):
+            if FILE_SUFFIX.fullmatch(part):
+                continue
             part = part.strip(".-'’")
             if not re.search(r"[A-Za-z]", part) or CODE_MARK.search(part) or SLUG.match(part):
                 continue
