@@ -1,6 +1,7 @@
 """The conversation front's records: messages, the Anchor and Ledger, memory, explorations."""
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from config.ids import BusinessIdField
 from config.words import words_render
@@ -51,9 +52,28 @@ class Message(models.Model):
         return {"href": self.link["href"], "label": words_render(label) if label is not None else self.link.get("label", "")}
 
     class Meta:
+        verbose_name, verbose_name_plural = _("message"), _("messages")
         ordering = ["created_at", "role"]
         constraints = [models.UniqueConstraint(fields=["conversation", "news_of"], condition=~models.Q(news_of=""),
                                                name="message_news_once")]
+
+    def __str__(self) -> str:
+        return _short(self.text)
+
+
+class ConversationVisit(models.Model):
+    """When a person last opened a conversation: the chat marks what came after as unread."""
+
+    conversation = models.ForeignKey("timeline.Conversation", on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    seen_at = models.DateTimeField()
+
+    class Meta:
+        verbose_name, verbose_name_plural = _("conversation visit"), _("conversation visits")
+        constraints = [models.UniqueConstraint(fields=["conversation", "user"], name="conversation_visit_once")]
+
+    def __str__(self) -> str:
+        return f"{self.user} · {self.conversation_id} · {self.seen_at:%Y-%m-%d %H:%M}"
 
 
 class Anchor(models.Model):
@@ -62,6 +82,12 @@ class Anchor(models.Model):
     conversation = models.OneToOneField("timeline.Conversation", on_delete=models.CASCADE, related_name="anchor")
     goal = models.TextField()
     created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name, verbose_name_plural = _("anchor"), _("anchors")
+
+    def __str__(self) -> str:
+        return _short(self.goal)
 
 
 class LedgerEntry(models.Model):
@@ -74,9 +100,13 @@ class LedgerEntry(models.Model):
     at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name, verbose_name_plural = _("ledger entry"), _("ledger entries")
         ordering = ["at", "id"]
         constraints = [models.UniqueConstraint(fields=["conversation", "run", "milestone"],
                                                name="ledger_milestone_unique")]
+
+    def __str__(self) -> str:
+        return self.milestone
 
 
 class Exploration(models.Model):
@@ -91,6 +121,12 @@ class Exploration(models.Model):
     iterations = models.IntegerField(default=0)
     question = models.TextField(blank=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name, verbose_name_plural = _("exploration"), _("explorations")
+
+    def __str__(self) -> str:
+        return _short(self.request)
 
 
 # --- Replay (issue 17) -------------------------------------------------------------------------
@@ -120,7 +156,14 @@ class ReplayResult(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name, verbose_name_plural = _("replay result"), _("replay results")
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return f"Replay of run {self.run_id}"
+
+
+def _short(text: str, limit: int = 60) -> str:
+    """The first `limit` characters of `text` on one line: a row's name in the admin."""
+    text = " ".join((text or "").split())
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"

@@ -50,8 +50,12 @@ class ApprovalRequest(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name, verbose_name_plural = _("approval request"), _("approval requests")
         ordering = ["deadline"]
         indexes = [models.Index(fields=["status", "deadline"])]
+
+    def __str__(self) -> str:
+        return f"{self.tool} · {self.status}"
 
     @property
     def routing_reason_shown(self) -> str:
@@ -74,6 +78,12 @@ class ApprovalDecision(models.Model):
     comment = models.TextField(blank=True)
     at = models.DateTimeField(auto_now_add=True)
 
+    class Meta:
+        verbose_name, verbose_name_plural = _("approval decision"), _("approval decisions")
+
+    def __str__(self) -> str:
+        return f"{self.verdict} · {'accepted' if self.accepted else 'refused'}"
+
 
 class ApprovalRule(models.Model):
     """One row of a tenant's approval matrix: which roles may approve a tool, how
@@ -94,6 +104,7 @@ class ApprovalRule(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        verbose_name, verbose_name_plural = _("approval rule"), _("approval rules")
         ordering = ["tool"]
         constraints = [models.UniqueConstraint(fields=["tenant", "tool"], name="approvals_rule_tenant_tool")]
 
@@ -108,3 +119,9 @@ class ApprovalReminder(models.Model):
     approval = models.OneToOneField(ApprovalRequest, on_delete=models.CASCADE, related_name="reminder")
     recipients = models.JSONField(default=list)
     sent_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name, verbose_name_plural = _("approval reminder"), _("approval reminders")
+
+    def __str__(self) -> str:
+        return f"reminder for approval {self.approval_id}"

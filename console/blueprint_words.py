@@ -38,11 +38,15 @@ def criterion_shown(criterion: str) -> str:
 
 def run_title_shown(title: str, blueprint: str) -> str:
     """A run's stored title ("Payroll group setup: Shanghai Sales") with the blueprint's part
-    in the reader's language; the name a person gave stays as typed."""
+    in the reader's language, and its colon; the name a person gave stays as typed."""
     spec = BLUEPRINTS.get(blueprint)
     if not title or spec is None or not _chinese() or not spec.get("title_zh"):
         return title
-    return spec["title_zh"] + title.removeprefix(spec["title"]) if title.startswith(spec["title"]) else title
+    if not title.startswith(spec["title"]):
+        return title
+    rest = title.removeprefix(spec["title"])
+    # One kind of colon per language: "薪资组设置：Shanghai Sales", not "薪资组设置: …".
+    return spec["title_zh"] + ("：" + rest[2:] if rest.startswith(": ") else rest)
 
 
 def blueprint_title(name: str) -> str:

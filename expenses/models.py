@@ -78,7 +78,11 @@ class ClaimTransition(models.Model):
     at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name, verbose_name_plural = _("claim status change"), _("claim status changes")
         ordering = ["at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.from_status or '—'} → {self.to_status}"
 
 
 class Invoice(models.Model):

@@ -58,7 +58,11 @@ class TanTransition(models.Model):
     at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name, verbose_name_plural = _("TAN status change"), _("TAN status changes")
         ordering = ["at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.from_status or '—'} → {self.to_status}"
 
 
 class Candidate(models.Model):
@@ -103,6 +107,9 @@ class Match(models.Model):
         ordering = ["tan", "rank"]
         constraints = [models.UniqueConstraint(fields=["tan", "candidate"], name="hr_match_tan_candidate")]
 
+    def __str__(self) -> str:
+        return f"TAN {self.tan_id} · #{self.rank} · {self.score}"
+
 
 class OutboxEvent(models.Model):
     """A business event, written in the transaction of the change it announces; the
@@ -126,6 +133,9 @@ class OutboxEvent(models.Model):
         verbose_name, verbose_name_plural = _("outbox event"), _("outbox events")  # the admin, in the reader's language
         ordering = ["created_at"]
         indexes = [models.Index(fields=["consumed_at", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.type} · TAN {self.tan_id}"
 
 
 class IdempotencyRecord(IdempotencyRecordBase):

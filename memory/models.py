@@ -1,8 +1,10 @@
 """Memory L2 and L3 (seed 000 §8): traceable facts with their receipts, and the
 experience distilled from them. Context, never authority."""
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from config.ids import BusinessIdField
+from config.words import value_text
 
 
 class MemoryItem(models.Model):
@@ -28,10 +30,14 @@ class MemoryItem(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name, verbose_name_plural = _("memory item"), _("memory items")
         db_table = "agents_memoryitem"  # moved from agents with its rows
         ordering = ["created_at"]
         constraints = [models.UniqueConstraint(fields=["tenant", "layer", "kind", "approval"],
                                                name="memory_receipt_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.layer} · {self.kind}: {value_text(self.text, limit=60)}"
 
 
 class WorkingMemory(models.Model):
@@ -49,4 +55,8 @@ class WorkingMemory(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        verbose_name, verbose_name_plural = _("working memory"), _("working memories")
         ordering = ["run", "updated_at"]
+
+    def __str__(self) -> str:
+        return f"{self.step} (run {self.run_id})"

@@ -43,6 +43,7 @@ class PayrollTemplate(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name, verbose_name_plural = _("payroll template"), _("payroll templates")
         ordering = ["region", "code", "version"]
         constraints = [models.UniqueConstraint(fields=["code", "version"], name="payroll_template_code_version")]
 
@@ -63,6 +64,7 @@ class TemplateItem(models.Model):
     formula = models.TextField(blank=True)
 
     class Meta:
+        verbose_name, verbose_name_plural = _("template item"), _("template items")
         ordering = ["position"]
         constraints = [models.UniqueConstraint(fields=["template", "code"], name="payroll_template_item_code")]
 
@@ -75,6 +77,7 @@ class IdempotencyRecord(IdempotencyRecordBase):
     protocol is idempotency.services.idempotent's, shared with every system of record."""
 
     class Meta:
+        verbose_name, verbose_name_plural = _("idempotency record"), _("idempotency records")
         constraints = [models.UniqueConstraint(fields=["tenant", "operation", "key"], name="payroll_idempotency_key")]
 
 
@@ -106,6 +109,7 @@ class PayrollGroup(models.Model):
     objects = PayrollGroupQuerySet.as_manager()
 
     class Meta:
+        verbose_name, verbose_name_plural = _("payroll group"), _("payroll groups")
         ordering = ["name"]
         constraints = [models.UniqueConstraint(fields=["tenant", "name"], name="payroll_group_tenant_name")]
 
@@ -124,6 +128,7 @@ class GroupItem(models.Model):
     formula = models.TextField(blank=True)
 
     class Meta:
+        verbose_name, verbose_name_plural = _("group item"), _("group items")
         ordering = ["position"]
         constraints = [models.UniqueConstraint(fields=["group", "code"], name="payroll_group_item_code")]
 
@@ -156,6 +161,7 @@ class Employee(models.Model):
     group = models.ForeignKey(PayrollGroup, on_delete=models.SET_NULL, null=True, blank=True, related_name="employees")
 
     class Meta:
+        verbose_name, verbose_name_plural = _("employee"), _("employees")
         ordering = ["employee_no"]
         constraints = [models.UniqueConstraint(fields=["tenant", "employee_no"], name="payroll_employee_no")]
 
@@ -180,10 +186,35 @@ class Snapshot(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name, verbose_name_plural = _("snapshot"), _("snapshots")
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return self.label
+
+
+class RemovedGroup(models.Model):
+    """A group a whole-tenant restore deleted: who removed it, by which run, and whose run had
+    made it. Its page says so (410) instead of answering 404 to an old link."""
+
+    tenant = models.ForeignKey("tenants.Tenant", on_delete=models.CASCADE, related_name="+")
+    group_id = models.BigIntegerField()
+    name = models.CharField(max_length=200)
+    removed_by_run = models.ForeignKey("workflows.Run", on_delete=models.SET_NULL, null=True, blank=True,
+                                       related_name="+")
+    removed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                   related_name="+")
+    made_by_run = models.ForeignKey("workflows.Run", on_delete=models.SET_NULL, null=True, blank=True,
+                                    related_name="+")
+    removed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("removed group")
+        verbose_name_plural = _("removed groups")
+        constraints = [models.UniqueConstraint(fields=["tenant", "group_id"], name="payroll_removed_group")]
+
+    def __str__(self) -> str:
+        return self.name
 
 
 class ClaimKind(models.TextChoices):
@@ -222,6 +253,7 @@ class RecordClaim(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name, verbose_name_plural = _("record claim"), _("record claims")
         constraints = [models.UniqueConstraint(fields=["tenant", "kind", "key"], name="payroll_claim_unique")]
 
     def __str__(self) -> str:

@@ -1,7 +1,9 @@
 """The policy corpus (documents, dated versions, numbered lines in each language) and the
 answer cache of the exact-graph policy workflow (seed 004, "KA-5")."""
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
+from config.words import value_text
 from tenants.models import Tenant
 
 
@@ -14,11 +16,12 @@ class PolicyDocument(models.Model):
     authority = models.CharField(max_length=200, help_text="Who issues the policy; verification requires one.")
 
     class Meta:
+        verbose_name, verbose_name_plural = _("policy document"), _("policy documents")
         ordering = ["tenant_id", "topic"]
         constraints = [models.UniqueConstraint(fields=["tenant", "topic"], name="policy_document_tenant_topic")]
 
     def __str__(self) -> str:
-        return f"{self.title} ({self.tenant.slug})"
+        return f"{self.title} ({self.topic})"  # its own fields: no query per row where it is listed
 
 
 class PolicyVersion(models.Model):
@@ -32,6 +35,7 @@ class PolicyVersion(models.Model):
     replaces = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="replaced_by")
 
     class Meta:
+        verbose_name, verbose_name_plural = _("policy version"), _("policy versions")
         ordering = ["document_id", "-effective_from"]
         constraints = [models.UniqueConstraint(fields=["document", "label"], name="policy_version_label")]
 
@@ -61,11 +65,12 @@ class PolicyLine(models.Model):
     subject_terms = models.JSONField(default=list, blank=True)
 
     class Meta:
+        verbose_name, verbose_name_plural = _("policy line"), _("policy lines")
         ordering = ["version_id", "lang", "number"]
         constraints = [models.UniqueConstraint(fields=["version", "lang", "number"], name="policy_line_number")]
 
     def __str__(self) -> str:
-        return f"{self.version.label} {self.lang} L{self.number}"
+        return f"L{self.number} ({self.lang})"  # its own fields: the inline lists a version's lines
 
 
 class PolicyAnswerCache(models.Model):
@@ -86,4 +91,8 @@ class PolicyAnswerCache(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name, verbose_name_plural = _("cached policy answer"), _("cached policy answers")
         constraints = [models.UniqueConstraint(fields=["tenant", "key"], name="policy_answer_cache_key")]
+
+    def __str__(self) -> str:
+        return value_text(self.question, limit=60)

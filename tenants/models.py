@@ -13,6 +13,9 @@ class Tenant(models.Model):
     sandbox = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    class Meta:
+        verbose_name, verbose_name_plural = _("tenant"), _("tenants")
+
     def __str__(self) -> str:
         return self.name
 
@@ -35,6 +38,7 @@ class Membership(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name, verbose_name_plural = _("membership"), _("memberships")
         ordering = ["user__username"]
 
     def __str__(self) -> str:

@@ -6,6 +6,7 @@ Columns follow OpenTelemetry's gen_ai.* names where one exists."""
 from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from config.ids import BusinessIdField
 from config.words import words_render
@@ -20,6 +21,7 @@ class Conversation(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name, verbose_name_plural = _("conversation"), _("conversations")
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
@@ -60,7 +62,10 @@ class Activity(models.Model):
 
     class Meta:
         ordering = ["started_at"]
-        verbose_name_plural = "activities"
+        verbose_name, verbose_name_plural = _("activity"), _("activities")
+
+    def __str__(self) -> str:
+        return self.title
 
     @property
     def summary_shown(self) -> str:
@@ -86,7 +91,11 @@ class ActivityLink(models.Model):
     object_id = models.CharField(max_length=64)
 
     class Meta:
+        verbose_name, verbose_name_plural = _("activity link"), _("activity links")
         constraints = [models.UniqueConstraint(fields=["activity", "kind", "object_id"], name="activity_link_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.object_id}"
 
 
 class Frame(models.Model):
@@ -136,9 +145,13 @@ class Frame(models.Model):
         return words_render(self.summary_words or self.summary)
 
     class Meta:
+        verbose_name, verbose_name_plural = _("frame"), _("frames")
         ordering = ["started_at", "id"]
         # Serves the keyset page (WHERE activity … ORDER BY started_at, id LIMIT n) without a sort.
         indexes = [models.Index(fields=["activity", "started_at", "id"], name="frame_activity_page")]
+
+    def __str__(self) -> str:
+        return self.name
 
 
 class FramePayload(models.Model):
@@ -146,6 +159,12 @@ class FramePayload(models.Model):
 
     frame = models.OneToOneField(Frame, on_delete=models.CASCADE, primary_key=True, related_name="payload")
     data = models.JSONField(default=dict)
+
+    class Meta:
+        verbose_name, verbose_name_plural = _("frame payload"), _("frame payloads")
+
+    def __str__(self) -> str:
+        return f"payload of frame {self.frame_id}"
 
 
 class Event(models.Model):
@@ -159,8 +178,12 @@ class Event(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name, verbose_name_plural = _("event"), _("events")
         ordering = ["conversation", "seq"]
         constraints = [models.UniqueConstraint(fields=["conversation", "seq"], name="event_seq_unique")]
+
+    def __str__(self) -> str:
+        return f"#{self.seq} {self.type}"
 
 
 class WiringCheck(models.Model):
@@ -176,7 +199,11 @@ class WiringCheck(models.Model):
     worker = models.CharField(max_length=200, blank=True, help_text="hostname of the worker that ran it")
 
     class Meta:
+        verbose_name, verbose_name_plural = _("wiring check"), _("wiring checks")
         ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"wiring check {self.id} · " + (f"done by {self.worker}" if self.completed_at else "waiting")
 
 
 class ExportedSpan(models.Model):
@@ -186,3 +213,9 @@ class ExportedSpan(models.Model):
 
     id = models.BigIntegerField(primary_key=True, help_text="the Activity's or Frame's id")
     run_id = models.BigIntegerField(db_index=True)
+
+    class Meta:
+        verbose_name, verbose_name_plural = _("exported span"), _("exported spans")
+
+    def __str__(self) -> str:
+        return f"span {self.id} (run {self.run_id})"

@@ -133,13 +133,13 @@ class ToolCallAdmin(TenantScopedAdmin):
 
     @admin.display(description="produced")
     def produced_coordinates(self, call: ToolCall):
-        rows = [(admin_link(c, c.key), str(c.value)) for c in call.produced.all()]
+        rows = [(admin_link(c, c.key), value_text(c.value)) for c in call.produced.all()]  # never a Python dict
         return format_html_join(mark_safe("<br>"), "{} = <code>{}</code>", rows) or "—"
 
     @admin.display(description="consumed")
     def consumed_coordinates(self, call: ToolCall):
         links = CoordinateConsumption.objects.filter(call=call).select_related("coordinate", "coordinate__call")
-        rows = [(admin_link(link.coordinate, link.coordinate.key), str(link.coordinate.value),
+        rows = [(admin_link(link.coordinate, link.coordinate.key), value_text(link.coordinate.value),
                  admin_link(link.coordinate.call, _call_text(link.coordinate.call))) for link in links]
         return format_html_join(mark_safe("<br>"), "{} = <code>{}</code> from {}", rows) or "—"
 

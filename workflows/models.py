@@ -4,9 +4,10 @@ A status is changed only by workflows.transitions (one function per state
 machine): never assign `status` directly."""
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from config.ids import BusinessIdField
-from config.words import Stored, words_render
+from config.words import Stored, value_text, words_render
 
 
 class RunStatus(models.TextChoices):
@@ -71,6 +72,7 @@ class Run(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name, verbose_name_plural = _("run"), _("runs")
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
@@ -89,8 +91,12 @@ class Plan(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name, verbose_name_plural = _("plan"), _("plans")
         ordering = ["run", "version"]
         constraints = [models.UniqueConstraint(fields=["run", "version"], name="plan_version_unique")]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} · v{self.version}"
 
 
 class Node(models.Model):
@@ -129,6 +135,7 @@ class Node(models.Model):
     activity = models.ForeignKey("timeline.Activity", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
 
     class Meta:
+        verbose_name, verbose_name_plural = _("node"), _("nodes")
         ordering = ["run", "position", "plan_version"]
         constraints = [models.UniqueConstraint(fields=["run", "key", "plan_version"], name="node_key_unique")]
         # A run's nodes by status: the hot path's promotion and "anything still active?"
@@ -162,7 +169,18 @@ class Transition(models.Model):
     at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name, verbose_name_plural = _("transition"), _("transitions")
         ordering = ["at", "id"]
+
+    def __str__(self) -> str:
+        # The step's key when the admin has it at hand (TransitionAdmin select_related's the node).
+        if self.node_id is None:
+            who = "run"
+        elif Transition.node.field.is_cached(self):
+            who = self.node.key
+        else:
+            who = f"node {self.node_id}"
+        return f"{who}: {self.from_status or '—'} → {self.to_status}"
 
 
 # --- The tool runtime: calls and state coordinates with provenance (seed 000 §5, DESIGN.md §5) ---
@@ -189,9 +207,13 @@ class ToolCall(models.Model):
     latency_ms = models.FloatField(default=0)
 
     class Meta:
+        verbose_name, verbose_name_plural = _("tool call"), _("tool calls")
         db_table = "agents_toolcall"  # moved from agents with its rows
         ordering = ["started_at"]
         constraints = [models.UniqueConstraint(fields=["node", "idempotency_key"], name="tool_call_key_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.tool} · {self.status}"
 
 
 class StateCoordinate(models.Model):
@@ -208,9 +230,13 @@ class StateCoordinate(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name, verbose_name_plural = _("state coordinate"), _("state coordinates")
         db_table = "agents_statecoordinate"
         ordering = ["created_at"]
         constraints = [models.UniqueConstraint(fields=["run", "key", "plan_version"], name="coordinate_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.key} = {value_text(self.value, limit=60)} ({self.producer}, v{self.plan_version})"
 
 
 class CoordinateConsumption(models.Model):
@@ -219,8 +245,12 @@ class CoordinateConsumption(models.Model):
     at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name, verbose_name_plural = _("coordinate consumption"), _("coordinate consumptions")
         db_table = "agents_coordinateconsumption"
         constraints = [models.UniqueConstraint(fields=["coordinate", "call"], name="consumption_unique")]
+
+    def __str__(self) -> str:
+        return f"coordinate {self.coordinate_id} → call {self.call_id}"
 
 
 class ProvenanceBlock(models.Model):
@@ -236,4 +266,8 @@ class ProvenanceBlock(models.Model):
     at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name, verbose_name_plural = _("provenance block"), _("provenance blocks")
         db_table = "agents_provenanceblock"
+
+    def __str__(self) -> str:
+        return f"{self.key}: {value_text(self.supplied, limit=40)} ≠ {value_text(self.expected, limit=40)}"
