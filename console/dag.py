@@ -10,7 +10,7 @@ from django.utils.translation import gettext_lazy as _
 from config.words import words_render
 from workflows.blueprints import step_title
 
-from .status import status_label
+from .status import status_label, step_status_shown
 
 
 @dataclass
@@ -54,11 +54,13 @@ class Dag:
         return out
 
 
-def dag_layout(nodes: list[Any], *, blueprint: str = "", box_w: int = 128, box_h: int = 42, gap_x: int = 30,
-               gap_y: int = 16) -> Dag:
+def dag_layout(nodes: list[Any], *, blueprint: str = "", run_status: str = "", box_w: int = 128, box_h: int = 42,
+               gap_x: int = 30, gap_y: int = 16) -> Dag:
     """Layer nodes by dependency depth (column = longest path from a root), stack each layer.
-    `blueprint` names the steps (their titles, in the reader's language)."""
-    by_key = {n.key: DagNode(key=n.key, goal=n.goal, tool=n.tool, status=n.status, depends_on=list(n.depends_on),
+    `blueprint` names the steps (their titles, in the reader's language); `run_status` says
+    which never-started steps read as cancelled or skipped (console.status.step_status_shown)."""
+    by_key = {n.key: DagNode(key=n.key, goal=n.goal, tool=n.tool, status=step_status_shown(run_status, n.status),
+                             depends_on=list(n.depends_on),
                              run_when=n.run_when, title=words_render(step_title(blueprint, n.key)),
                              goal_words=getattr(n, "goal_words", None)) for n in nodes}
     depth: dict[str, int] = {}

@@ -8,8 +8,10 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.db.models import Sum
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
@@ -19,10 +21,10 @@ from approvals.models import ApprovalRequest
 from approvals.services import approval_recipients
 from config.words import Stored, value_text
 from tenants.models import Membership
-from timeline.models import Activity, Conversation
+from timeline.models import Activity, Conversation, Event
 from workflows.blueprints import step_title
 from workflows.conversation import attachment_kinds, conversation_domains
-from workflows.models import Node, Run, StateCoordinate, ToolCall, Transition
+from workflows.models import RUN_TERMINAL, Node, Run, StateCoordinate, ToolCall, Transition
 from workflows.selectors import run_control_allowed
 
 from .dag import Dag, dag_layout
@@ -131,6 +133,38 @@ def waits_for_runs(run_ids: list[int]) -> list[Wait]:
 
 
 @dataclass
+class RunStory:
+    """What happened to a run that its status alone does not say: who cancelled it and when
+    (with their reason), who retried it last and when; `over` once it has ended (a retried run
+    has not, though it once finished)."""
+
+    over: bool
+    cancelled_by: str = ""
+    cancelled_at: datetime | None = None
+    cancel_reason: str = ""
+    retried_by: str = ""
+    retried_at: datetime | None = None
+
+
+def _person(username: str) -> str:
+    user = User.objects.filter(username=username).first() if username else None
+    return (user.get_full_name() or user.username) if user else username
+
+
+def run_story(run: Run) -> RunStory:
+    story = RunStory(over=run.status in RUN_TERMINAL)
+    cancel = run.cancel_requested or {}
+    if cancel.get("by"):
+        story.cancelled_by, story.cancel_reason = _person(cancel["by"]), cancel.get("reason") or ""
+        story.cancelled_at = parse_datetime(cancel["at"]) if cancel.get("at") else None
+    retried = (Event.objects.filter(run_id=run.id, type="run.retried").order_by("-seq")
+               .values_list("data", "created_at").first())
+    if retried is not None:
+        story.retried_by, story.retried_at = _person((retried[0] or {}).get("by") or ""), retried[1]
+    return story
+
+
+@dataclass
 class RunPanel:
     run: Any
     dag: Dag
@@ -144,6 +178,7 @@ class RunPanel:
     cost: Decimal = Decimal(0)
     can_cancel: bool = False  # this person may cancel the run, and it can still be cancelled
     can_retry: bool = False
+    story: RunStory | None = None
 
     @property
     def percent(self) -> int:
@@ -183,12 +218,12 @@ def run_panel(membership: Membership, run) -> RunPanel:
         names = ", ".join(m.user.username for m in approval_recipients(approval))
         waiting_on = _("an approver (%(names)s)") % {"names": names} if names else _("an approver")
         since = approval.created_at
-    return RunPanel(run=run, dag=dag_layout(nodes, blueprint=run.blueprint), steps_done=sum(1 for n in steps if n.status == "completed"),
+    return RunPanel(run=run, dag=dag_layout(nodes, blueprint=run.blueprint, run_status=run.status), steps_done=sum(1 for n in steps if n.status == "completed"),
                     steps_total=len(steps), waiting_on=waiting_on, waiting_since=since, question=question,
                     approval=approval, plans=plans,
                     cost=Activity.objects.filter(run=run).aggregate(c=Sum("cost"))["c"] or Decimal(0),
                     can_cancel=allowed and not run.cancel_requested and run.status in CANCELLABLE,
-                    can_retry=allowed and run.status in RETRYABLE)
+                    can_retry=allowed and run.status in RETRYABLE, story=run_story(run))
 
 
 @dataclass

@@ -1161,4 +1161,8 @@ ZH.update({
     "claim status changes": "报销申请状态变更",
     "TAN status change": "招聘申请状态变更",
     "TAN status changes": "招聘申请状态变更",
+    # Issue 32: run states and the chat's unread marker (templates/timeline/conversation.html).
+    "Cancelled by %(who)s at %(at)s.": "%(who)s 于 %(at)s 取消了此运行。",
+    "retried by %(who)s at %(at)s": "%(who)s 于 %(at)s 重试",
+    "New since your last visit": "上次访问后的新消息",
 })

@@ -1,0 +1,2 @@
+SHORT_DATETIME_FORMAT = "M j, H:i"
+DATETIME_FORMAT = "M j, Y, H:i:s"

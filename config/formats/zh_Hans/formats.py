@@ -1,0 +1,2 @@
+SHORT_DATETIME_FORMAT = "n月j日 H:i"
+DATETIME_FORMAT = "Y年n月j日 H:i:s"
