@@ -16,12 +16,25 @@ from config.api import DomainError, strict_int
 from config.words import words_render
 from tenants.models import Membership, Role
 from workflows.blueprints import step_title
-from workflows.models import Node, Run, RunStatus, Transition
+from workflows.models import RUN_TERMINAL, Node, Run, RunStatus, Transition
+
+from .status import step_status_shown
 
 PER_PAGE = 25
 WORK = {"in_progress"}
 WAITS = {"awaiting_approval", "awaiting_input"}
 TERMINAL_STEP = {"completed", "failed", "blocked"}
+# The statuses the grid's legend explains: a step's own, and "cancelled" and "skipped" (display only).
+GRID_STATUSES = ["pending", "ready", "in_progress", "awaiting_approval", "awaiting_input", "completed", "failed",
+                 "blocked", "cancelled", "skipped"]
+
+
+def step_display_status(run_status: str, step_status: str | None) -> str | None:
+    """The status a person reads for a step, the same as the run panel's and the task graph's
+    (console.status.step_status_shown): a step that never started in a run over for good — an
+    undo step waiting on a failure that did not happen — reads "skipped"; in a cancelled run,
+    "cancelled". Display only: the step keeps its status; a failed or blocked run's steps stay."""
+    return step_status_shown(run_status, step_status)
 
 
 class RunFilterError(DomainError):
@@ -73,7 +86,14 @@ class RunFilters:
 @dataclass
 class GridRow:
     run: Run
-    cells: list[str | None]  # the status of each column's step, None when the run has no such step
+    cells: list[str | None]  # the status of each column's step (as displayed), None when the run has no such step
+    duration: str = ""  # from start to finish (or to now, while it runs)
+    slots: list[tuple[GridColumn, str | None]] = field(default_factory=list)  # each column with this run's status
+
+    @property
+    def who(self) -> str:
+        user = self.run.created_by
+        return user.get_full_name() or user.username
 
 
 @dataclass
@@ -126,7 +146,10 @@ def runs_grid(membership: Membership, filters: RunFilters) -> RunGrid:
         named_by.setdefault(key, blueprint_of[run_id])
     keys = sorted(position, key=lambda k: position[k])
     columns = [GridColumn(key=k, blueprint=named_by[k]) for k in keys]
-    rows = [GridRow(run=r, cells=[steps[r.id].get(k) for k in keys]) for r in page_runs]
+    rows = [GridRow(run=r, cells=[step_display_status(r.status, steps[r.id].get(k)) for k in keys],
+                    duration=_run_duration(r)) for r in page_runs]
+    for row in rows:
+        row.slots = list(zip(columns, row.cells))
     tenant_runs = Run.objects.filter(tenant_id=membership.tenant_id)
     blueprints = sorted(set(tenant_runs.values_list("blueprint", flat=True).distinct()))
     starters = list(Membership.objects.filter(tenant_id=membership.tenant_id).select_related("user")
@@ -189,6 +212,12 @@ def _duration(seconds: float) -> str:
     return _("%(h).1f h") % {"h": seconds / 3600}
 
 
+def _run_duration(run: Run) -> str:
+    """How long the run took, or has taken so far; "" when it is over but its end was not kept."""
+    end = run.finished_at or (timezone.now() if run.status not in RUN_TERMINAL else None)
+    return _duration(max((end - run.created_at).total_seconds(), 0)) if end else ""
+
+
 def run_waterfall(run: Run, nodes: list[Node]) -> Waterfall:
     """Each step's transitions as segments on the run's one axis: work as bars, approval and
     input waits as gaps labelled with who was waited on, the time before a step started as
@@ -211,7 +240,7 @@ def run_waterfall(run: Run, nodes: list[Node]) -> Waterfall:
     for node in nodes:
         if node.retired_in:
             continue
-        lane = WaterfallLane(key=node.key, goal=node.goal, status=node.status)
+        lane = WaterfallLane(key=node.key, goal=node.goal, status=step_display_status(run.status, node.status))
         steps = by_node.get(node.id, [])
         for i, t in enumerate(steps):
             nxt = steps[i + 1].at if i + 1 < len(steps) else None

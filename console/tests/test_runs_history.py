@@ -68,3 +68,49 @@ def test_the_run_waterfall_has_one_axis_and_a_labelled_wait():
     assert lefts["interpret"] <= lefts["match"] <= lefts["import"] <= lefts["verify"]
     label = html.split('data-testid="wait-label">')[1].split("</span>")[0]
     assert label.startswith("waited on Bob Li for approval · ")
+
+
+def test_a_step_that_will_never_run_reads_skipped_in_the_grid_and_on_the_run_page():
+    """Issue 32: the undo step of a completed run waited on a failure that never came: it reads
+    "Skipped" (display only; the step keeps its status), while a waiting run's steps stay pending."""
+    from console.runs_history import step_display_status
+    from timeline.tests.helpers import REQUEST
+    from workflows.models import Node
+    from workflows.services import run_start
+
+    done = run_to_approval()
+    waiting = drive(run_start(membership=membership("alice"), blueprint="payroll_group_setup",
+                              params={"request": REQUEST, "group_name": "Beijing Operations"}))
+    assert waiting.status == "awaiting_approval"
+    approval_decide(membership=membership("bob"), approval_id=ApprovalRequest.objects.get(run=done).id,
+                    verdict="approved")
+    done = drive(done)
+    assert done.status == "completed"
+    assert Node.objects.get(run=done, key="restore").status == "pending"
+    html = client_for("alice").get("/runs/").content.decode()
+    done_row = html.split(f'data-run="{done.id}"')[1].split("</tr>")[0]
+    waiting_row = html.split(f'data-run="{waiting.id}"')[1].split("</tr>")[0]
+    assert 'class="grid-cell status-skipped"' in done_row and 'data-status="pending"' not in done_row
+    assert 'data-status="skipped"' not in waiting_row and 'data-status="pending"' in waiting_row
+    assert "Undo: Skipped" in done_row
+    assert '<i class="grid-cell status-skipped"></i>Skipped' in html  # the legend explains it
+    page = client_for("alice").get(f"/runs/{done.id}/").content.decode()
+    restore = page.split('data-testid="step-status-restore"')[1].split("</td>")[0]
+    assert 'data-status="skipped"' in restore and "Skipped" in restore
+    # Only a run that is over for good: a failed or blocked run may be retried.
+    assert step_display_status("completed", "pending") == "skipped"
+    assert step_display_status("rolled_back", "blocked") == "skipped"
+    assert step_display_status("cancelled", "pending") == "cancelled"
+    assert step_display_status("completed", "completed") == "completed"
+    assert step_display_status("failed", "pending") == "pending"
+    assert step_display_status("blocked", "blocked") == "blocked"
+    assert step_display_status("running", None) is None
+
+
+def test_each_grid_row_says_who_started_the_run_and_how_long_it_took():
+    run = run_to_approval()
+    html = client_for("alice").get("/runs/").content.decode()
+    row = html.split(f'data-run="{run.id}"')[1].split("</tr>")[0]
+    assert '<td class="rg-who">Alice Chen</td>' in row
+    import re
+    assert re.search(r'<td class="rg-num">[0-9.]+ (ms|s|min|h)</td>', row), row

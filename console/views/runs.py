@@ -7,10 +7,10 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from tenants.selectors import membership_for_user
-from workflows.models import NodeStatus, RunStatus
+from workflows.models import RunStatus
 from workflows.selectors import node_acceptance, run_get_for
 
-from ..runs_history import RunFilterError, RunFilters, run_waterfall, runs_grid
+from ..runs_history import GRID_STATUSES, RunFilterError, RunFilters, run_waterfall, runs_grid, step_display_status
 from ..selectors import nodes_in_plan_order, run_panel, waits_for_runs
 
 
@@ -28,7 +28,7 @@ def runs_history(request: HttpRequest) -> HttpResponse:
     grid = runs_grid(membership, filters)
     return render(request, "timeline/runs.html", {"membership": membership, "grid": grid, "filters": filters,
                                                    "filter_query": filters.as_query(), "error": error,
-                                                   "statuses": RunStatus.values, "step_statuses": NodeStatus.values},
+                                                   "statuses": RunStatus.values, "step_statuses": GRID_STATUSES},
                   status=400 if error else 200)
 
 
@@ -41,6 +41,7 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
     nodes = nodes_in_plan_order(run.nodes.all(), panel.plans)
     for node in nodes:
         node.acceptance_rows = node_acceptance(node)
+        node.display_status = step_display_status(run.status, node.status)
     waterfall = run_waterfall(run, nodes)
     return render(request, "timeline/run.html", {"membership": membership, "run": run,
                                                   "conversation": run.conversation, "panel": panel,

@@ -165,9 +165,12 @@ def test_the_runs_grid_filters_and_the_waterfall_shows_who_was_waited_on(keel, b
         row = grid.locator(f'tr[data-run="{walked["run"]}"]')
         expect(row).to_be_visible()
         expect(row.locator(".grid-cell.status-completed")).to_have_count(5)
-        # Coloured by status: completed green, the compensation step that never ran pending grey.
+        # Coloured by status: completed green; the compensation step that never ran (and never will:
+        # the run completed) reads skipped, hatched pale grey, not pending's solid grey.
         expect(row.locator(".grid-cell.status-completed").first).to_have_css("background-color", "rgb(47, 158, 68)")
-        expect(row.locator(".grid-cell.status-pending").first).to_have_css("background-color", "rgb(138, 148, 166)")
+        expect(row.locator(".grid-cell.status-pending")).to_have_count(0)
+        expect(row.locator('.grid-cell.status-skipped[data-status="skipped"]')).to_have_count(1)
+        expect(row.locator(".grid-cell.status-skipped")).to_have_css("background-image", re.compile("repeating-linear-gradient"))
         screenshot(page, f"runs-grid-{lang}")
         page.get_by_label(w["status"]).select_option("awaiting_input")
         page.get_by_role("button", name=w["apply"]).click()
