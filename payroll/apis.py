@@ -1,9 +1,12 @@
 """/api/v1/payroll/: the system of record over HTTP. Thin: parse, call a selector or
 a service, render. Writes answer the service's receipt (status and body) as is, so
 a replay is byte-identical to the first answer."""
+import re
+from decimal import Decimal
 from typing import Any
 
 from django.urls import path
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import (
     OpenApiResponse,
@@ -22,14 +25,16 @@ from config.api import (
     DomainError,
     InvalidId,
     StrictCharField,
+    StrictIntegerField,
     idempotent_write_errors,
     results_of,
+    strict_decimal,
 )
 from config.ids import id_parse
 from tenants.actors import Actor
 from tenants.selectors import membership_for_user
 
-from . import selectors, services
+from . import calculation, rules, selectors, services
 
 # A payroll write is a few hundred bytes; anything near this is a mistake or an attack.
 MAX_WRITE_BODY_BYTES = 16 * 1024
@@ -280,6 +285,312 @@ class SnapshotRestoreApi(APIView):
                                                            idempotency_key=_key(request)))
 
 
+# --- Trial payroll (试算): issue 34. Computes, writes nothing. -------------------------------
+
+# An amount a month in a trial: 0 … 10,000,000 with at most two decimals, plain ASCII digits.
+# The code accepts exactly what this pattern matches (with Python's re.search, as the schema
+# fuzzer reads it), so the schema and the code cannot drift apart.
+MAX_MONTHLY_AMOUNT = Decimal("10000000")
+AMOUNT_PATTERN = r"^(?:(?:0|[1-9][0-9]{0,6})(?:\.[0-9]{1,2})?|10000000(?:\.00?)?)$"
+AMOUNT_MAX_LENGTH = 16
+MAX_TRIAL_EMPLOYEES = 1000
+MAX_ALLOWANCES = 20
+
+
+def _money(amount: Decimal) -> str:
+    return format(amount.quantize(calculation.CENT), "f")
+
+
+AMOUNT_SCHEMA = {"type": "string", "pattern": AMOUNT_PATTERN, "maxLength": AMOUNT_MAX_LENGTH,
+                 "description": "yuan a month, 0 to 10,000,000 with at most 2 decimals, e.g. \"30000.00\"",
+                 "example": "30000.00"}
+
+
+@extend_schema_field(AMOUNT_SCHEMA)
+class MonthlyAmountField(serializers.Field):
+    """A monthly amount as a string of ASCII digits; each way to get it wrong has its own message."""
+
+    def to_internal_value(self, data: Any) -> Decimal:
+        if not isinstance(data, str):
+            raise serializers.ValidationError(_("Send the amount as a string of digits, like \"30000.00\"."),
+                                              code="invalid")
+        if len(data) <= AMOUNT_MAX_LENGTH and re.search(AMOUNT_PATTERN, data):
+            return Decimal(data.strip())
+        try:
+            amount = strict_decimal(data[:40])
+        except ValueError:
+            raise serializers.ValidationError(
+                _("“%(value)s” is not an amount: write digits with at most one decimal point, like 30000.50.")
+                % {"value": data[:40]}, code="invalid")
+        if amount < 0:
+            raise serializers.ValidationError(_("The amount must not be negative."), code="negative")
+        if amount > MAX_MONTHLY_AMOUNT:
+            raise serializers.ValidationError(
+                _("%(value)s is more than 10,000,000 a month; that is not a plausible monthly amount.")
+                % {"value": data.strip()[:40]}, code="too_large")
+        if amount.as_tuple().exponent < -2:
+            raise serializers.ValidationError(_("Use at most 2 decimal places."), code="too_precise")
+        raise serializers.ValidationError(_("Write the amount as plain digits without blanks, a sign or leading "
+                                            "zeros, like 30000.50."), code="invalid")
+
+    def to_representation(self, value: Decimal) -> str:
+        return _money(value)
+
+
+@extend_schema_field({"type": "object", "additionalProperties": AMOUNT_SCHEMA, "maxProperties": MAX_ALLOWANCES,
+    "description": "fixed allowances by item name, e.g. {\"岗位津贴\": \"500\"}"})
+class AllowancesField(serializers.DictField):
+    def __init__(self, **kwargs):
+        super().__init__(child=MonthlyAmountField(), **kwargs)
+
+    def to_internal_value(self, data: Any) -> dict[str, Decimal]:
+        if isinstance(data, dict) and len(data) > MAX_ALLOWANCES:
+            raise serializers.ValidationError(_("At most %(max)s allowances.") % {"max": MAX_ALLOWANCES},
+                                              code="too_many")
+        return super().to_internal_value(data)
+
+
+@extend_schema_field({"type": "string", "enum": rules.city_names(),
+                      "description": "a city, in English or Chinese (any case); \"cn\" is the nationwide default"})
+class CityField(StrictCharField):
+    """A city Keel has rules for; an unknown one is a field error naming it and the known ones."""
+
+    def __init__(self, **kwargs):
+        super().__init__(max_length=60, **kwargs)
+
+    def to_internal_value(self, data: Any) -> str:
+        name = super().to_internal_value(data)
+        try:
+            return rules.city_find(name).key
+        except rules.UnknownCity as err:
+            raise serializers.ValidationError(err.message, code=err.code)
+
+
+def _source_data(source: rules.Source) -> dict[str, Any]:
+    return {"authority": source.authority, "title": source.title, "year": source.year, "url": source.url}
+
+
+def _bounds_data(bounds: rules.Bounds) -> dict[str, str]:
+    return {"floor": _money(bounds.floor), "cap": _money(bounds.cap)}
+
+
+def _rate_range(allowed: tuple[Decimal, Decimal] | None) -> list[str] | None:
+    return None if allowed is None else [selectors.rate_text(allowed[0]), selectors.rate_text(allowed[1])]
+
+
+def _rules_data(city_rules: rules.CityRules) -> dict[str, Any]:
+    return {
+        "city": city_rules.key, "name": city_rules.name, "name_zh": city_rules.name_zh,
+        "effective_from": city_rules.effective_from.isoformat(),
+        "effective_to": city_rules.effective_to.isoformat() if city_rules.effective_to else None,
+        "current": city_rules.current, "verified": city_rules.verified, "source": _source_data(city_rules.source),
+        "social_base": _bounds_data(city_rules.social_base),
+        "housing_fund_base": _bounds_data(city_rules.housing_fund_base),
+        "contributions": [{
+            "kind": rule.kind, "name": str(rules.KIND_LABELS[rule.kind]),
+            "employee_rate": selectors.rate_text(rule.employee_rate),
+            "employer_rate": selectors.rate_text(rule.employer_rate),
+            "employee_range": _rate_range(rule.employee_range), "employer_range": _rate_range(rule.employer_range),
+            "base": _bounds_data(rule.base), "includes": list(rule.includes), "note": rule.note,
+        } for rule in city_rules.contributions],
+        "merged": [{"kind": kind, "into": into} for kind, into in city_rules.merged.items()],
+        "notes": list(city_rules.notes),
+    }
+
+
+def _month_data(month: calculation.MonthResult) -> dict[str, Any]:
+    contributions = month.contributions
+    return {
+        "month": month.month, "gross": _money(month.gross),
+        "contributions": {
+            "employee": _money(contributions.employee), "employer": _money(contributions.employer),
+            "items": [{"kind": line.kind, "name": str(rules.KIND_LABELS[line.kind]), "base": _money(line.base),
+                       "employee_rate": selectors.rate_text(line.employee_rate), "employee": _money(line.employee),
+                       "employer_rate": selectors.rate_text(line.employer_rate), "employer": _money(line.employer),
+                       "formulas": line.formulas} for line in contributions.items],
+            "formulas": contributions.formulas,
+        },
+        "taxable_cumulative": _money(month.taxable_cumulative), "tax": _money(month.tax), "net": _money(month.net),
+        "formulas": month.formulas,
+    }
+
+
+def _trial_data(result: calculation.TrialResult) -> dict[str, Any]:
+    city_rules = result.rules
+    return {
+        "city": city_rules.key, "city_name": city_rules.name, "city_name_zh": city_rules.name_zh,
+        "rules": {"source": _source_data(city_rules.source),
+                  "effective_from": city_rules.effective_from.isoformat(),
+                  "effective_to": city_rules.effective_to.isoformat() if city_rules.effective_to else None,
+                  "current": city_rules.current, "verified": city_rules.verified},
+        "employees": [{"employee_no": e.employee_no, "months": [_month_data(m) for m in e.months]}
+                      for e in result.employees],
+        "totals": [{"month": t.month, "gross": _money(t.gross), "employer_cost": _money(t.employer_cost),
+                    "tax": _money(t.tax), "net": _money(t.net)} for t in result.totals],
+    }
+
+
+# The answers' schemas; the views build plain dicts (a 1,000-employee, 12-month trial is
+# 72,000 contribution lines: DRF serializers would take seconds to render them).
+class SourceOutputSerializer(serializers.Serializer):
+    authority = StrictCharField()
+    title = StrictCharField()
+    year = serializers.IntegerField()
+    url = StrictCharField(allow_blank=True)
+
+
+class BoundsOutputSerializer(serializers.Serializer):
+    floor = StrictCharField()
+    cap = StrictCharField()
+
+
+class RuleOutputSerializer(serializers.Serializer):
+    kind = StrictCharField()
+    name = StrictCharField()
+    employee_rate = StrictCharField()
+    employer_rate = StrictCharField()
+    employee_range = serializers.ListField(child=StrictCharField(), allow_null=True)
+    employer_range = serializers.ListField(child=StrictCharField(), allow_null=True)
+    base = BoundsOutputSerializer()
+    includes = serializers.ListField(child=StrictCharField())
+    note = StrictCharField(allow_blank=True)
+
+
+class MergedOutputSerializer(serializers.Serializer):
+    kind = StrictCharField()
+    into = StrictCharField()
+
+
+class CityRulesOutputSerializer(serializers.Serializer):
+    city = StrictCharField()
+    name = StrictCharField()
+    name_zh = StrictCharField()
+    effective_from = serializers.DateField()
+    effective_to = serializers.DateField(allow_null=True)
+    current = serializers.BooleanField(help_text="false: the rules' period has ended and no newer one is known")
+    verified = serializers.BooleanField(help_text="false: figures recalled, not yet checked against the source")
+    source = SourceOutputSerializer()
+    social_base = BoundsOutputSerializer()
+    housing_fund_base = BoundsOutputSerializer()
+    contributions = RuleOutputSerializer(many=True)
+    merged = MergedOutputSerializer(many=True)
+    notes = serializers.ListField(child=StrictCharField())
+
+
+class ContributionLineOutputSerializer(serializers.Serializer):
+    kind = StrictCharField()
+    name = StrictCharField()
+    base = StrictCharField()
+    employee_rate = StrictCharField()
+    employee = StrictCharField()
+    employer_rate = StrictCharField()
+    employer = StrictCharField()
+    formulas = serializers.DictField(child=StrictCharField())
+
+
+class ContributionsOutputSerializer(serializers.Serializer):
+    employee = StrictCharField()
+    employer = StrictCharField()
+    items = ContributionLineOutputSerializer(many=True)
+    formulas = serializers.DictField(child=StrictCharField())
+
+
+class TrialMonthOutputSerializer(serializers.Serializer):
+    month = serializers.IntegerField()
+    gross = StrictCharField()
+    contributions = ContributionsOutputSerializer()
+    taxable_cumulative = StrictCharField()
+    tax = StrictCharField()
+    net = StrictCharField()
+    formulas = serializers.DictField(child=StrictCharField())
+
+
+class TrialEmployeeOutputSerializer(serializers.Serializer):
+    employee_no = StrictCharField()
+    months = TrialMonthOutputSerializer(many=True)
+
+
+class TrialRulesOutputSerializer(serializers.Serializer):
+    source = SourceOutputSerializer()
+    effective_from = serializers.DateField()
+    effective_to = serializers.DateField(allow_null=True)
+    current = serializers.BooleanField()
+    verified = serializers.BooleanField()
+
+
+class TrialTotalOutputSerializer(serializers.Serializer):
+    month = serializers.IntegerField()
+    gross = StrictCharField()
+    employer_cost = StrictCharField()
+    tax = StrictCharField()
+    net = StrictCharField()
+
+
+class TrialOutputSerializer(serializers.Serializer):
+    city = StrictCharField()
+    city_name = StrictCharField()
+    city_name_zh = StrictCharField()
+    rules = TrialRulesOutputSerializer()
+    employees = TrialEmployeeOutputSerializer(many=True)
+    totals = TrialTotalOutputSerializer(many=True)
+
+
+class TrialEmployeeInputSerializer(serializers.Serializer):
+    employee_no = StrictCharField(max_length=64)
+    base_salary = MonthlyAmountField()
+    allowances = AllowancesField(required=False)
+    special_additional_deductions = MonthlyAmountField(required=False, help_text="专项附加扣除, a month")
+    contribution_base = MonthlyAmountField(required=False, help_text="the social insurance and housing fund "
+                                                                      "base before its floor and cap; default: the gross")
+
+    class Meta:
+        ref_name = "PayrollTrialEmployeeInput"
+
+
+class TrialApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        city = CityField()
+        months = StrictIntegerField(min_value=1, max_value=calculation.MAX_MONTHS, required=False, default=3)
+        employees = serializers.ListField(child=TrialEmployeeInputSerializer(), min_length=1,
+                                          max_length=MAX_TRIAL_EMPLOYEES)
+
+        class Meta:
+            ref_name = "PayrollTrialInput"
+
+    @extend_schema(request=InputSerializer, responses=TrialOutputSerializer,
+                   summary="Compute a trial payroll (试算) for a few months; writes nothing")
+    def post(self, request: Request) -> Response:
+        membership_for_user(request.user)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        employees = [calculation.EmployeeInput(
+            employee_no=e["employee_no"], base_salary=e["base_salary"], allowances=e.get("allowances", {}),
+            special_additional_deductions=e.get("special_additional_deductions", calculation.ZERO),
+            contribution_base=e.get("contribution_base")) for e in data["employees"]]
+        result = calculation.trial(employees, data["city"], months=data["months"], on=timezone.localdate())
+        return Response(_trial_data(result))
+
+
+class CityRulesApi(APIView):
+    class FilterSerializer(serializers.Serializer):
+        city = CityField(help_text="the city whose rules to answer")
+
+        class Meta:
+            ref_name = "PayrollCityRulesFilter"
+
+    @extend_schema(parameters=[FilterSerializer], responses={
+        200: CityRulesOutputSerializer, 404: OpenApiResponse(description="no rules for this city")},
+        summary="A city's social insurance and housing fund rules in effect today")
+    def get(self, request: Request) -> Response:
+        membership_for_user(request.user)
+        city = request.query_params.get("city")
+        if city is None or not city.strip():
+            raise DomainError(_("Name a city: ?city=shanghai (or 上海)."), code="city_required",
+                              extra={"errors": {"city": [_("This field is required.")]}})
+        return Response(_rules_data(rules.city_rules(city, timezone.localdate())))
+
+
 urlpatterns = [
     path("templates/", TemplateListApi.as_view(), name="api-payroll-templates"),
     path("templates/<int:template_id>/", TemplateDetailApi.as_view(), name="api-payroll-template"),
@@ -290,4 +601,6 @@ urlpatterns = [
     path("snapshots/", SnapshotListApi.as_view(), name="api-payroll-snapshots"),
     path("snapshots/<int:snapshot_id>/", SnapshotDetailApi.as_view(), name="api-payroll-snapshot"),
     path("snapshots/<int:snapshot_id>/restore/", SnapshotRestoreApi.as_view(), name="api-payroll-snapshot-restore"),
+    path("trial/", TrialApi.as_view(), name="api-payroll-trial"),
+    path("rules/", CityRulesApi.as_view(), name="api-payroll-rules"),
 ]
