@@ -291,6 +291,7 @@ def _table(row: Row) -> str:
     signs, keys, ranked = row.get("signs") or [], row.get("keys") or [], row.get("ranked")
     head = ("<th></th>" if signs else "") + (format_html('<th scope="col">{}</th>', "#") if ranked else "")
     head += format_html_join("", '<th scope="col">{}</th>', ((words_render(c),) for c in row["columns"]))
+    labels = [words_render(c) for c in row["columns"]]
     body = []
     for i, cells in enumerate(row["rows"]):
         lead = ""
@@ -300,8 +301,11 @@ def _table(row: Row) -> str:
         if ranked:
             lead += format_html('<td class="rank">{}</td>', i + 1)
         attrs = mark_safe(_testid(row, "row_mark") + (format_html(' data-key="{}"', keys[i]) if i < len(keys) else ""))
+        # Each cell carries its column's name: a phone shows the row as "name: value" lines.
         body.append(format_html("<tr{}>{}{}</tr>", attrs, mark_safe(lead),
-                                format_html_join("", "<td>{}</td>", ((mark_safe(_render(c)),) for c in cells))))
+                                format_html_join("", '<td data-label="{}">{}</td>',
+                                                 ((labels[j] if j < len(labels) else "", mark_safe(_render(c)))
+                                                  for j, c in enumerate(cells)))))
     caption = format_html("<caption>{}</caption>", words_render(row["caption"])) if row.get("caption") else ""
     classes = " ranked" if ranked else ""
     classes += " diff-items" if signs else ""  # a diff's rows: styled as the desk's diff (keel.css)
