@@ -220,3 +220,28 @@ def test_a_tool_without_a_card_shows_its_arguments_and_diff_as_rows(monkeypatch)
     rows = cards.generic_card(SimpleNamespace(tenant_id=0, tool="no_such_tool", arguments={"when": {"from": "a"}},
                                               diff=None, measures={}))
     assert rows[0]["rows"][0]["fields"][0]["value"]["row"] == "fields"
+
+
+def test_the_desk_puts_the_card_first_folds_the_queue_and_carries_the_keyboard_questions():
+    """Issue 32: on a phone the card comes first and the queue folds into one line (approvals.css);
+    `a`, `r` and `R` ask once before deciding, in the page's language (data-fmt-ask-*, approvals.js)."""
+    first = waiting_approval(group_name="Fold One")
+    waiting_approval(group_name="Fold Two")
+    page = client_for("bob").get("/approvals/").content.decode()
+    assert "keel/approvals.css" in page
+    assert page.index('data-testid="approval-card"') < page.index('data-testid="approval-queue"')
+    assert page.index('data-testid="approval-card"') < page.index('data-testid="queue-item"')
+    fold = re.search(r'<details class="queue-fold"[^>]*>\s*<summary[^>]*>(.*?)</summary>', page, re.S)
+    assert fold, "the queue folds into a <details> with a summary"
+    assert re.search(r'data-testid="queue-summary-count">2<', fold.group(1))
+    assert f'data-deadline="{first.deadline.isoformat()}"' in fold.group(1)  # the next deadline comes first
+    assert 'data-testid="decision-bar"' in page and 'data-testid="decision-confirm"' in page
+    for testid in ("approve", "reject", "replan", "comment", "toast", "queue-count", "decision-message"):
+        assert f'data-testid="{testid}"' in page
+    assert 'data-fmt-ask-approve="Approve this step? Press a again or Enter to approve; Esc cancels."' in page
+    assert 'data-fmt-ask-reject="Reject this step? Press r again or Enter to reject; Esc cancels."' in page
+    assert 'data-fmt-ask-replan="Reject this step and ask for another plan?' in page
+    assert 'data-fmt-cancelled="Cancelled: nothing was decided."' in page
+    # The queue partial the page swaps in on a push is the body of the fold, without a second fold.
+    partial = client_for("bob").get("/approvals/queue/").content.decode()
+    assert 'data-testid="queue-item"' in partial and "queue-fold" not in partial

@@ -1,11 +1,16 @@
 // The approvals inbox: a live queue, one card, decisions by click or keyboard.
-// j/k move · a approve · r reject · R (shift+r) reject and replan.
+// j/k move · a approve · r reject · R (shift+r) reject and replan. A key asks once before it decides
+// (issue 32): "a" shows "Approve this step? Press a again or Enter…"; the same key or Enter decides,
+// Esc (or any other move) cancels. A click on a button decides at once: a click is already deliberate.
+// On a phone (≤ 600 px) the queue folds into a <details> line below the card (approvals.css).
 // The server renders the queue and the card (/approvals/queue/, /approvals/<id>/card/);
 // this file swaps them in, and posts decisions to the same API scripts use.
 (function () {
   "use strict";
 
-  var root, queue, slot, toast;
+  var root, queue, queueBody, fold, slot, toast;
+  var asking = null;         // the decision a key asked to confirm: {action, id}, or null
+  var phone = window.matchMedia ? window.matchMedia("(max-width: 600px)") : { matches: false };
   var busy = false;          // one decision in flight at a time: a double click decides once
   var refreshing = null;
 
@@ -46,6 +51,7 @@
     return fetchHtml("/approvals/" + id + "/card/").then(function (html) {
       slot.innerHTML = html;
       tick();
+      reask();
       if (location.pathname !== "/approvals/" + id + "/") history.replaceState(null, "", "/approvals/" + id + "/");
     });
   }
@@ -53,11 +59,12 @@
   function loadQueue() {
     var id = selectedId();
     return fetchHtml("/approvals/queue/" + (id ? "?selected=" + id : "")).then(function (html) {
-      queue.innerHTML = html;
+      queueBody.innerHTML = html;
       markSelected(id, document.activeElement === document.body || queue.contains(document.activeElement));
       // Keep the top bar's count true as well.
       var count = $('[data-testid="queue-count"]', queue), badge = document.querySelector('[data-testid="pending-count"]');
       if (count && badge) badge.textContent = count.textContent;
+      summarise();
       tick();
     });
   }
@@ -85,16 +92,79 @@
     loadCard(next.dataset.approvalId, true);
   }
 
+  // The folded queue's one line (phone): "Pending 3 · next due in 2 h", kept true after each re-read.
+  function summarise() {
+    var count = $('[data-testid="queue-count"]', queueBody), shown = $('[data-testid="queue-summary-count"]', fold);
+    if (count && shown) shown.textContent = count.textContent;
+    var next = $('[data-testid="queue-next"]', fold), due = $(".queue-item .queue-due[data-deadline]", queueBody);
+    if (!next) return;
+    next.hidden = !due;
+    if (due) $("[data-deadline]", next).dataset.deadline = due.dataset.deadline;
+  }
+
+  function refuse(c, text) {
+    var message = c && $('[data-testid="decision-message"]', c);
+    if (message) { message.textContent = text; message.hidden = false; }
+    say(text, "error");
+  }
+
+  // Why this card cannot take this decision, or "" if it can.
+  function refusal(c, action) {
+    if (c.dataset.status !== "pending") return fmt("decided", { status: c.dataset.statusLabel || c.dataset.status });
+    if (action === "approve" && c.dataset.refusal) return c.dataset.refusal;
+    return "";
+  }
+
+  // The keyboard asks once: show the question in the card's action bar, mark the button it would press.
+  function ask(action) {
+    var c = card();
+    if (!c || busy) return;
+    var why = refusal(c, action);
+    if (why) { cancel(false); refuse(c, why); return; }   // nothing to confirm: say at once why not
+    if (!$('[data-action="' + action + '"]', c)) return;
+    asking = { action: action, id: c.dataset.approvalId };
+    showAsk(c);
+  }
+  function showAsk(c) {
+    var prompt = $('[data-testid="decision-confirm"]', c);
+    $all("[data-action]", c).forEach(function (b) { b.classList.toggle("confirming", b.dataset.action === asking.action); });
+    if (!prompt) return;
+    prompt.textContent = fmt("ask" + asking.action.charAt(0).toUpperCase() + asking.action.slice(1), {});
+    prompt.className = "decision-confirm";
+    prompt.hidden = false;
+    clearTimeout(showAsk.timer);
+  }
+  function cancel(tell) {
+    if (!asking) return;
+    asking = null;
+    var c = card();
+    if (!c) return;
+    $all("[data-action]", c).forEach(function (b) { b.classList.remove("confirming"); });
+    var prompt = $('[data-testid="decision-confirm"]', c);
+    if (!prompt) return;
+    if (!tell) { prompt.hidden = true; return; }
+    prompt.textContent = fmt("cancelled", {});
+    prompt.className = "decision-confirm decision-cancelled";
+    clearTimeout(showAsk.timer);
+    showAsk.timer = setTimeout(function () { if (!asking) prompt.hidden = true; }, 3000);
+  }
+  // A card re-read while a question is open: ask again if it is still the same pending card;
+  // if someone else decided it meanwhile, say so instead of leaving a question nobody can answer.
+  function reask() {
+    if (!asking) return;
+    var c = card();
+    if (!c || c.dataset.approvalId !== asking.id) { asking = null; return; }
+    var why = refusal(c, asking.action);
+    if (why) { asking = null; refuse(c, why); return; }
+    showAsk(c);
+  }
+
   function decide(action) {
     var c = card();
     if (!c || busy) return;
-    var message = $('[data-testid="decision-message"]', c);
-    function refuse(text) { if (message) { message.textContent = text; message.hidden = false; } say(text, "error"); }
-    if (c.dataset.status !== "pending") {
-      refuse(fmt("decided", { status: c.dataset.statusLabel || c.dataset.status }));
-      return;
-    }
-    if (action === "approve" && c.dataset.refusal) { refuse(c.dataset.refusal); return; }
+    cancel(false);
+    var why = refusal(c, action);
+    if (why) { refuse(c, why); return; }
     var button = $('[data-action="' + action + '"]', c);
     if (!button) return;
     busy = true;
@@ -126,10 +196,10 @@
         });
       }
       var text = (res.data && res.data.detail) || fmt("failed", { status: res.status });
-      return loadCard(id, false).then(function () { refuse(text); });
+      return loadCard(id, false).then(function () { refuse(card(), text); });
     }).catch(function (err) {
       busy = false;
-      refuse(fmt("unsent", { error: err.message }));
+      refuse(c, fmt("unsent", { error: err.message }));
       $all("[data-action]", c).forEach(function (b) { b.disabled = false; });
     });
   }
@@ -141,7 +211,11 @@
                   approve: "Approved", reject: "Rejected", replan: "Rejected (replanning)",
                   decided: "This approval is %(status)s: it can no longer be decided. The first decision stands.",
                   failed: "The decision failed (HTTP %(status)d).",
-                  unsent: "The decision could not be sent: %(error)s. Nothing was decided; try again." };
+                  unsent: "The decision could not be sent: %(error)s. Nothing was decided; try again.",
+                  askApprove: "Approve this step? Press a again or Enter to approve; Esc cancels.",
+                  askReject: "Reject this step? Press r again or Enter to reject; Esc cancels.",
+                  askReplan: "Reject this step and ask for another plan? Press Shift+R again or Enter to confirm; Esc cancels.",
+                  cancelled: "Cancelled: nothing was decided." };
   function fmt(name, values) {
     var key = "fmt" + name.charAt(0).toUpperCase() + name.slice(1);
     var format = (root && root.dataset[key]) || FORMATS[name];
@@ -161,6 +235,7 @@
     var now = Date.now();
     $all("[data-since]", root).forEach(function (el) { el.textContent = duration((now - Date.parse(el.dataset.since)) / 1000); });
     $all("[data-deadline]", root).forEach(function (el) {
+      if (!el.dataset.deadline) return;
       var left = (Date.parse(el.dataset.deadline) - now) / 1000;
       var text = left > 0 ? fmt("in", { duration: duration(left) }) : fmt("overdue", {});
       el.textContent = el.classList.contains("queue-due") ? fmt("due", { due: text }) : text;
@@ -176,6 +251,8 @@
     root = document.getElementById("approvals-inbox");
     if (!root) return;
     queue = document.getElementById("approval-queue");
+    queueBody = document.getElementById("approval-queue-body") || queue;
+    fold = $(".queue-fold", queue) || queue;
     slot = document.getElementById("approval-card-slot");
     toast = document.getElementById("inbox-toast");
     var live = root.dataset.live === "1";
@@ -184,11 +261,21 @@
       var li = e.target.closest('[data-testid="queue-item"]');
       if (!li) return;
       e.preventDefault();
-      loadCard(li.dataset.approvalId, true);
+      cancel(false);
+      if (!phone.matches) { loadCard(li.dataset.approvalId, true); return; }
+      // On a phone the list folds away again and the chosen card comes into view.
+      loadCard(li.dataset.approvalId, false).then(function () {
+        fold.open = false;
+        slot.scrollIntoView({ block: "start" });
+      });
     });
+    // Folded on a phone, open on wider screens; turning the phone or resizing follows suit.
+    function fit() { if (fold.tagName === "DETAILS") fold.open = !phone.matches; }
+    fit();
+    if (phone.addEventListener) phone.addEventListener("change", fit);
     slot.addEventListener("click", function (e) {
       var b = e.target.closest("[data-action]");
-      if (b && !b.disabled) decide(b.dataset.action);
+      if (b && !b.disabled) { cancel(false); decide(b.dataset.action); }
     });
     // The decision form is sent by the buttons above, never by the browser
     // (this was an inline onsubmit="return false", which the CSP forbids).
@@ -199,11 +286,23 @@
       document.addEventListener("keydown", function (e) {
         if (e.ctrlKey || e.metaKey || e.altKey || typing(e.target)) return;
         var key = e.key;
+        if (key === "Shift" || key === "CapsLock") return;   // the Shift of ⇧R is no answer to a question
+        var action = key === "a" ? "approve" : key === "r" ? "reject" : key === "R" ? "replan" : null;
+        if (action && e.repeat) { e.preventDefault(); return; }   // a key held down asks once, and decides nothing
+        if (asking) {
+          // A question is open: its own key or Enter decides, Esc cancels, anything else asks anew or moves on.
+          if ((action && action === asking.action) || key === "Enter") {
+            e.preventDefault();
+            var c = card();
+            if (c && c.dataset.approvalId === asking.id) decide(asking.action); else cancel(false);
+            return;
+          }
+          if (key === "Escape") { e.preventDefault(); cancel(true); return; }
+          if (!action) cancel(false);
+        }
         if (key === "j" || key === "ArrowDown") { e.preventDefault(); move(1); }
         else if (key === "k" || key === "ArrowUp") { e.preventDefault(); move(-1); }
-        else if (key === "a") { e.preventDefault(); decide("approve"); }
-        else if (key === "r") { e.preventDefault(); decide("reject"); }
-        else if (key === "R") { e.preventDefault(); decide("replan"); }
+        else if (action) { e.preventDefault(); ask(action); }
       });
       window.keelSocket("/ws/approvals/", function (msg) {
         if (msg.type === "approval.reminded") say("Reminder: “" + msg.summary + "” is due in " + duration(msg.seconds_left) + ".", "warn");

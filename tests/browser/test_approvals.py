@@ -50,6 +50,11 @@ def test_bob_works_through_a_queue_of_three_with_the_keyboard(keel, new_page):
     page.keyboard.press("k")
     expect(card(page)).to_contain_text("“Queue One”")
 
+    # A key asks once before it decides (issue 32): the first `a` only asks, the second approves.
+    confirm = page.get_by_test_id("decision-confirm")
+    page.keyboard.press("a")
+    expect(confirm).to_have_text("Approve this step? Press a again or Enter to approve; Esc cancels.")
+    assert approval_of(bob, runs[0]["id"])["status"] == "pending"
     page.keyboard.press("a")
     expect(page.get_by_test_id("toast")).to_contain_text("Approved")
     expect(page.get_by_test_id("queue-count")).to_have_text("2")
@@ -57,9 +62,15 @@ def test_bob_works_through_a_queue_of_three_with_the_keyboard(keel, new_page):
     page.get_by_test_id("comment").fill("Not for this quarter")
     page.get_by_test_id("comment").blur()
     page.keyboard.press("r")
+    expect(confirm).to_have_text("Reject this step? Press r again or Enter to reject; Esc cancels.")
+    assert approval_of(bob, runs[1]["id"])["status"] == "pending"
+    page.keyboard.press("r")
     expect(page.get_by_test_id("queue-count")).to_have_text("1")
     expect(card(page)).to_contain_text("“Queue Three”")
     rejected = approval_of(bob, runs[2]["id"])["id"]
+    page.keyboard.press("Shift+R")
+    expect(confirm).to_contain_text("Reject this step and ask for another plan?")
+    assert approval_of(bob, runs[2]["id"])["status"] == "pending"
     page.keyboard.press("Shift+R")
     # Reject-and-replan starts plan v2 instead of stopping. The rejected card leaves the queue;
     # when plan v2 reaches the gate again (another template), its fresh card arrives in its place.
