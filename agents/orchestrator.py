@@ -69,8 +69,8 @@ from workflows.conversation import (
     option_choose,
     structured_frame,
 )
-from workflows.models import Run, RunStatus
-from workflows.services import active_nodes, node_input_answer
+from workflows.models import RUN_TERMINAL, Run, RunStatus
+from workflows.services import REVISABLE, active_nodes, node_input_answer, run_cancel, run_revise
 
 from .answers import question_claims, run_answer
 from .intent import intent_classify, intent_messages, signal_parse
@@ -382,10 +382,13 @@ def _route(turn: Turn) -> Outcome:
     holding = _best([(d, d.holds(turn)) for d in domains])
     if holding is not None:
         return _domain_turn(turn, holding[0])
+    claimed = _best([(d, d.claims(turn)) for d in domains])
+    changed = _change(turn, claimed) if signal != "analyze" else None
+    if changed is not None:
+        return changed
     waiting_run = _run_awaiting_input(turn)
     if signal in ("chat", "analyze"):
         waiting_run = None
-    claimed = _best([(d, d.claims(turn)) for d in domains])
     # A run waiting for an answer takes the message, unless a domain is sure it is its own.
     if claimed is not None and (waiting_run is None or claimed[1].score >= SURE):
         return _domain_turn(turn, claimed[0])
@@ -408,6 +411,62 @@ def _route(turn: Turn) -> Outcome:
     if branch == "analyze":
         return _analyze(turn)
     return _clarify(turn)
+
+
+# "cancel", "stop it", "取消", "算了": said while a run waits, it cancels that run.
+CANCEL = re.compile(r"(?i)^\s*(?:please\s+)?(?:cancel|stop|abort)(?:\s+(?:it|this|that|the run|the setup|everything))?"
+                    r"(?:,?\s*please)?[\s.!]*$|^\s*(?:取消|算了|不要了|停止|别做了)(?:吧|了)?[。！!\s]*$")
+# Words that make a message a change of mind even when it also reads as a new request.
+CHANGE_OF_MIND = re.compile(r"(?i)\b(actually|instead|rather|rename|scratch that)\b|改成|改为|改叫|改用|换成|还是")
+
+
+def _change(turn: Turn, claimed: tuple[ConversationDomain, Claim] | None) -> Outcome | None:
+    """A change said to the conversation's latest run (issue 31): "cancel" cancels a run that
+    waits; a change its domain reads ("call it X", "use the Beijing template") replans the run
+    while it waits (workflows.services.run_revise: the pending card is withdrawn, only what the
+    change needs is asked again), and is offered as a new run once the run has ended. A message
+    a domain surely takes as a new request, with no word of a change of mind, is that request."""
+    run = (Run.objects.filter(conversation=turn.conversation, tenant_id=turn.membership.tenant_id)
+           .order_by("-created_at").first())
+    if run is None:
+        return None
+    waits = run.status in REVISABLE and not run.cancel_requested
+    if waits and CANCEL.match(turn.text):
+        try:
+            run_cancel(membership=turn.membership, run_id=run.id, reason=turn.text[:500])
+        except (Conflict, DomainError) as err:
+            return Outcome(route="cancel", run_id=run.id, status="failed", reply=err.message)
+        _frame(turn, "route", "route → cancel", "Route: cancel — the person cancelled the waiting run.",
+               {"run": str(run.id)})
+        return Outcome(route="cancel", run_id=run.id, reply=(
+            "好的，已取消这次运行；它做过的更改会被撤销。" if turn.zh else
+            "Done: I cancelled the run; anything it changed is being undone."))
+    if run.status == RunStatus.AWAITING_INPUT and not CHANGE_OF_MIND.search(turn.text):
+        return None  # the run's open question takes what the message says
+    owner = domain_of_blueprint(run.blueprint)
+    change = owner.change(turn, run) if owner is not None else None
+    if change is None:
+        return None
+    if claimed is not None and (not waits or claimed[1].score >= SURE) and not CHANGE_OF_MIND.search(turn.text):
+        return None  # a new request that happens to name things: the domain starts it
+    _frame(turn, "route", "route → change", "Route: change — the message changes the conversation's latest run.",
+           {"run": str(run.id), "status": run.status, "params": sorted(change.params_update)})
+    if waits:
+        try:
+            run_revise(membership=turn.membership, run_id=run.id, params_update=change.params_update,
+                       replace=change.replace, reason=change.reason)
+        except (Conflict, DomainError) as err:
+            return Outcome(route="change", run_id=run.id, status="failed", reply=err.message)
+        return Outcome(route="change", run_id=run.id, reply=change.reply)
+    if run.status in RUN_TERMINAL or run.cancel_requested:
+        offer = [{"label": change.follow_up[:200], "answer": change.follow_up[:200]}] if change.follow_up else []
+        return Outcome(route="change_follow_up", run_id=run.id, options=offer, reply=(
+            "这次设置已经完成，所以我没有改动它。要按新的要求再建一个，请点下面的建议或直接告诉我。" if turn.zh else
+            "That setup has finished, so I left it as it is. To apply the change, I can start a new one: click the "
+            "suggestion below or tell me what to set up."))
+    return Outcome(route="change", run_id=run.id, status="failed", reply=(
+        "这次运行正在处理某一步；等它停下来等待时再说一次这个更改。" if turn.zh else
+        "The run is working on a step right now; say the change again once it waits."))
 
 
 def _domain_turn(turn: Turn, domain: ConversationDomain) -> Outcome:

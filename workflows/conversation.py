@@ -98,6 +98,21 @@ class TurnReply:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass
+class Change:
+    """A change a message says to one of the domain's runs ("call it X", "use the Beijing
+    template", "add a 13th-month bonus"): the params it updates, the steps that decide again
+    (and every step after them), why (words) and what to tell the person, in their language.
+    `follow_up` is a request that would start a new run with the change, offered when the run
+    has ended already."""
+
+    params_update: dict[str, Any]
+    replace: list[str]
+    reason: Any
+    reply: str
+    follow_up: str = ""
+
+
 @dataclass(frozen=True)
 class Claim:
     """A domain's bid for a turn or a question: the highest score wins; the reason is recorded."""
@@ -191,6 +206,22 @@ class Evaluation:
     score: Callable[..., None]
 
 
+@dataclass(frozen=True)
+class Dialogues:
+    """A domain's labelled multi-turn dialogues (`manage.py eval_dialogues`), driven through the
+    real conversation front in a test database. Each row has "id", "s" (the split), "turns"
+    (what the person types), plus the domain's own labels. `prepare()` seeds what the dialogues
+    need and returns who speaks (a membership); `observe(conversation_id, result)` is what the
+    domain sees after a turn (its runs driven as workers would), with "asks" (a question is
+    open) and "question" (which one); `score(add, row, observed)` adds the domain's measures."""
+
+    labelled: Callable[[], list[dict[str, Any]]]
+    measures: tuple[str, ...]
+    prepare: Callable[[], Any]
+    observe: Callable[[int, dict[str, Any]], dict[str, Any]]
+    score: Callable[..., None]
+
+
 # --- The domain ------------------------------------------------------------------------------
 
 class ConversationDomain:
@@ -202,6 +233,7 @@ class ConversationDomain:
     vocabulary: Vocabulary = Vocabulary()
     attachments: tuple[AttachmentKind, ...] = ()
     evaluation: Evaluation | None = None
+    dialogues: Dialogues | None = None  # labelled multi-turn dialogues (eval_dialogues), optional
 
     def holds(self, turn: TurnContext) -> Claim | None:
         """It asked a question in this conversation and this message answers it."""
@@ -223,6 +255,12 @@ class ConversationDomain:
 
     def option_choose(self, text: str, options: list[dict[str, Any]]) -> int | None:
         """A reply to one of its runs' questions that the generic reading did not place."""
+        return None
+
+    def change(self, turn: TurnContext, run: Any) -> Change | None:
+        """What this message changes of the domain's latest run in the conversation (None: it
+        changes nothing). The front applies it while the run waits, and offers it as a new run
+        once the run has ended."""
         return None
 
     def run_title(self, run: Any, zh: bool) -> str | None:

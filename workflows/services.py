@@ -409,6 +409,58 @@ def run_cancel(*, membership: Membership, run_id: int, reason: str) -> Run:
     return run
 
 
+REVISABLE = (R.AWAITING_APPROVAL, R.AWAITING_INPUT, R.FAILED, R.BLOCKED)
+
+
+@events_batched()
+def run_revise(*, membership: Membership, run_id: int, params_update: dict[str, Any], replace: list[str],
+               reason: Stored) -> Run:
+    """A change a person says while the run waits ("call it X", "use the other template"): the
+    run's params take the change and a new plan version replaces the named steps and every
+    step after them (the plan diff says why), the pending card is withdrawn (its approver sees
+    it go, live) and the run goes on from the first replaced step, so only what the change
+    needs is asked again. Refused, with nothing changed, when the run is not waiting (a step
+    may be writing: say it again once it waits), has ended (propose a follow-up run instead),
+    or a replaced step already wrote to a system of record (cancel the run instead). The run's
+    lock first, as every writer takes it (transitions.run_lock)."""
+    run = run_get_for(membership, run_id)
+    _control_check(membership, run, gettext("change"))
+    run = Run.objects.select_for_update(no_key=True).get(id=run.id)
+    if run.status in RUN_TERMINAL - {R.FAILED, R.BLOCKED} or run.cancel_requested:
+        raise Conflict(gettext("This run has already ended (%(status)s); start a new one for the change.")
+                       % {"status": run.status}, code="run_finished", extra={"status": run.status})
+    if run.status not in REVISABLE:
+        raise Conflict(gettext("This run is working on a step right now; say the change again once it waits."),
+                       code="busy", extra={"status": run.status})
+    nodes = list(active_nodes(run.id))
+    known = {n.key for n in nodes}
+    unknown = sorted(set(replace) - known)
+    if unknown or not replace:
+        raise DomainError(gettext("This run has no step %(keys)s to change.") % {"keys": ", ".join(unknown) or "—"},
+                          code="unknown_step")
+    affected = set(replace)
+    while True:  # every step after a replaced one decides again on what the change gives it
+        more = {n.key for n in nodes if n.key not in affected and affected & set(n.depends_on)}
+        if not more:
+            break
+        affected |= more
+    writers = [t.name for t in TOOLS.values() if t.side_effects and not t.read_only and not is_compensation(t.name)]
+    # A writer's call that began may have written (as _effects_done reads it for a cancel).
+    if ToolCall.objects.filter(run_id=run.id, node__key__in=affected, node__retired_in__isnull=True,
+                               tool__in=writers).exists():
+        raise Conflict(gettext("This run has already written what the change would alter; cancel it and start "
+                               "again instead."), code="already_written")
+    who = membership.user.username
+    gate().withdraw(run=run, reason=f"changed by {who}")
+    run_transition(run, R.RUNNING, reason=words(gettext_noop("changed by %(who)s: %(reason)s"), who=who,
+                                                 reason=reason), control=Control.EXECUTOR)
+    ordered = [n.key for n in sorted(nodes, key=lambda n: n.position) if n.key in affected]
+    plan_replan(run=run, replace=ordered, reason=reason, params_update=params_update,
+                trigger={"kind": "change", "by": who})
+    run.refresh_from_db()
+    return run
+
+
 def _node_cancel(node: Node, run: Run, who: str, reason: str, now) -> None:
     """Block one open step. A step whose tool is writing right now (a live lease) cannot be
     stopped half-way: the cancel is refused and the person tries again in a moment."""

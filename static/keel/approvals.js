@@ -211,6 +211,7 @@
                   approve: "Approved", reject: "Rejected", replan: "Rejected (replanning)",
                   decided: "This approval is %(status)s: it can no longer be decided. The first decision stands.",
                   failed: "The decision failed (HTTP %(status)d).",
+                  reminded: "Reminder: “%(summary)s” is due in %(left)s.",
                   unsent: "The decision could not be sent: %(error)s. Nothing was decided; try again.",
                   askApprove: "Approve this step? Press a again or Enter to approve; Esc cancels.",
                   askReject: "Reject this step? Press r again or Enter to reject; Esc cancels.",
@@ -305,7 +306,7 @@
         else if (action) { e.preventDefault(); ask(action); }
       });
       window.keelSocket("/ws/approvals/", function (msg) {
-        if (msg.type === "approval.reminded") say("Reminder: “" + msg.summary + "” is due in " + duration(msg.seconds_left) + ".", "warn");
+        if (msg.type === "approval.reminded") say(fmt("reminded", { summary: msg.summary, left: duration(msg.seconds_left) }), "warn");
         if (msg.type === "approval.changed" || msg.type === "approval.reminded") refresh(msg.approval);
       }, function () { root.dataset.socket = "open"; refresh(null); });
       var first = $(".queue-item.selected", queue);

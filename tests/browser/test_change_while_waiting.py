@@ -1,0 +1,63 @@
+"""Issue 31, item 2, in a real browser: alice's setup waits on bob's desk; she types a new name
+in her chat; bob's card is withdrawn live and a fresh card with the new name takes its place;
+after bob approves, the group carries the name alice said. In English on a desktop and in
+Chinese on a phone."""
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.conftest import screenshot
+
+DIALOGUES = {
+    "en": ("Set up a monthly payroll group for our Beijing engineering team, call it BJ Eng",
+           "actually, call it BJ Eng 2", "BJ Eng 2"),
+    "zh": ("给北京研发的同事建个月薪工资组，叫研发一组", "改叫研发二组", "研发二组"),
+}
+SIZES = {"en": {"width": 1366, "height": 860}, "zh": {"width": 390, "height": 844}}
+
+
+def logged_in(browser, base_url, username, lang):
+    context = browser.new_context(viewport=SIZES[lang], locale="zh-CN" if lang == "zh" else "en-US")
+    page = context.new_page()
+    page.goto(base_url + "/login/")
+    page.get_by_label("用户名" if lang == "zh" else "Username").fill(username)
+    page.get_by_label("密码" if lang == "zh" else "Password").fill("keel-demo")
+    page.get_by_role("button", name="登录" if lang == "zh" else "Log in", exact=True).click()
+    expect(page.get_by_test_id("who")).to_be_attached()
+    return context, page
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_name_alice_says_while_bob_looks_at_the_card_reaches_him_as_a_fresh_card(keel, browser, lang):
+    request, change, name = DIALOGUES[lang]
+    alice_context, alice = logged_in(browser, keel.base_url, "alice", lang)
+    bob_context, bob = logged_in(browser, keel.base_url, "bob", lang)
+    try:
+        alice.goto(keel.base_url + "/console/")
+        alice.get_by_role("button", name="新建对话" if lang == "zh" else "New conversation").click()
+        expect(alice.get_by_test_id("live-indicator")).to_contain_text("●")
+        message = alice.get_by_test_id("chat-form").locator("textarea")
+        message.fill(request)
+        alice.get_by_test_id("send").click()
+        expect(alice.locator('.dag-node[data-node="import"]')).to_have_attribute("data-status", "awaiting_approval",
+                                                                                 timeout=30000)
+        bob.goto(keel.base_url + "/approvals/")
+        card = bob.get_by_test_id("approval-card")
+        old_name = "BJ Eng" if lang == "en" else "研发一组"
+        expect(card).to_contain_text(f"“{old_name}”")
+        expect(bob.locator("#approvals-inbox[data-socket=open]")).to_have_count(1)
+
+        message.fill(change)
+        alice.get_by_test_id("send").click()
+        expect(alice.get_by_test_id("chat-messages")).to_contain_text(name, timeout=20000)
+        # Bob, without a reload: the old card goes, the fresh one names what alice said.
+        expect(card).to_contain_text(f"“{name}”", timeout=30000)
+        expect(bob.get_by_test_id("queue-item")).to_have_count(1)
+        screenshot(bob, f"change-while-waiting-card-{lang}")
+        expect(alice.get_by_test_id("run-panel")).to_contain_text(name)
+        screenshot(alice, f"change-while-waiting-chat-{lang}")
+        assert re.search(r"v2", alice.get_by_test_id("run-meta").inner_text())  # a new plan version
+    finally:
+        alice_context.close()
+        bob_context.close()
