@@ -86,6 +86,7 @@ class Card:
     reminder: Any
     first_decision: ApprovalDecision | None
     scope: dict[str, Any]
+    withdrawn: bool = False  # superseded because its run was changed or cancelled, not its configuration
 
 
 def approval_card(membership: Membership, approval: ApprovalRequest) -> Card:
@@ -105,7 +106,9 @@ def approval_card(membership: Membership, approval: ApprovalRequest) -> Card:
         else approval.needs_role,
         routing_reason=approval.routing_reason_shown,
         reminder=ApprovalReminder.objects.filter(approval=approval).first(),
-        first_decision=first, scope=approval.measures or {})
+        first_decision=first, scope=approval.measures or {},
+        withdrawn=approval.status == ApprovalStatus.SUPERSEDED and Event.objects.filter(
+            run_id=approval.run_id, type="approval.withdrawn", data__approval=str(approval.id)).exists())
 
 
 def reminders_for(membership: Membership) -> list[ApprovalReminder]:

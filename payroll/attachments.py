@@ -11,6 +11,8 @@ import re
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
+from decimal import Decimal, InvalidOperation
 
 from django.utils.translation import gettext
 from openpyxl import load_workbook
@@ -50,7 +52,12 @@ class EmployeeList:
     rows: int = 0
     # Rows with a number the tenant does not have yet and a name: proposed as new employees
     # on the approval card, created on approval (payroll.previews, assign_employees).
-    new_employees: list[dict[str, str]] = field(default_factory=list)
+    new_employees: list[dict[str, Any]] = field(default_factory=list)
+    # The pay the export gives for employees the tenant has (base salary, allowances, special
+    # additional deductions): {"employee_id", "pay": {...}} each; written, where it differs from
+    # the pay in force, by the approved step that assigns them. A new employee's pay travels
+    # in its own row (new_employees[i]["pay"]).
+    employee_pay: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _too_many_rows(line: int) -> AttachmentError:
@@ -196,13 +203,106 @@ HEADER_ALIASES = {
 }
 
 
+# Optional pay columns. An allowance column keeps the export's own name for the item.
+PAY_ALIASES = {
+    "base_salary": ("base_salary", "base_pay", "basic_salary", "salary", "monthly_salary", "monthly_base_salary",
+                    "基本工资", "月薪", "基本月薪", "基础工资", "底薪"),
+    "special_additional_deductions": ("special_additional_deductions", "special_additional_deduction",
+                                      "special_deductions", "专项附加扣除", "专项附加扣除合计", "专项附加扣除（月）"),
+    "effective_from": ("effective_from", "effective_date", "生效日期", "起薪日期"),
+}
+DEDUCTION_ALIASES = {
+    "children_education": ("children_education", "childrens_education", "children's_education", "子女教育"),
+    "elderly_support": ("elderly_support", "supporting_elderly", "赡养老人"),
+    "housing_loan_interest": ("housing_loan_interest", "mortgage_interest", "住房贷款利息"),
+    "housing_rent": ("housing_rent", "rent", "住房租金"),
+    "continuing_education": ("continuing_education", "继续教育"),
+    "infant_care": ("infant_care", "婴幼儿照护", "3岁以下婴幼儿照护", "三岁以下婴幼儿照护"),
+}
+ALLOWANCE_PREFIX = re.compile(r"^\s*(?:allowance|津贴|补贴)\s*[:：]\s*(?P<name>.+?)\s*$", re.IGNORECASE)
+ALLOWANCE_WORDS = re.compile(r"(津贴|补贴|补助|餐补|房补|车补|话补|\ballowance\b)", re.IGNORECASE)
+
+
+def _pay_column(cell: str, key: str) -> str | None:
+    """A pay column's key ("base_salary", "deduction:elderly_support", "allowance:岗位津贴"), or None."""
+    for ours, names in PAY_ALIASES.items():
+        if key in names:
+            return ours
+    for kind, names in DEDUCTION_ALIASES.items():
+        if key in names:
+            return f"deduction:{kind}"
+    prefixed = ALLOWANCE_PREFIX.match(cell)
+    if prefixed:
+        return f"allowance:{prefixed.group('name')[:60]}"
+    if ALLOWANCE_WORDS.search(cell):
+        return f"allowance:{cell.strip().strip('*：:')[:60]}"
+    return None
+
+
 def _header_columns(header: list[str]) -> list[str]:
-    """The header's columns as our keys (工号 → employee_no, Employee ID → employee_no)."""
+    """The header's columns as our keys (工号 → employee_no, Employee ID → employee_no; 基本工资 →
+    base_salary, 岗位津贴 → allowance:岗位津贴, 赡养老人 → deduction:elderly_support)."""
     columns = []
     for cell in header:
         key = (cell or "").strip().lower().replace(" ", "_").replace("-", "_").strip("*：:")
-        columns.append(next((ours for ours, names in HEADER_ALIASES.items() if key in names), key))
+        ours = next((ours for ours, names in HEADER_ALIASES.items() if key in names), None)
+        columns.append(ours or _pay_column((cell or "").strip(), key) or key)
     return columns
+
+
+def _amount(value: str, *, line: int, column: str) -> Decimal | None:
+    """A money cell ("12,000", "¥12000.00", "12000元"), or None when blank; refused when not a
+    non-negative amount."""
+    cleaned = re.sub(r"[\s,，¥￥]|元$|CNY$|RMB$", "", value or "", flags=re.IGNORECASE)
+    if not cleaned:
+        return None
+    try:
+        amount = Decimal(cleaned)
+    except InvalidOperation:
+        amount = None
+    if amount is None or not amount.is_finite() or amount < 0 or amount >= Decimal("1e10"):
+        raise AttachmentError(gettext("“%(value)s” in column %(column)s is not an amount.")
+                              % {"value": value[:40], "column": column[:60]}, line=line, code="attachment_malformed")
+    return amount.quantize(Decimal("0.01"))
+
+
+def _pay_of(values: dict[str, str], *, line: int) -> dict[str, Any] | None:
+    """The pay a row gives (amounts as strings), or None when it gives none."""
+    base = _amount(values.get("base_salary", ""), line=line, column="base_salary")
+    allowances = {}
+    for column, value in values.items():
+        if column.startswith("allowance:"):
+            amount = _amount(value, line=line, column=column.split(":", 1)[1])
+            if amount is not None:
+                allowances[column.split(":", 1)[1]] = str(amount)
+    kinds = {}
+    for column, value in values.items():
+        if column.startswith("deduction:"):
+            amount = _amount(value, line=line, column=column.split(":", 1)[1])
+            if amount is not None:
+                kinds[column.split(":", 1)[1]] = str(amount)
+    total = _amount(values.get("special_additional_deductions", ""), line=line,
+                    column="special_additional_deductions")
+    by_kind = sum((Decimal(v) for v in kinds.values()), Decimal("0.00"))
+    if total is not None and kinds and total != by_kind:
+        raise AttachmentError(gettext("the special additional deductions total %(total)s, but the deductions by "
+                                      "kind add up to %(sum)s.") % {"total": total, "sum": by_kind},
+                              line=line, code="attachment_malformed")
+    if base is None and not allowances and total is None and not kinds:
+        return None
+    if base is None:
+        raise AttachmentError(gettext("the row gives allowances or deductions but no base salary."), line=line,
+                              code="attachment_malformed")
+    pay: dict[str, Any] = {"base_salary": str(base), "allowances": allowances,
+                           "special_additional_deductions": str(total if total is not None else by_kind),
+                           "deductions_breakdown": kinds}
+    effective = (values.get("effective_from") or "").strip()
+    if effective:
+        if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", effective[:10]):
+            raise AttachmentError(gettext("“%(value)s” is not a date (YYYY-MM-DD).") % {"value": effective[:40]},
+                                  line=line, code="attachment_malformed")
+        pay["effective_from"] = effective[:10]
+    return pay
 
 
 def _name_keys(person: str) -> list[str]:
@@ -276,7 +376,8 @@ def _employee_list_parse(*, tenant_id: int, filename: str, raw: bytes) -> Employ
         for key in _name_keys(person):
             by_name.setdefault(key, []).append(pk)
     ids: list[str] = []
-    new: list[dict[str, str]] = []
+    new: list[dict[str, Any]] = []
+    paid: list[dict[str, Any]] = []
     seen: set[str] = set()  # a list's `in` would make 5,000 rows cost 12 million comparisons
     for line, row in body:
         if len(row) > len(columns):
@@ -297,9 +398,13 @@ def _employee_list_parse(*, tenant_id: int, filename: str, raw: bytes) -> Employ
                     person = name_normalised(person, field=gettext("employee name"), max_length=200)
                 except DomainError as err:
                     raise AttachmentError(err.message, line=line, code="attachment_malformed") from None
-                new.append({"employee_no": number[:40], "name": person,
-                            "department": values.get("department", "")[:100],
-                            "location": values.get("location", "")[:100]})
+                row_new: dict[str, Any] = {"employee_no": number[:40], "name": person,
+                                           "department": values.get("department", "")[:100],
+                                           "location": values.get("location", "")[:100]}
+                pay = _pay_of(values, line=line)
+                if pay is not None:
+                    row_new["pay"] = pay
+                new.append(row_new)
                 continue
             if pk is None:
                 raise AttachmentError(gettext("no employee with number “%(value)s”.")
@@ -320,4 +425,8 @@ def _employee_list_parse(*, tenant_id: int, filename: str, raw: bytes) -> Employ
             raise AttachmentError(gettext("this employee is listed twice."), line=line, code="attachment_duplicate")
         seen.add(str(pk))
         ids.append(str(pk))
-    return EmployeeList(filename=name[:200], employee_ids=ids, rows=len(ids) + len(new), new_employees=new)
+        pay = _pay_of(values, line=line)
+        if pay is not None:
+            paid.append({"employee_id": str(pk), "pay": pay})
+    return EmployeeList(filename=name[:200], employee_ids=ids, rows=len(ids) + len(new), new_employees=new,
+                        employee_pay=paid)

@@ -117,11 +117,64 @@ def import_card(approval: Any) -> list[cards.Row]:
     if scope.get("headcount") is not None:
         change.append(cards.text(_scope_words(scope), mark="employees-affected"))
     rows.append(cards.section(words(gettext_noop("Exactly what the import will change")), change, mark="diff"))
+    if diff.get("trial"):
+        rows.append(_trial_section(diff["trial"]))
     if diff.get("problems"):
         rows.append(cards.section(words(gettext_noop("Problems the import will hit:")),
                                   [cards.items([cards.text(p["message"]) for p in diff["problems"]])],
                                   mark="diff-problems", alert=True))
     return rows
+
+
+MONTHS = {1: gettext_noop("January"), 2: gettext_noop("February"), 3: gettext_noop("March")}
+
+
+def _month(month: int) -> Any:
+    return words(MONTHS[month]) if month in MONTHS else str(month)
+
+
+def _trial_section(trial: dict[str, Any]) -> cards.Row:
+    """The trial the run computes after the import, computed for the approver now: the totals
+    per month, three sample payslips, and who has no salary yet (asked after approval)."""
+    heading = words(gettext_noop("Trial payroll, %(year)s (months 1–3)"), year=trial.get("year", ""))
+    if trial.get("blocked"):
+        return cards.section(heading, [cards.text(words(gettext_noop(
+            "No social insurance and housing fund rules for %(city)s: the trial after the import will stop, "
+            "and the group will not be set up."), city=trial["blocked"]), mark="trial-blocked")],
+            mark="trial", alert=True)
+    currency = trial.get("currency") or "CNY"
+    rows: list[cards.Row] = []
+    if trial.get("totals"):
+        rows.append(cards.table(
+            [words(gettext_noop("Month")), words(gettext_noop("Gross")), words(gettext_noop("Employer cost")),
+             words(gettext_noop("Tax")), words(gettext_noop("Net"))],
+            [[cards.text(_month(t["month"])), cards.amount(t["gross"], currency),
+              cards.amount(t["employer_cost"], currency), cards.amount(t["tax"], currency),
+              cards.amount(t["net"], currency)] for t in trial["totals"]],
+            keys=[str(t["month"]) for t in trial["totals"]], mark="trial-totals", row_mark="trial-total",
+            caption=words(gettext_noop("Totals for %(n)s employees in %(city)s"),
+                          n=int(trial.get("count") or 0) - len(trial.get("missing") or []),
+                          city=trial.get("city_name") or "—")))
+    if trial.get("samples"):
+        rows.append(cards.table(
+            [words(gettext_noop("Sample payslip (January)")), words(gettext_noop("Gross")),
+             words(gettext_noop("Employee contributions")), words(gettext_noop("Tax")), words(gettext_noop("Net"))],
+            [[cards.line(cards.person(p["name"]), cards.code(p["employee_no"])), cards.amount(p["gross"], currency),
+              cards.amount(p["employee_contributions"], currency), cards.amount(p["tax"], currency),
+              cards.amount(p["net"], currency)] for p in trial["samples"]],
+            keys=[p["employee_no"] for p in trial["samples"]], mark="trial-payslips", row_mark="trial-payslip"))
+    missing = trial.get("missing") or []
+    if missing and not trial.get("totals"):
+        rows.append(cards.text(words(gettext_noop("Nobody on the list has a salary yet: the trial will ask for the "
+                                                  "salaries after the approval.")), mark="trial-missing"))
+    elif missing:
+        rows.append(cards.text(words(gettext_noop("No salary yet for %(names)s: the trial will ask for it after the "
+                                                  "approval."), names=[m["name"] for m in missing[:8]]),
+                               mark="trial-missing"))
+    if trial.get("rules_current") is False:
+        rows.append(cards.text(words(gettext_noop("The city's rules for this year are not published yet: the latest "
+                                                  "known ones were used.")), mark="trial-rules-old"))
+    return cards.section(heading, rows, mark="trial")
 
 
 def restore_card(approval: Any) -> list[cards.Row]:

@@ -168,6 +168,23 @@ class Employee(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def pay_on(self, on) -> "EmployeePay | None":
+        """The pay in force on `on`: the latest EmployeePay effective by then (the newest written
+        wins a tie), else one made from `base_salary` when that is set (> 0; not saved), else None."""
+        rows = getattr(self, "_prefetched_objects_cache", {}).get("pay_history")
+        if rows is not None:
+            due = sorted((r for r in rows if r.effective_from <= on),
+                         key=lambda r: (r.effective_from, r.created_at), reverse=True)
+            found = due[0] if due else None
+        else:
+            found = self.pay_history.filter(effective_from__lte=on).order_by("-effective_from", "-created_at").first()
+        if found is not None:
+            return found
+        if self.base_salary and self.base_salary > 0:
+            return EmployeePay(employee=self, effective_from=on, base_salary=self.base_salary, allowances={},
+                               special_additional_deductions=0, deductions_breakdown={}, source="base salary")
+        return None
+
 
 class Snapshot(models.Model):
     """Payroll configuration, frozen, with its checksum: the tenant's whole configuration
@@ -258,3 +275,42 @@ class RecordClaim(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.key} ({self.holder})"
+
+
+class DeductionKind(models.TextChoices):
+    """The special additional deductions (专项附加扣除) an employee declares, each a monthly amount."""
+
+    CHILDREN_EDUCATION = "children_education", _("Children's education")
+    ELDERLY_SUPPORT = "elderly_support", _("Elderly support")
+    HOUSING_LOAN_INTEREST = "housing_loan_interest", _("Housing loan interest")
+    HOUSING_RENT = "housing_rent", _("Housing rent")
+    CONTINUING_EDUCATION = "continuing_education", _("Continuing education")
+    INFANT_CARE = "infant_care", _("Infant care")
+
+
+class EmployeePay(models.Model):
+    """An employee's pay from a date on: base salary, allowances by name and the monthly
+    special additional deductions. Rows are never edited: a raise is a new row, so a trial
+    (or a payslip) of an earlier month reads the pay that was in force then."""
+
+    id = BusinessIdField()
+    employee = models.ForeignKey(Employee, on_delete=models.CASCADE, related_name="pay_history")
+    effective_from = models.DateField()
+    base_salary = models.DecimalField(max_digits=12, decimal_places=2)
+    # {item name as the export named it: "amount"} — strings, so no float ever touches money.
+    allowances = models.JSONField(default=dict, blank=True)
+    special_additional_deductions = models.DecimalField(max_digits=12, decimal_places=2, default=0)
+    # {DeductionKind: "amount"}; its sum is special_additional_deductions when given by kind.
+    deductions_breakdown = models.JSONField(default=dict, blank=True)
+    # Who wrote it, in words: "run 123" (the approved step), "answer in run 123", "HR export".
+    source = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name, verbose_name_plural = _("employee pay"), _("employee pay")
+        ordering = ["employee", "-effective_from", "-created_at"]
+        indexes = [models.Index(fields=["employee", "effective_from"], name="payroll_pay_employee_from")]
+
+    def __str__(self) -> str:
+        return f"{self.employee} from {self.effective_from}: {self.base_salary}"
+

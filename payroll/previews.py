@@ -78,7 +78,34 @@ def import_preview(tenant_id: int, arguments: dict[str, Any], params: dict[str, 
         diff = {**diff, "new_employees": new}
         measures = {**measures, "headcount": measures.get("headcount", 0) + len(new), "listed": True}
     measures = {**measures, "context": request_context(arguments, params)}
+    trial = import_trial(tenant_id=tenant_id, template_id=int(arguments["template_id"]), params=params)
+    if trial is not None:
+        diff = {**diff, "trial": trial}
     return Preview(summary=import_summary_words(tenant_id, arguments), diff=diff, measures=measures)
+
+
+def import_trial(*, tenant_id: int, template_id: int, params: dict[str, Any]) -> dict[str, Any] | None:
+    """The trial the run will compute after the import, computed now for the people it will
+    assign (payroll.trial): totals per month, three sample payslips (month 1), who has no
+    salary yet, or why nothing can be computed (no rules for the city). None: no list attached."""
+    from .trial import SAMPLE_PAYSLIPS, NoCityRules, people_of_params, region_place, trial_of
+
+    if not (params.get("employee_ids") or params.get("new_employees")):
+        return None
+    template = PayrollTemplate.objects.filter(id=template_id).first()
+    if template is None:
+        return None
+    people = people_of_params(tenant_id, params, timezone.localdate())
+    try:
+        out = trial_of(people, template.region)
+    except NoCityRules as none:
+        return {"blocked": {"en": none.place, "zh-hans": none.place_zh}, "count": len(people),
+                "missing": [], "totals": [], "samples": []}
+    samples = [{"name": e["name"], "employee_no": e["employee_no"], **e["months"][0]}
+               for e in out["employees"][:SAMPLE_PAYSLIPS]]
+    return {"year": out["year"], "count": out["count"], "city_name": out.get("city_name"),
+            "rules_current": (out.get("rules") or {}).get("current", True), "totals": out["totals"],
+            "samples": samples, "missing": out["missing"], "currency": template.currency}
 
 
 def import_summary(tenant_id: int, arguments: dict[str, Any], diff: dict[str, Any] | None = None) -> str:
@@ -103,7 +130,8 @@ def new_employees_proposed(*, tenant_id: int, rows: list[dict[str, Any]]) -> lis
     existing = set(Employee.objects.filter(tenant_id=tenant_id, employee_no__in=numbers)
                    .values_list("employee_no", flat=True))
     return [{"employee_no": str(r["employee_no"]).strip(), "name": str(r.get("name") or "").strip(),
-             "department": str(r.get("department") or "").strip(), "location": str(r.get("location") or "").strip()}
+             "department": str(r.get("department") or "").strip(), "location": str(r.get("location") or "").strip(),
+             **({"pay": dict(r["pay"])} if isinstance(r.get("pay"), dict) else {})}
             for r in rows if str(r.get("employee_no") or "").strip() not in existing]
 
 

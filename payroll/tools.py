@@ -65,6 +65,7 @@ from .services import (
     EmployeeHeld,
     NameTaken,
     ScopeChanged,
+    employee_pay_record,
     employees_assign,
     employees_create,
     group_name_normalised,
@@ -656,6 +657,11 @@ def assign_employees(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, A
                                 employees=arguments["new_employees"], idempotency_key=f"{ctx.idempotency_key}:new")
         ids += [int(e) for e in made.body["employee_ids"]]
         created = made.body["created"]
+    if arguments.get("employee_pay"):
+        # The export's pay for employees the tenant had, where it differs from the pay in force:
+        # part of the same approved change (the card listed the export), once per key.
+        employee_pay_record(actor=Actor.of_agent(ctx), employee_pay=arguments["employee_pay"],
+                            idempotency_key=f"{ctx.idempotency_key}:pay", source=f"HR export, run {ctx.run_id}")
     receipt = employees_assign(actor=Actor.of_agent(ctx), group_id=int(arguments["group_id"]), employee_ids=ids,
                                idempotency_key=ctx.idempotency_key)
     return {"group_id": receipt.body["group_id"], "assigned": receipt.body["assigned"],
@@ -677,12 +683,16 @@ tool_register(Tool(
     description="Assign the employees of the attached list to the new payroll group (creating those the approval "
                 "card proposed as new).",
     input_schema={"type": "object", "properties": {
-        "group_id": ID, "employee_ids": {"type": "array", "items": ID, "minItems": 1},
+        # Empty when the export lists only new employees (interpret's coordinate is then []).
+        "group_id": ID, "employee_ids": {"type": "array", "items": ID},
         "new_employees": {"type": "array", "minItems": 1, "items": {
             "type": "object", "required": ["employee_no", "name"],
             "properties": {"employee_no": {"type": "string", "minLength": 1, "maxLength": 40},
                            "name": {"type": "string", "minLength": 1, "maxLength": 200},
-                           "department": {"type": "string"}, "location": {"type": "string"}}}}},
+                           "department": {"type": "string"}, "location": {"type": "string"},
+                           "pay": {"type": "object", "required": ["base_salary"]}}}},
+        "employee_pay": {"type": "array", "items": {"type": "object", "required": ["employee_id", "pay"],
+                                                    "properties": {"employee_id": ID, "pay": {"type": "object"}}}}},
         "required": ["group_id"], "anyOf": [{"required": ["employee_ids"]}, {"required": ["new_employees"]}]},
     output_schema={"type": "object", "properties": {"assigned": {"type": "integer"}}, "required": ["assigned"]},
     fn=assign_employees, consumes=["group_id"], consumes_optional=["employee_ids"], side_effects=True, read_only=False, accept=_assign_accept,
@@ -825,3 +835,8 @@ tool_register(Tool(
     output_schema={"type": "object", "properties": {"total": {"type": "integer"}}, "required": ["total"]},
     fn=count_employees, summary=lambda output: f"{output['total']} employees, counted by {output['by']}.",
 ))
+
+
+# --- trial_payroll: the new group's trial months (payroll/trial.py) ------------------------------
+
+from . import trial  # noqa: E402,F401 - registering is importing

@@ -28,7 +28,7 @@ def test_it_draws_the_run_panel_waiting_on_an_approver():
     run = run_to_approval()
     html = client_for("alice").get(f"/conversations/{run.conversation_id}/").content.decode()
     assert 'data-node="import"' in html and "status-awaiting_approval" in html
-    assert "3 of 5 steps" in html
+    assert "3 of 6 steps" in html
     assert "Waiting on:</strong> an approver (ada, bob)" in html
     assert "<svg" in html
 
@@ -39,7 +39,7 @@ def test_it_shows_completion_after_the_approval():
                     verdict="approved")
     drive(run)
     html = client_for("alice").get(f"/conversations/{run.conversation_id}/panel/").content.decode()
-    assert "5 of 5 steps" in html and "Waiting on" not in html
+    assert "6 of 6 steps" in html and "Waiting on" not in html
     assert 'data-testid="run-status">Completed' in html
 
 

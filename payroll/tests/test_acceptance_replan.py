@@ -127,8 +127,8 @@ def test_a_template_for_another_region_fails_match_and_the_replan_takes_the_next
     assert calls[1]["exclude_template_ids"] == [str(singapore.id)]
     diff = Plan.objects.get(run=run, version=2).diff
     assert {k["key"] for k in diff["kept"]} == {"interpret", "snapshot"}
-    assert [r["key"] for r in diff["removed"]] == ["match", "import", "verify", "restore"]
-    assert diff["added"] == ["match", "import", "verify", "restore"]
+    assert [r["key"] for r in diff["removed"]] == ["match", "import", "verify", "trial", "restore"]
+    assert diff["added"] == ["match", "import", "verify", "trial", "restore"]
     # Completed steps keep their receipts: one snapshot call, never redone.
     assert ToolCall.objects.filter(run=run, tool="snapshot_payroll_groups").count() == 1
     matched = next(c for c in api_run(run)["state"] if c["key"] == "template_id")
@@ -280,7 +280,8 @@ def test_a_rejection_with_replan_records_its_diff_too():
     diff = Plan.objects.get(run=run, version=2).diff
     assert diff["trigger"] == {"kind": "rejection", "node": "import"}
     assert diff["removed"] == [{"key": "match", "status": "completed"}, {"key": "import", "status": "blocked"},
-                               {"key": "verify", "status": "pending"}, {"key": "restore", "status": "pending"}]
+                               {"key": "verify", "status": "pending"}, {"key": "trial", "status": "pending"},
+                               {"key": "restore", "status": "pending"}]
     assert {k["key"] for k in diff["kept"]} == {"interpret", "snapshot"}
     assert diff["params_changed"] == ["excluded_templates", "template_code"]
     assert api_run(run)["plans"][1]["diff"] == diff

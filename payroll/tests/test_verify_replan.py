@@ -54,8 +54,9 @@ def test_a_failed_verification_is_undone_then_the_next_best_template_is_tried_an
     assert diff["trigger"]["undo"] == {"node": "restore", "receipt_ref": str(undo.id)}
     assert [k["key"] for k in diff["kept"]] == ["interpret", "snapshot"]
     assert diff["removed"] == [{"key": "match", "status": "completed"}, {"key": "import", "status": "completed"},
-                               {"key": "verify", "status": "failed"}, {"key": "restore", "status": "completed"}]
-    assert diff["added"] == ["match", "import", "verify", "restore"]
+                               {"key": "verify", "status": "failed"}, {"key": "trial", "status": "pending"},
+                               {"key": "restore", "status": "completed"}]
+    assert diff["added"] == ["match", "import", "verify", "trial", "restore"]
 
     # A second run asking for the same name is asked for another one: the name is still this run's.
     other = start()
@@ -71,7 +72,8 @@ def test_a_failed_verification_is_undone_then_the_next_best_template_is_tried_an
     assert group.template.code == SECOND
     assert ToolCall.objects.filter(run=run, tool="snapshot_payroll_groups").count() == 1  # kept, not redone
     assert statuses(run) == {"interpret": "completed", "snapshot": "completed", "match": "completed",
-                             "import": "completed", "verify": "completed", "restore": "pending"}
+                             "import": "completed", "verify": "completed", "trial": "completed",
+                             "restore": "pending"}
     assert not name_held_by(run, "Shanghai Sales")  # given back when the run ended
 
     # The run page draws the diff, with the reason.
@@ -80,7 +82,7 @@ def test_a_failed_verification_is_undone_then_the_next_best_template_is_tried_an
     page = client.get(f"/runs/{run.id}/").content.decode()
     assert 'data-testid="plan-diff-2"' in page
     assert "trying template Shanghai monthly salaried staff" in page
-    assert "removed: match (completed), import (completed), verify (failed), restore (completed)" in page
+    assert "removed: match (completed), import (completed), verify (failed), trial (pending), restore (completed)" in page
 
 
 def test_when_no_other_template_is_left_the_run_ends_rolled_back_saying_so(monkeypatch):

@@ -51,9 +51,16 @@ def test_a_name_alice_says_while_bob_looks_at_the_card_reaches_him_as_a_fresh_ca
         message.fill(change)
         alice.get_by_test_id("send").click()
         expect(alice.get_by_test_id("chat-messages")).to_contain_text(name, timeout=20000)
-        # Bob, without a reload: the old card goes, the fresh one names what alice said.
-        expect(card).to_contain_text(f"“{name}”", timeout=30000)
+        # Bob, without a reload: the card he looks at says it was withdrawn, and the fresh one,
+        # naming what alice said, arrives in his queue.
+        expect(bob.get_by_test_id("card-withdrawn")).to_be_visible(timeout=20000)
+        fresh = bob.get_by_test_id("queue-item").filter(has_text=name)
+        expect(fresh).to_have_count(1, timeout=30000)
         expect(bob.get_by_test_id("queue-item")).to_have_count(1)
+        if lang == "zh":
+            bob.locator("details.queue-fold summary, [data-testid=queue-fold] summary").first.click()
+        fresh.click()
+        expect(card).to_contain_text(f"“{name}”")
         screenshot(bob, f"change-while-waiting-card-{lang}")
         expect(alice.get_by_test_id("run-panel")).to_contain_text(name)
         screenshot(alice, f"change-while-waiting-chat-{lang}")

@@ -66,13 +66,13 @@ def test_alice_watches_her_run_wait_for_approval_and_complete_without_a_reload(k
     import_node = page.locator('.dag-node[data-node="import"]')
     expect(import_node).to_have_attribute("data-status", "awaiting_approval", timeout=30000)
     expect(page.get_by_test_id("waiting-on")).to_contain_text("an approver (ada, bob)")
-    expect(page.get_by_test_id("progress")).to_contain_text("3 of 5 steps")
+    expect(page.get_by_test_id("progress")).to_contain_text("3 of 6 steps")
     screenshot(page, "console-awaiting-approval")
 
     approve(keel.base_url, run_id)  # bob, in his own session
     expect(page.get_by_test_id("run-status")).to_have_text("Completed", timeout=30000)
     expect(page.locator('.dag-node[data-node="verify"]')).to_have_attribute("data-status", "completed")
-    expect(page.get_by_test_id("progress")).to_contain_text("5 of 5 steps")
+    expect(page.get_by_test_id("progress")).to_contain_text("6 of 6 steps")
     assert page.evaluate("window.__sameDocument") is True  # no reload happened
     screenshot(page, "console")
 

@@ -30,7 +30,32 @@ def test_alice_cancels_her_waiting_run_from_the_run_page(keel, new_page):
     expect(page.get_by_test_id("run-status")).to_have_text("Cancelled", timeout=15000)
     expect(page.get_by_test_id("run-reason")).to_contain_text("cancelled by alice: the team was merged")
     expect(page.get_by_test_id("run-control")).to_have_count(0)
+    # Issue 32: the run says who cancelled it and when; its steps read Cancelled, not Blocked,
+    # here, in the runs grid and on the timeline, in English and in Chinese.
+    expect(page.get_by_test_id("run-cancelled")).to_contain_text("Cancelled by Alice Chen at")
+    expect(page.locator('.dag-node[data-node="import"]')).to_have_attribute("data-status", "cancelled")
+    expect(page.get_by_test_id("run-nodes")).not_to_contain_text("Blocked")
     screenshot(page, "run-cancelled")
+    page.goto(f"{keel.base_url}/runs/")
+    row = page.locator(f'[data-run="{run["id"]}"]').first
+    expect(row.locator('.grid-cell[data-status="cancelled"]').first).to_be_attached()
+    expect(row.locator('.grid-cell[data-status="blocked"]')).to_have_count(0)
+    page.goto(f"{keel.base_url}/conversations/{run['conversation']}/timeline/")
+    expect(page.locator("main")).to_contain_text("Cancelled")
+    zh = page.context.browser.new_context(locale="zh-CN", viewport={"width": 390, "height": 844})
+    try:
+        chinese = zh.new_page()
+        chinese.goto(keel.base_url + "/login/")
+        chinese.get_by_label("用户名").fill("alice")
+        chinese.get_by_label("密码").fill("keel-demo")
+        chinese.get_by_role("button", name="登录", exact=True).click()
+        chinese.goto(f"{keel.base_url}/runs/{run['id']}/")
+        expect(chinese.get_by_test_id("run-cancelled")).to_contain_text("Alice Chen 于")
+        expect(chinese.get_by_test_id("run-cancelled")).to_contain_text("取消了此运行")
+        expect(chinese.get_by_test_id("run-nodes")).to_contain_text("已取消")
+        screenshot(chinese, "run-cancelled-zh-390")
+    finally:
+        zh.close()
     events = Api(keel.base_url, "alice").get(f"/api/v1/conversations/{run['conversation']}/events/?after=0")
     assert any(e["type"] == "run.cancel_requested" and e["data"]["by"] == "alice" for e in events["results"])
 
@@ -55,6 +80,9 @@ def test_bob_retries_a_rejected_run_from_the_console_panel_and_dora_sees_no_butt
     page.get_by_test_id("run-control-reason").fill("budget agreed")
     page.get_by_test_id("run-retry").click()
     expect(page.get_by_test_id("run-status")).to_have_text("Awaiting Approval", timeout=15000)
+    # The meta line follows the run: retried by whom, and no "finished" while it waits again.
+    expect(page.get_by_test_id("run-retried")).to_contain_text("retried by Bob Li at")
+    expect(page.get_by_test_id("run-meta")).not_to_contain_text("finished")
     screenshot(page, "run-retried")
     events = bob.get(f"/api/v1/conversations/{run['conversation']}/events/?after=0")["results"]
     retried = [e["data"] for e in events if e["type"] == "run.retried"]

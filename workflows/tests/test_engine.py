@@ -28,7 +28,8 @@ def test_it_runs_to_the_approval_gate_and_completes_after_approval():
     run = drive(start())
     assert run.status == "awaiting_approval"
     assert statuses(run) == {"interpret": "completed", "match": "completed", "snapshot": "completed",
-                             "import": "awaiting_approval", "verify": "pending", "restore": "pending"}
+                             "import": "awaiting_approval", "verify": "pending", "trial": "pending",
+                             "restore": "pending"}
     approval = pending_approval(run)
     assert approval.arguments["group_name"] == "Shanghai Sales"
     approval_decide(membership=membership("bob"), approval_id=approval.id, verdict="approved")
