@@ -137,6 +137,11 @@ def _trial_section(trial: dict[str, Any]) -> cards.Row:
     """The trial the run computes after the import, computed for the approver now: the totals
     per month, three sample payslips, and who has no salary yet (asked after approval)."""
     heading = words(gettext_noop("Trial payroll, %(year)s (months 1–3)"), year=trial.get("year", ""))
+    if trial.get("not_modelled"):
+        return cards.section(heading, [cards.text(words(gettext_noop(
+            "The trial covers mainland China's social insurance, housing fund and income tax; %(place)s's are not "
+            "modelled, so no trial is computed for this group."), place=trial["not_modelled"]),
+            mark="trial-not-modelled")], mark="trial")
     if trial.get("blocked"):
         return cards.section(heading, [cards.text(words(gettext_noop(
             "No social insurance and housing fund rules for %(city)s: the trial after the import will stop, "

@@ -88,13 +88,17 @@ def import_trial(*, tenant_id: int, template_id: int, params: dict[str, Any]) ->
     """The trial the run will compute after the import, computed now for the people it will
     assign (payroll.trial): totals per month, three sample payslips (month 1), who has no
     salary yet, or why nothing can be computed (no rules for the city). None: no list attached."""
-    from .trial import SAMPLE_PAYSLIPS, NoCityRules, people_of_params, region_place, trial_of
+    from .trial import SAMPLE_PAYSLIPS, NoCityRules, people_of_params, region_place, trial_applies, trial_of
 
     if not (params.get("employee_ids") or params.get("new_employees")):
         return None
     template = PayrollTemplate.objects.filter(id=template_id).first()
     if template is None:
         return None
+    if not trial_applies(template.region):
+        place, place_zh = region_place(template.region)
+        return {"not_modelled": {"en": place, "zh-hans": place_zh}, "count": 0, "missing": [], "totals": [],
+                "samples": []}
     people = people_of_params(tenant_id, params, timezone.localdate())
     try:
         out = trial_of(people, template.region)

@@ -55,6 +55,12 @@ def region_place(region: str) -> tuple[str, str]:
     return region, region
 
 
+def trial_applies(region: str) -> bool:
+    """The trial models mainland China's social insurance, housing fund and income tax: a
+    template for another country (Singapore, the US, Hong Kong) gets no trial, said as such."""
+    return region == "CN" or (region or "").startswith("CN-")
+
+
 def city_of_region(region: str) -> str:
     """The rules' city key of a template's region (CN-Shanghai → shanghai, CN → cn); NoCityRules
     naming the place when the rules have none (Singapore, a mainland city not in the file)."""
@@ -266,6 +272,12 @@ def trial_payroll(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]
         raise ToolBlocked("The new group is missing; there is nothing to compute.")
     today = timezone.localdate()
     region = group.template.region if group.template_id else ""
+    if not trial_applies(region):
+        place, place_zh = region_place(region)
+        return {"group_id": str(group.id), "group_name": group.name, "employees": [], "missing": [], "totals": [],
+                "months": [], "city": None, "year": today.year, "receipt_ref": f"payroll/groups/{group.id}",
+                "not_computed": f"no trial for {place} ({place_zh}): Keel computes social insurance, the housing fund "
+                                "and income tax for mainland China only"}
     people = people_of_group(group, today)
     answer = (arguments.get("answer") or "").strip()
     missing = [{"key": p.key, "employee_no": p.employee_no, "name": p.name} for p in people if p.pay is None]
@@ -295,6 +307,9 @@ def trial_payroll(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]
 def _trial_accept(ctx: ToolContext, arguments: dict[str, Any], output: dict[str, Any]) -> list[Acceptance]:
     """Every employee of the group computed (a salary each, a rule for the city, every contribution
     base within its floor and cap or saying why not); the totals add up per employee and month."""
+    if output.get("not_computed"):  # a country the trial does not model: said on the receipt, not computed
+        return [Acceptance("every employee computes", True, output["not_computed"]),
+                Acceptance("the totals are consistent", True, "nothing was computed to add up")]
     in_group = Employee.objects.filter(tenant_id=ctx.tenant_id, group_id=int(output["group_id"])).count()
     computed = output.get("employees") or []
     problems = []

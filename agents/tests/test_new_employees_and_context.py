@@ -37,8 +37,9 @@ def workbook(rows):
 
 
 def export_with_one_new():
-    return workbook([["工号", "姓名", "部门", "城市"], ["D-0001", "", "", ""],
-                     ["N-7001", "Lin Xiaoyu 林晓雨", "Sales", "Shanghai"]])
+    # With the newcomer's salary: the trial after the import computes every employee (issue 34).
+    return workbook([["工号", "姓名", "部门", "城市", "基本工资"], ["D-0001", "", "", "", ""],
+                     ["N-7001", "Lin Xiaoyu 林晓雨", "Sales", "Shanghai", "18000"]])
 
 
 def started(result):
@@ -52,8 +53,9 @@ def test_the_card_proposes_the_unknown_employee_and_approval_creates_and_assigns
                  attachment=("export.xlsx", export_with_one_new()))
     assert "not in the payroll system yet" in result["reply"]
     run, approval = started(result)
-    assert approval.diff["new_employees"] == [{"employee_no": "N-7001", "name": "Lin Xiaoyu 林晓雨",
-                                               "department": "Sales", "location": "Shanghai"}]
+    [proposed] = approval.diff["new_employees"]
+    assert {k: proposed[k] for k in ("employee_no", "name", "department", "location")} == {
+        "employee_no": "N-7001", "name": "Lin Xiaoyu 林晓雨", "department": "Sales", "location": "Shanghai"}
     assert approval.measures["headcount"] == 2
     assert not Employee.objects.filter(employee_no="N-7001").exists()  # nothing before the decision
     approval_decide(membership=membership("bob"), approval_id=approval.id, verdict="approved")

@@ -69,7 +69,7 @@ def test_the_conversation_and_the_approvals_inbox_speak_chinese():
     run = run_to_approval()
     zh = {"HTTP_ACCEPT_LANGUAGE": "zh-CN"}
     conversation = client_for("alice").get(f"/conversations/{run.conversation_id}/", **zh).content.decode()
-    assert "发送" in conversation and "输入消息…" in conversation and "3 / 5 个步骤" in conversation
+    assert "发送" in conversation and "输入消息…" in conversation and "3 / 6 个步骤" in conversation
     assert "等待：</strong> 审批人（ada, bob）" in conversation
     inbox = client_for("bob").get("/approvals/", **zh).content.decode()
     assert "审批矩阵" in inbox and "批准" in inbox and "拒绝并重新规划" in inbox

@@ -167,7 +167,7 @@ def test_it_finds_no_skipped_step_in_an_engine_run():
     decide(drive(start()), "approved")
     report = figures()
     assert report.metric("skipped_executions").value == 0
-    assert report.metric("skipped_executions").denominator == 5  # interpret, match, snapshot, import, verify
+    assert report.metric("skipped_executions").denominator == 6  # interpret, match, snapshot, import, verify, trial
 
 
 def test_it_measures_dependency_coverage_per_edge():
@@ -245,8 +245,8 @@ def test_a_receipt_that_only_names_the_step_s_own_call_does_not_count():
 def test_every_step_of_an_engine_run_but_the_interpretation_is_accepted_on_a_system_of_record_receipt():
     decide(drive(start()), "approved")
     coverage = figures().metric("receipt_coverage")
-    # match (the catalog), snapshot, import, verify (payroll); interpret's is its own call
-    assert (coverage.numerator, coverage.denominator) == (4, 5)
+    # match (the catalog), snapshot, import, verify, trial (payroll); interpret's is its own call
+    assert (coverage.numerator, coverage.denominator) == (5, 6)
     assert coverage.details == {"self_references": 1}
 
 
@@ -280,9 +280,9 @@ def test_no_crash_no_figure():
 
 
 def test_it_measures_the_scope_of_a_replan_after_a_rejection():
-    decide(drive(start()), "rejected", replan=True)  # replaces match, import, verify, restore
+    decide(drive(start()), "rejected", replan=True)  # replaces match, import, verify, trial, restore
     scope = figures().metric("replan_scope")
-    assert scope.value == 4 and scope.details == {"replans": 1, "replaced": 4, "max": 4}
+    assert scope.value == 5 and scope.details == {"replans": 1, "replaced": 5, "max": 5}
 
 
 def test_it_measures_recovery_time_from_the_failure_to_the_next_plans_first_start():

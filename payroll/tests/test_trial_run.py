@@ -184,6 +184,19 @@ def test_a_template_for_a_city_without_rules_blocks_with_a_reason_naming_the_cit
     assert run.status != "completed"
 
 
+def test_a_template_outside_mainland_china_gets_no_trial_and_says_so_but_is_set_up():
+    employee = Employee.objects.filter(tenant=tenant("demo"), group__isnull=True).first()
+    run = drive(start("SG Ops", template_code="sg-monthly-cpf", employee_ids=[str(employee.id)]))
+    card = client_for("bob").get(f"/approvals/{ApprovalRequest.objects.get(run=run).id}/").content.decode()
+    assert re.search(r"Singapore(&#x27;|')s are not modelled", card), card
+    # SGD against a CNY limit: the matrix routes it to a tenant admin.
+    approval_decide(membership=membership("ada"), approval_id=ApprovalRequest.objects.get(run=run).id,
+                    verdict="approved")
+    run = drive(run)
+    assert run.status == "completed", run.status_reason
+    assert "mainland China only" in trial_output(run)["not_computed"]
+
+
 # --- what people see ------------------------------------------------------------------------
 
 def client_for(username):

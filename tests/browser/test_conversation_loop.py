@@ -89,7 +89,8 @@ def test_an_unknown_employee_in_alices_export_is_proposed_to_bob_and_created_on_
     from openpyxl import Workbook
 
     book = Workbook()
-    for row in (["工号", "姓名", "部门", "城市"], ["D-0001", "", "", ""], ["N-8001", "Chen Mo 陈默", "Sales", "Shanghai"]):
+    for row in (["工号", "姓名", "部门", "城市", "基本工资"], ["D-0001", "", "", "", ""],
+                ["N-8001", "Chen Mo 陈默", "Sales", "Shanghai", "16000"]):
         book.active.append(row)
     export = tmp_path / "hr-export.xlsx"
     book.save(export)
