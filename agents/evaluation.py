@@ -84,3 +84,55 @@ def evaluate(rows: list[dict[str, Any]]) -> Score:
                 got.update(evaluation.step(text, prepared.get(name), model_call))
             evaluation.score(score.add, row, got)
     return score
+
+
+# --- Multi-turn dialogues (issue 31): `manage.py eval_dialogues` ----------------------------------
+
+def _dialogue_domains():
+    return [(d, d.dialogues) for d in conversation_domains() if getattr(d, "dialogues", None) is not None]
+
+
+def dialogue_measures() -> tuple[str, ...]:
+    return ("dialogue", *dict.fromkeys(m for _, e in _dialogue_domains() for m in e.measures))
+
+
+def labelled_dialogues() -> list[dict[str, Any]]:
+    return [{**row, "_domain": d.name} for d, e in _dialogue_domains() for row in e.labelled()]
+
+
+def evaluate_dialogues(rows: list[dict[str, Any]]) -> Score:
+    """Each dialogue through the real conversation front (agents.orchestrator.message_post), a
+    new conversation each, with the configured model backend. A dialogue is fully right when
+    every one of its measures is; its turns are scored one by one too."""
+    from unittest import mock
+
+    from django.db import transaction
+
+    from timeline.services import conversation_create
+
+    from .orchestrator import message_post
+
+    domains = dict((d.name, e) for d, e in _dialogue_domains())
+    speakers = {name: e.prepare() for name, e in domains.items() if any(r["_domain"] == name for r in rows)}
+    score = Score(hits=dict.fromkeys(dialogue_measures(), 0), totals=dict.fromkeys(dialogue_measures(), 0))
+    with mock.patch("workflows.dispatch.app.send_task"):  # nothing reaches a broker: the domain drives its runs
+        for row in rows:
+            dialogue = domains[row["_domain"]]
+            membership = speakers[row["_domain"]]
+            observed = []
+            with transaction.atomic():  # each dialogue starts from the same records: rolled back after
+                conversation = conversation_create(tenant_id=membership.tenant_id, user_id=membership.user_id)
+                for text in row["turns"]:
+                    result = message_post(membership=membership, conversation_id=conversation.id, text=text)
+                    observed.append(dialogue.observe(conversation.id, result))
+                transaction.set_rollback(True)
+            own = Score()
+            dialogue.score(own.add, {**row, "t": row["id"]}, observed)
+            for measure, total in own.totals.items():
+                score.totals[measure] = score.totals.get(measure, 0) + total
+                score.hits[measure] = score.hits.get(measure, 0) + own.hits.get(measure, 0)
+            score.misses.extend(own.misses)
+            right = all(own.hits.get(m, 0) == t for m, t in own.totals.items())
+            score.add("dialogue", right, {**row, "t": f"{row['id']} {' ⏎ '.join(row['turns'])}"[:200]},
+                      "wrong", "fully right")
+    return score

@@ -30,6 +30,7 @@ from workflows.blueprints import Door, params_validate
 from workflows.conversation import (
     Attached,
     AttachmentKind,
+    Change,
     Claim,
     ConversationDomain,
     Reading,
@@ -44,6 +45,7 @@ from workflows.services import run_create, run_plan_on_commit
 from workflows.tools import ToolContext, tool_get
 
 from .attachments import MAX_BYTES, AttachmentError, EmployeeList, employee_list_parse
+from .changes import change_read
 from .exploration import (
     READ_ONLY,
     ExplorationState,
@@ -51,7 +53,16 @@ from .exploration import (
     observation_words,
     react_explore,
 )
-from .matching import decision_question, option_choose, template_decide
+from .matching import (
+    decision_question,
+    items_met,
+    not_met_words,
+    option_choose,
+    other_city_words,
+    template_decide,
+    template_fit,
+    template_label,
+)
 from .models import PayrollGroup, PayrollTemplate
 from .previews import requirements_words, template_memories
 from .requirements import (
@@ -167,7 +178,8 @@ def _employees(turn: TurnContext) -> EmployeeList | None:
 
 
 def _plan_start(turn: TurnContext, *, request: str, requirements: dict[str, Any], template_name: str | None,
-                employees: list[str] | None, new_employees: list[dict[str, str]]) -> TurnReply:
+                employees: list[str] | None, new_employees: list[dict[str, str]], lead: str | None = None
+                ) -> TurnReply:
     """The planning boundary: recall experience as context, then start the fixed plan. The
     run's first records commit with the reply (the front's message_post); a worker plans it after."""
 
@@ -185,11 +197,17 @@ def _plan_start(turn: TurnContext, *, request: str, requirements: dict[str, Any]
     if new_employees:
         # Not in the system of record yet: the approval card proposes them; created on approval.
         params["new_employees"] = list(new_employees)
-    if backend_structured():
-        # The run decides on exactly what the conversation understood (no second reading).
-        params["requirements"] = requirements
+    template = _template_named(template_name) if template_name else None
+    if template is None:
+        decision = template_decide(requirements, template_catalog())
+        template = decision.chosen if decision.kind == "clear" else None
+    # The run decides on exactly what the conversation understood (no second reading), and
+    # its approval card reads what the template meets and does not (requirements["not_met"]).
+    params["requirements"] = {k: v for k, v in _with_items(requirements, template).items()
+                              if not k.startswith("_")}
     params = params_validate(BLUEPRINT, params)  # refused here, within the turn
-    reply = _plan_reply(turn, requirements, group_name, employees, new_employees)
+    reply = _plan_reply(turn, requirements, group_name, employees, new_employees,
+                        template=template if template_name else None, lead=lead)
 
     def run_started() -> int:  # inside the reply's transaction
         if items:
@@ -212,20 +230,37 @@ def _plan_start(turn: TurnContext, *, request: str, requirements: dict[str, Any]
 
 
 def _plan_reply(turn: TurnContext, requirements: dict[str, Any], group_name: str, employees: list[str] | None,
-                new_employees: list[dict[str, str]]) -> str:
-    """What the user is told as the run starts: the template it will use, or why it will ask."""
+                new_employees: list[dict[str, str]], *, template=None, lead: str | None = None) -> str:
+    """What the user is told as the run starts: the template it will use (another city's said
+    plainly, each requested item it lacks listed), or why the next message asks which one —
+    without the question's own sentence, which the run's question says once."""
     decision = template_decide(requirements, template_catalog())
     zh = turn.zh
-    if decision.kind == "clear":
-        template = (decision.chosen.name_zh or decision.chosen.name) if zh else decision.chosen.name
-        reply = (f"好的，我开始创建薪资组“{group_name}”，使用模板“{template}”：先做快照，导入前会请审批人确认。" if zh else
-                 f"I've started setting up “{group_name}” with the template “{template}” "
+    chosen = template or (decision.chosen if decision.kind == "clear" else None)
+    if chosen is not None:
+        name = template_label(chosen, zh)
+        reply = (f"好的，我开始创建薪资组“{group_name}”，使用模板“{name}”：先做快照，导入前会请审批人确认。" if zh else
+                 f"I've started setting up “{group_name}” with the template “{name}” "
                  f"({requirements_words(requirements)}): I'll take a snapshot first, and import it once an "
                  "approver agrees.")
+        extra = _template_sentences(requirements, chosen, zh)
+        reply += extra if zh else (" " + extra if extra else "")
+        if lead:
+            reply = lead + ("" if zh else " ") + extra if lead else reply
     else:
-        reply = (f"我开始创建薪资组“{group_name}”。" if zh else f"I've started setting up “{group_name}”. ") + \
-            decision_question(decision, requirements).split("。" if zh else " Which")[0].split(" The nearest")[0] + \
-            ("请在下面选择模板。" if zh else " Pick a template below.")
+        place = (requirements.get("city") or {}).get("zh" if zh else "en") or requirements.get("region") or ""
+        regional = [f for f in decision.fits if "region" in f.reasons]
+        if decision.kind == "none" and requirements.get("region") and requirements.get("region") != "CN" \
+                and not regional:
+            why = (f"没有{place}专用的模板，" if zh else f"I found no template for {place}: ")
+        elif decision.kind == "none" and requirements.get("region") == "CN":
+            why = ("没有全国通用的模板，" if zh else "I found no nationwide template: ")
+        elif decision.kind == "choice":
+            why = ("有不止一个模板同样合适，" if zh else "more than one template fits equally well: ")
+        else:
+            why = ("没有完全符合的模板，" if zh else "no template fits exactly: ")
+        reply = (f"我开始创建薪资组“{group_name}”。{why}接下来请在问题中选择要用的模板。" if zh else
+                 f"I've started setting up “{group_name}”; {why}the next message asks which one to use.")
     if employees:
         reply += (f"导入后会把名单中的 {len(employees)} 名员工分配到该组。" if zh else
                   f" Then I'll assign the {len(employees)} employees on your list.")
@@ -249,21 +284,35 @@ def _explore(turn: TurnContext, state: ExplorationState, *, employees: list[str]
         return _plan_start(turn, request=state.request, requirements=outcome.requirements,
                            template_name=outcome.template_name, employees=employees, new_employees=new_employees)
     previous = (pending.get() or {}).get("question")
-    if previous and outcome.question == previous:
-        # Never the same question twice in a row: say what was not understood, and how to answer.
-        outcome.question = ("我没能从您的回答中识别出城市或地区。请直接写城市名（例如“杭州”“上海”），或回复“全国”。" if turn.zh else
+    asked = ((pending.get() or {}).get("asked") or (1 if previous else 0)) + 1
+    if previous and asked >= 2:
+        # Never the same question twice in a row, never a third time: say what was not
+        # understood, how to answer, and what Keel assumes if nothing more is said.
+        outcome.question = ("我没能从您的回答中识别出城市或地区。请直接写城市名（例如“杭州”“上海”），或回复“全国”。"
+                            "如果您不再说明，我会按全国（所有城市）来设置。" if turn.zh else
                             "I couldn't find a city or region in that. Please name the city (for example "
-                            "“Hangzhou” or “Shanghai”), or say “nationwide”.")
+                            "“Hangzhou” or “Shanghai”), or say “nationwide”. If you don't say, I'll set it up "
+                            "as nationwide (all of China).")
     stored = {**outcome.requirements, "_template_name": state.template_name, "_employee_ids": employees or [],
               "_new_employees": new_employees}
-    pending.set({"request": state.request, "requirements": stored, "scratchpad": outcome.scratchpad,
-                 "iterations": outcome.iterations, "question": outcome.question})
+    pending.set({"kind": "explore", "request": state.request, "requirements": stored,
+                 "scratchpad": outcome.scratchpad, "iterations": outcome.iterations, "question": outcome.question,
+                 "asked": asked})
     return TurnReply(route="explore", reply=outcome.question)
 
 
 def _resume_exploration(turn: TurnContext, exploration: dict[str, Any]) -> TurnReply:
+    if is_stop(turn.text) and not requirements_extract(turn.text)["region"]:
+        return _stop_reply(turn)
     request = exploration["request"] if _is_continue(turn.text) else f"{exploration['request']}\n{turn.text}"
     requirements = _requirements(turn, request)
+    if (exploration.get("asked") or 0) >= 2 and not requirements.get("region") \
+            and not dependencies_known(requirements, (exploration.get("requirements") or {}).get("_template_name"))[0]:
+        # Never a third time: what the second asking said it would assume.
+        stated = requirements.get("group_name") if requirements.get("name_stated") else None
+        requirements = {**requirements, "region": "CN", "city": {"en": "China", "zh": "全国", "province": ""},
+                        "missing": [k for k in ("pay_frequency",) if not requirements.get(k)]}
+        requirements["group_name"] = stated or ("全国薪资组" if turn.zh else "China Payroll")
     stored = exploration.get("requirements") or {}
     template_name = stored.get("_template_name")
     attached = _employees(turn)
@@ -277,6 +326,328 @@ def _resume_exploration(turn: TurnContext, exploration: dict[str, Any]) -> TurnR
         return _plan_start(turn, request=request, requirements=requirements, template_name=template_name,
                            employees=employees, new_employees=new_employees)
     return _explore(turn, state, employees=employees, new_employees=new_employees)
+
+
+# --- The second turn: an answer is a message (issue 31) -------------------------------------------
+
+STOP_EN = (r"^(oh,? )?(never ?mind|forget (it|about it|that)|cancel( it| that| this)?|stop( it)?|no,? thanks|"
+           r"don'?t bother|scrap (it|that)|not needed|drop it)\b")
+STOP_ZH = ("算了", "不用了", "取消", "不要了", "别弄了", "不弄了", "先不用")
+DELEGATE_EN = (r"\b(whatever you think|you (decide|choose|pick)|up to you|your call|any( one)? (is|will do)|"
+               r"doesn'?t matter|recommend(ed)?|your suggestion|the default)\b")
+DELEGATE_ZH = ("你定", "随便", "你看着办", "都行", "都可以", "你决定", "推荐的", "默认")
+UNSURE_EN = r"^(hmm+|hm+|not sure|dunno|i don'?t know|no idea|idk|unsure|maybe|no clue)\b"
+UNSURE_ZH = ("不知道", "不确定", "没想好", "嗯", "不清楚", "说不好")
+# The words that introduce a stated name, removed with it before the rest is read as an answer.
+NAME_LEAD = (r"(?:,?\s*(?:and\s+)?(?:please\s+)?(?:call(?:ed)?(?: it)?|name(?:d| it)?(?: it)?|the group should be "
+             r"(?:called|named))\s*$|[，,]?\s*(?:叫做|名字是|名字叫|名称叫|取名|起名叫?|就叫|叫)\s*$)")
+TEMPLATE_KEYS = ("region", "pay_frequency", "population")
+
+
+def _lowered(text: str) -> str:
+    return text_normalize(text).strip().strip(".!。！?？~～")
+
+
+def _said(text: str, en: str, zh: tuple[str, ...]) -> bool:
+    return bool(re.search(en, _lowered(text))) or any(w in text for w in zh)
+
+
+def is_stop(text: str) -> bool:
+    return _said(text, STOP_EN, STOP_ZH)
+
+
+def _is_delegate(text: str) -> bool:
+    return _said(text, DELEGATE_EN, DELEGATE_ZH) or _is_continue(text)
+
+
+def _is_unsure(text: str) -> bool:
+    return _said(text, UNSURE_EN, UNSURE_ZH)
+
+
+def answer_read(text: str, options: list[dict[str, Any]], before: dict[str, Any]) -> dict[str, Any]:
+    """A whole message read as an answer: which option it picks (label, number, ordinal, words),
+    and what else it carries — a stated name, a changed city, pay cycle, population or items."""
+    said = requirements_extract(text)
+    name = said["group_name"] if said["name_stated"] else None
+    rest = text
+    if name:
+        head, _, tail = text.partition(name)
+        rest = re.sub(NAME_LEAD, "", head, flags=re.I) + " " + tail.strip(" \"'“”「」")
+    rest = re.sub(r"\s+one\b", "", rest.strip(" ,，.。"), flags=re.I)  # "the second one" → "the second"
+    index = option_choose(rest, options) if rest.strip(" ,，.。") else None
+    changes: dict[str, Any] = {}
+    for key in TEMPLATE_KEYS:
+        if said.get(key) and said[key] != before.get(key):
+            changes[key] = said[key]
+            if key == "region":
+                changes["city"] = said.get("city")
+    new_items = [i for i in said["items_named"] if i not in (before.get("items_named") or [])]
+    if new_items:
+        changes["items_named"] = list(before.get("items_named") or []) + new_items
+    if index is not None and "region" in changes:
+        # "use the Shanghai template" names the template's city, not a new place for the group.
+        label = " ".join(str(options[index].get(k) or "") for k in ("label", "label_en", "label_zh")).lower()
+        city = said.get("city") or {}
+        if any(w and w.lower() in label for w in (city.get("en"), city.get("zh"))):
+            changes.pop("region"), changes.pop("city", None)
+    if index is not None and "population" in changes:
+        changes.pop("population")
+    return {"index": index, "name": name, "changes": changes, "stop": is_stop(text),
+            "delegate": _is_delegate(text) and index is None, "unsure": _is_unsure(text)}
+
+
+def answer_carries(text: str, options: list[dict[str, Any]], before: dict[str, Any]) -> bool:
+    read = answer_read(text, options, before)
+    return bool(read["index"] is not None or read["name"] or read["changes"] or read["stop"] or read["delegate"]
+                or read["unsure"])
+
+
+def _template_named(name: str):
+    return (PayrollTemplate.objects.filter(name=name).order_by("-version").prefetch_related("items").first()
+            or PayrollTemplate.objects.filter(code=name).order_by("-version").prefetch_related("items").first())
+
+
+def _options_of(templates, zh: bool) -> list[dict[str, Any]]:
+    return [{"label": (t.name_zh or t.name) if zh else t.name, "label_en": t.name, "label_zh": t.name_zh,
+             "answer": t.name} for t in templates]
+
+
+def _labels(options: list[dict[str, Any]], zh: bool) -> str:
+    names = [(o.get("label_zh") or o["label"]) if zh else (o.get("label_en") or o["label"]) for o in options]
+    return "、".join(f"{n + 1}. “{x}”" for n, x in enumerate(names)) if zh else \
+        ", ".join(f"{n + 1}. “{x}”" for n, x in enumerate(names))
+
+
+def _waiting_question(turn: TurnContext):
+    """This conversation's payroll run waiting for the user's answer, and the step that asks."""
+    from workflows.models import Run, RunStatus
+    from workflows.services import active_nodes
+
+    run = (Run.objects.filter(conversation_id=turn.conversation_id, tenant_id=turn.membership.tenant_id,
+                              status=RunStatus.AWAITING_INPUT, blueprint=BLUEPRINT).order_by("-created_at").first())
+    if run is None:
+        return None, None
+    node = active_nodes(run.id).filter(status="awaiting_input").first()
+    return run, node
+
+
+def _run_requirements(run) -> dict[str, Any]:
+    understood = run.params.get("requirements")
+    if isinstance(understood, dict):
+        return dict(understood)
+    return requirements_extract(run.params.get("request") or "")
+
+
+def _with_items(requirements: dict[str, Any], template) -> dict[str, Any]:
+    """The requirements with what the template meets and does not (requirements["not_met"]:
+    [{"item", "reason"}], read by the approval card)."""
+    if template is None:
+        return requirements
+    met, not_met = items_met(requirements, template)
+    return {**requirements, "met": met, "not_met": not_met, "template_code": template.code}
+
+
+def _template_sentences(requirements: dict[str, Any], template, zh: bool) -> str:
+    """Another city's template said plainly, and each requested item it does not meet."""
+    parts = [other_city_words(requirements, template, zh),
+             not_met_words(_with_items(requirements, template).get("not_met") or [], template, zh)]
+    return ("" if zh else " ").join(p for p in parts if p)
+
+
+def _stop_reply(turn: TurnContext, run=None) -> TurnReply:
+    turn.pending(NAME).clear()
+    if run is not None:
+        def stopped() -> int:
+            from workflows.services import run_cancel
+
+            run_cancel(membership=turn.membership, run_id=run.id, reason="the user said to stop")
+            return run.id
+        reply = ("好的，已停止，不会创建这个薪资组。" if turn.zh else
+                 "OK — I've stopped it; that group won't be set up.")
+        return TurnReply(route="resume_run", reply=reply, start_run=stopped)
+    return TurnReply(route="resume_exploration", reply=("好的，那就先不创建了。" if turn.zh else
+                                                        "OK, I won't set it up. Tell me whenever you need it."))
+
+
+def _restart(turn: TurnContext, run, *, name: str, requirements: dict[str, Any], template,
+             lead: str, pending: dict[str, Any] | None = None) -> TurnReply:
+    """The change needs a new run (a new name is reserved by the first steps): the waiting run
+    is cancelled (its undo releases what it reserved) and a new one starts with the change and
+    the chosen template, in the reply's commit."""
+    from workflows.services import run_cancel
+
+    requirements = {**requirements, "group_name": name, "name_stated": True}
+    reply = _plan_start(turn, request=run.params.get("request") or turn.text, requirements=requirements,
+                        template_name=template.name if template else None,
+                        employees=run.params.get("employee_ids") or None,
+                        new_employees=list(run.params.get("new_employees") or []), lead=lead)
+    started = reply.start_run
+
+    def run_started() -> int:
+        from config.api import DomainError
+
+        try:
+            run_cancel(membership=turn.membership, run_id=run.id, reason=f"changed in the chat: {turn.text[:200]}")
+        except DomainError:  # it ended meanwhile: nothing to stop
+            pass
+        new_id = started()
+        if pending is not None:
+            turn.pending(NAME).set({**pending, "run_id": new_id})
+        else:
+            turn.pending(NAME).clear()
+        return new_id
+
+    reply.start_run = run_started
+    return reply
+
+
+def _answer_node(turn: TurnContext, run, template, requirements: dict[str, Any]) -> TurnReply:
+    """The run's own question answered with the template; its params keep what is (not) met."""
+    from workflows.models import Run
+    from workflows.services import node_input_answer
+
+    turn.pending(NAME).clear()
+    zh = turn.zh
+    requirements = _with_items(requirements, template)
+
+    def answered() -> int:
+        node_input_answer(membership=turn.membership, run_id=run.id, answer=template.name)
+        Run.objects.filter(id=run.id).update(params={**run.params, "requirements": requirements})
+        return run.id
+
+    label = template_label(template, zh)
+    reply = (f"收到，继续处理：“{label}”。" if zh else f"Thanks — continuing with “{label}”.")
+    extra = _template_sentences(requirements, template, zh)
+    reply += extra if zh else (" " + extra if extra else "")
+    return TurnReply(route="resume_run", reply=reply.strip(), start_run=answered)
+
+
+def _assume_question(turn: TurnContext, options: list[dict[str, Any]], why: str) -> str:
+    zh = turn.zh
+    first = (options[0].get("label_zh") or options[0]["label"]) if zh else (options[0].get("label_en")
+                                                                           or options[0]["label"])
+    if zh:
+        return (f"{why}请选择模板：{_labels(options, True)}（回复名称或“第二个”即可）。"
+                f"如果您不再说明，我会使用“{first}”。")
+    return (f"{why}Which template should it use: {_labels(options, False)}? Reply with a name or “the second one”. "
+            f"If you don't say, I'll use “{first}”.")
+
+
+def _answer_template_question(turn: TurnContext, run, options: list[dict[str, Any]], asked: int,
+                              before: dict[str, Any], assumed: str | None = None) -> TurnReply:
+    """An answer to "which template?" (the run asked it once, or the chat a second time)."""
+    zh = turn.zh
+    read = answer_read(turn.text, options, before)
+    if read["stop"] and read["index"] is None:
+        return _stop_reply(turn, run)
+    merged = {**before, **read["changes"]}
+    if read["changes"]:
+        merged["missing"] = [k for k in ("region", "pay_frequency") if not merged.get(k)]
+    name_now = run.params.get("group_name") or ""
+    name = read["name"] or name_now
+    catalog = template_catalog()
+    template = None
+    if read["index"] is not None:
+        template = _template_named(options[read["index"]]["answer"])
+        if template is not None and read["changes"] and {"region", "pay_frequency"} & set(
+                template_fit(template, merged).conflicts):
+            template = None  # the pick contradicts what the same message changed: ask with new options
+    elif read["changes"]:
+        decision = template_decide(merged, catalog)
+        if decision.kind == "clear":
+            template = decision.chosen
+        elif decision.options:
+            options = _options_of(decision.options, zh)
+    elif read["delegate"] or (asked >= 2 and not read["name"]):
+        template = _template_named(assumed or options[0]["answer"])
+    if template is None and read["changes"] and read["index"] is not None:
+        decision = template_decide(merged, catalog)
+        if decision.kind == "clear":
+            template = decision.chosen
+        elif decision.options:
+            options = _options_of(decision.options, zh)
+    if template is None and asked >= 2:
+        template = _template_named(assumed or options[0]["answer"])  # never a third time: the assumption
+    named = (f"好的，名称改为“{name}”。" if zh else f"OK — it'll be called “{name}”. ") if name != name_now else ""
+    if template is not None:
+        if name != name_now:
+            lead = (named + f"我已停止之前的设置，按新名称重新开始，使用模板“{template_label(template, True)}”。" if zh else
+                    named + f"I've stopped the earlier setup and started again under that name with the template "
+                    f"“{template.name}”.")
+            return _restart(turn, run, name=name, requirements=merged, template=template, lead=lead)
+        return _answer_node(turn, run, template, merged)
+    # Not answered: the second (and last) time the question is put, with what Keel will assume.
+    why = ((f"“{turn.text[:40]}”不是可选项之一。" if zh else f"“{turn.text[:40]}” is not one of the options. ")
+           if not read["name"] and not read["changes"] else "")
+    question = _assume_question(turn, options, named + why)
+    assume = options[0]["answer"]
+    state = {"kind": "template", "request": run.params.get("request") or "", "asked": 2, "assume": assume,
+             "options": options, "requirements": merged, "question": question}
+    if name != name_now:
+        # The name is applied now: a new run under it goes on with the assumption, and a pick
+        # in the next message switches the template while the approval waits.
+        template = _template_named(assume)
+        lead = (f"{named}我已按新名称重新开始，暂时使用“{template_label(template, True)}”。" if zh else
+                f"{named}I've started it again under that name, with “{template.name}” for now. ")
+        question = _assume_question(turn, options, lead if not zh else lead)
+        state.update(kind="assumed", question=question)
+        reply = _restart(turn, run, name=name, requirements=merged, template=template, lead="",
+                         pending=state)
+        reply.reply, reply.options = question, options
+        return reply
+    state["run_id"] = run.id
+    turn.pending(NAME).set(state)
+    return TurnReply(route="resume_run", reply=question, options=options, run_id=run.id)
+
+
+def _answer_assumed(turn: TurnContext, state: dict[str, Any]) -> TurnReply:
+    """The run went on with the assumption; a pick in this message switches the template."""
+    from workflows.models import Run
+
+    zh = turn.zh
+    run = Run.objects.filter(id=state.get("run_id"), tenant_id=turn.membership.tenant_id).first()
+    options = state.get("options") or []
+    before = dict(state.get("requirements") or {})
+    read = answer_read(turn.text, options, before)
+    if run is None:
+        turn.pending(NAME).clear()
+        return TurnReply(route="resume_run", reply=("好的。" if zh else "OK."))
+    if read["stop"] and read["index"] is None:
+        return _stop_reply(turn, run)
+    template = _template_named(options[read["index"]]["answer"]) if read["index"] is not None else None
+    assumed = _template_named(state.get("assume") or "")
+    if template is None or (assumed is not None and template.code == assumed.code):
+        turn.pending(NAME).clear()
+        label = template_label(assumed, zh) if assumed else ""
+        reply = (f"好的，就用“{label}”继续。" if zh else f"OK — going on with “{label}”.")
+        if assumed is not None:
+            extra = _template_sentences(before, assumed, zh)
+            reply += extra if zh else (" " + extra if extra else "")
+        return TurnReply(route="resume_run", reply=reply, run_id=run.id)
+    requirements = _with_items(before, template)
+    lead = (f"好的，改用模板“{template_label(template, True)}”。" if zh else
+            f"OK — switching to the template “{template.name}”.")
+    try:
+        from workflows.services import run_revise
+    except ImportError:  # no revision service: start again
+        run_revise = None
+    if run_revise is not None:
+        from config.api import DomainError
+
+        try:
+            run_revise(membership=turn.membership, run_id=run.id, replace=["match"],
+                       params_update={"template_code": template.code, "requirements": requirements},
+                       reason=f"the user chose the template “{template.name}”")
+        except DomainError as refused:
+            return TurnReply(route="resume_run", run_id=run.id, reply=(
+                f"现在无法更换模板（{refused.message}）。请稍后再说一次。" if zh else
+                f"I couldn't switch the template just now ({refused.message}). Please say it again in a moment."))
+        turn.pending(NAME).clear()
+        extra = _template_sentences(before, template, zh)
+        return TurnReply(route="resume_run", run_id=run.id,
+                         reply=lead + (extra if zh else (" " + extra if extra else "")))
+    return _restart(turn, run, name=run.params.get("group_name") or "", requirements=before, template=template,
+                    lead=lead)
 
 
 # --- Read-only questions -----------------------------------------------------------------------
@@ -482,10 +853,31 @@ class PayrollConversation(ConversationDomain):
 
         return EVALUATION
 
+    @property
+    def dialogues(self):
+        from .evaluation import DIALOGUE_EVALUATION
+
+        return DIALOGUE_EVALUATION
+
     def holds(self, turn: TurnContext) -> Claim | None:
-        if turn.signal in ("chat", "analyze") or turn.pending(NAME).get() is None:
+        """It asked (the exploration, or its run asked which template) and this message answers.
+        A message the intent reads as chat still answers when it carries an answer ("never mind",
+        "the second one", "叫成都运营")."""
+        state = turn.pending(NAME).get()
+        if state is not None:
+            if turn.signal == "analyze":
+                return None
+            if turn.signal == "chat" and not answer_carries(turn.text, state.get("options") or [],
+                                                            state.get("requirements") or {}):
+                return None
+            return Claim(1.0, "an exploration or a question is waiting for the user; this message answers it")
+        run, node = _waiting_question(turn)
+        if node is None or node.key != "match" or turn.signal == "analyze":
             return None
-        return Claim(1.0, "an exploration is waiting for a missing value; this message adds to it")
+        options = (node.question or {}).get("options") or []
+        if turn.signal == "chat" and not answer_carries(turn.text, options, _run_requirements(run)):
+            return None
+        return Claim(1.0, "its run asked which template to use; this message answers it as a whole")
 
     def claims(self, turn: TurnContext) -> Claim | None:
         if turn.signal != "resolve":
@@ -494,7 +886,26 @@ class PayrollConversation(ConversationDomain):
 
     def answer(self, turn: TurnContext) -> TurnReply:
         exploration = turn.pending(NAME).get()
-        if exploration is not None and turn.signal not in ("chat", "analyze"):
+        if exploration is not None and exploration.get("kind") in ("template", "assumed"):
+            _route_frame(turn, "resume_run", "a template question is open; this message answers it as a whole")
+            if exploration["kind"] == "assumed":
+                return _answer_assumed(turn, exploration)
+            run, node = _waiting_question(turn)
+            if run is None or run.id != exploration.get("run_id"):
+                turn.pending(NAME).clear()
+            else:
+                return _answer_template_question(turn, run, exploration.get("options") or [], 2,
+                                                 dict(exploration.get("requirements") or {}),
+                                                 assumed=exploration.get("assume"))
+            exploration = None
+        if exploration is None:
+            run, node = _waiting_question(turn)
+            if node is not None and node.key == "match" and turn.signal != "analyze":
+                _route_frame(turn, "resume_run", "its run asked which template to use; this message answers it "
+                                                 "as a whole")
+                return _answer_template_question(turn, run, (node.question or {}).get("options") or [], 1,
+                                                 _run_requirements(run))
+        if exploration is not None and turn.signal != "analyze":
             _route_frame(turn, "resume_exploration",
                          "an exploration is waiting for a missing value; this message adds to it")
             reply = _resume_exploration(turn, exploration)
@@ -532,6 +943,9 @@ class PayrollConversation(ConversationDomain):
 
     def option_choose(self, text: str, options: list[dict[str, Any]]) -> int | None:
         return option_choose(text, options)
+
+    def change(self, turn: TurnContext, run: Any) -> Change | None:
+        return change_read(turn, run)  # payroll/changes.py
 
     def run_title(self, run: Any, zh: bool) -> str | None:
         name = run.params.get("group_name")

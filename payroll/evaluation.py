@@ -55,3 +55,93 @@ def score(add: Callable[..., None], row: dict[str, Any], got: dict[str, Any]) ->
 
 
 EVALUATION = Evaluation(labelled=labelled_requests, measures=MEASURES, prepare=prepare, step=step, score=score)
+
+
+# --- Multi-turn dialogues (issue 31; `manage.py eval_dialogues`) ----------------------------------
+
+from workflows.conversation import Dialogues  # noqa: E402
+
+DIALOGUES = Path(__file__).with_name("data") / "eval_dialogues.jsonl"
+DIALOGUE_MEASURES = ("turn", "name", "template", "items", "questions", "outcome")
+
+
+def labelled_dialogues(path: Path = DIALOGUES) -> list[dict[str, Any]]:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [r for r in rows if "_about" not in r]
+
+
+def dialogue_prepare():
+    """The demo tenant (its catalog, employees and users); the person typing is alice."""
+    from django.contrib.auth.models import User
+    from django.core.management import call_command
+
+    if not User.objects.filter(username="alice").exists():
+        call_command("seed_demo", verbosity=0)
+    return User.objects.get(username="alice").membership
+
+
+def _drive(conversation_id: int) -> None:
+    """What workers would do: every run of the conversation, oldest first (a cancelled run's undo too)."""
+    from workflows.models import Run
+    from workflows.tests.helpers import drive
+
+    for run in Run.objects.filter(conversation_id=conversation_id).order_by("created_at", "id"):
+        drive(run)
+
+
+def dialogue_observe(conversation_id: int, result: dict[str, Any]) -> dict[str, Any]:
+    from agents.models import Exploration
+    from workflows.models import Node, Run
+
+    _drive(conversation_id)
+    row = Exploration.objects.filter(conversation_id=conversation_id).first()
+    state = ((row.requirements or {}).get("payroll") if row else None) or None
+    runs = Run.objects.filter(conversation_id=conversation_id, blueprint="payroll_group_setup")
+    going = [r for r in runs.order_by("-created_at", "-id") if not r.cancel_requested
+             and r.status not in ("cancelled", "failed", "completed_with_undo")]
+    latest = going[0] if going else None
+    waiting = (Node.objects.filter(run=latest, retired_in__isnull=True, status="awaiting_input").first()
+               if latest is not None else None)
+    question = None
+    if state is not None:
+        question = f"pending:{state.get('kind') or 'explore'}"
+    elif waiting is not None:
+        question = f"run:{waiting.key}"
+    template = None
+    if latest is not None and waiting is None:
+        coordinate = latest.coordinates.filter(key="template_id").order_by("-plan_version").first()
+        if coordinate is not None:
+            template = PayrollTemplate.objects.filter(id=int(coordinate.value)).values_list("code", flat=True).first()
+        if template is None:
+            template = latest.params.get("template_code")
+    requirements = (latest.params.get("requirements") or {}) if latest is not None else {}
+    return {"asks": question is not None, "question": question, "reply": result.get("reply", ""),
+            "name": latest.params.get("group_name") if latest is not None else None,
+            "template": template, "run": latest.id if latest is not None else None,
+            "met": sorted(requirements.get("met") or []),
+            "not_met": sorted(n["item"] for n in requirements.get("not_met") or []),
+            "outcome": "stopped" if latest is None else ("asking" if template is None else "run")}
+
+
+def dialogue_score(add: Callable[..., None], row: dict[str, Any], observed: list[dict[str, Any]]) -> None:
+    for n, (want, got) in enumerate(zip(row["k"], observed)):
+        add("turn", ("ask" if got["asks"] else "go") == want, row,
+            f"turn {n + 1}: {'ask' if got['asks'] else 'go'} ({got['reply'][:90]!r})", want)
+    final = observed[-1]
+    # The same question never more than twice (a question's identity: the pending state or the step).
+    counts: dict[str, int] = {}
+    for got in observed:
+        if got["question"]:
+            counts[got["question"]] = counts.get(got["question"], 0) + 1
+    add("questions", max(counts.values() or [0]) <= 2, row, counts, "each question at most twice")
+    add("outcome", final["outcome"] == row["outcome"], row, final["outcome"], row["outcome"])
+    if row["outcome"] != "stopped":
+        add("name", final["name"] == row["name"], row, final["name"], row["name"])
+        add("template", final["template"] == row["tpl"], row, final["template"], row["tpl"])
+    if row["outcome"] == "run":
+        add("items", (final["met"], final["not_met"]) == (sorted(row["met"]), sorted(row["not_met"])), row,
+            {"met": final["met"], "not_met": final["not_met"]}, {"met": row["met"], "not_met": row["not_met"]})
+
+
+DIALOGUE_EVALUATION = Dialogues(labelled=labelled_dialogues, measures=DIALOGUE_MEASURES, prepare=dialogue_prepare,
+                                observe=dialogue_observe, score=dialogue_score)

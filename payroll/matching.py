@@ -154,8 +154,13 @@ def template_decide(requirements: dict[str, Any], templates) -> Decision:
     if not requirements.get("region") and not requirement_specific(requirements):
         return Decision("ask_region", reason="the request names no place and nothing specific", fits=fits)
     if not fitting:
-        nearest = sorted(fits, key=lambda f: (-f.nearest, -f.score, f.template.code))
-        nearest = [f for f in nearest if "specialisation" not in f.conflicts or f.nearest > 0][:MAX_OPTIONS]
+        # General templates before special-purpose ones the request does not name (interns,
+        # shift work…): a request for everyone nationwide is not served an intern template first.
+        nearest = sorted(fits, key=lambda f: ("specialisation" in f.conflicts, -f.nearest, -f.score,
+                                              _general_rank(f.template), f.template.code))
+        general = [f for f in nearest if "specialisation" not in f.conflicts]
+        nearest = [f for f in nearest if "specialisation" not in f.conflicts or (f.nearest > 0 and len(general) < 2)]
+        nearest = nearest[:MAX_OPTIONS]
         return Decision("none", options=[f.template for f in nearest], fits=fits,
                         reason="no template fits: " + ", ".join(sorted({c for f in fits for c in f.conflicts})))
     top = [f for f in fitting if f.score == fitting[0].score]
@@ -164,6 +169,94 @@ def template_decide(requirements: dict[str, Any], templates) -> Decision:
                         reason="the best fit: " + ", ".join(top[0].reasons or ["general template"]))
     return Decision("choice", options=[f.template for f in top[:MAX_OPTIONS]], fits=fits,
                     reason=f"{len(top)} templates fit equally well")
+
+
+# Among general templates that fit equally (near), the catalog's reference cities in this order.
+GENERAL_ORDER = ("cn-sh-monthly-salaried", "cn-bj-monthly-salaried", "cn-sz-monthly-salaried", "cn-gz-monthly-salaried")
+
+
+def _general_rank(template) -> int:
+    return GENERAL_ORDER.index(template.code) if template.code in GENERAL_ORDER else len(GENERAL_ORDER)
+
+
+# --- What the request asks for that the template has (issue 31) ---------------------------------
+
+# A requested item is met when the template has an item whose code contains one of these.
+ITEM_MATCH = {"commission": ("commission",), "overtime": ("ot_", "overtime"), "annual_bonus": ("annual_bonus",),
+              "performance_bonus": ("performance", "kpi"), "bonus": ("bonus",), "allowance": ("allowance",),
+              "housing_fund": ("housing",), "social_insurance": ("pension", "medical", "social_security", "cpf", "mpf"),
+              "cpf": ("cpf",), "mpf": ("mpf",), "tips": ("tip",)}
+ITEM_NAMES = {"commission": ("commission", "提成"), "overtime": ("overtime pay", "加班费"),
+              "annual_bonus": ("an annual (13th-month) bonus", "年终奖/十三薪"),
+              "performance_bonus": ("performance pay", "绩效"), "bonus": ("a bonus", "奖金"),
+              "allowance": ("an allowance", "津贴/补贴"), "housing_fund": ("the housing fund", "公积金"),
+              "social_insurance": ("social insurance", "社保"), "cpf": ("CPF", "中央公积金"), "mpf": ("MPF", "强积金"),
+              "tips": ("tips", "小费")}
+
+
+def item_words(item: str, zh: bool) -> str:
+    return ITEM_NAMES.get(item, (item.replace("_", " "), item))[1 if zh else 0]
+
+
+def template_label(template, zh: bool) -> str:
+    return (template.name_zh or template.name) if zh else template.name
+
+
+def items_met(requirements: dict[str, Any], template) -> tuple[list[str], list[dict[str, str]]]:
+    """Each requested item is met (the template has it) or not met, with the reason in words
+    (English; `not_met_words` says it in the user's language)."""
+    codes = [i.code for i in template.items.all()]
+    met, not_met = [], []
+    for item in dict.fromkeys(requirements.get("items_named") or []):
+        if any(part in code for code in codes for part in ITEM_MATCH.get(item, (item,))):
+            met.append(item)
+        else:
+            not_met.append({"item": item, "reason": f"no {item_words(item, False)} item in the template "
+                                                    f"“{template.name}”; add it after setup or choose another "
+                                                    "template"})
+    return met, not_met
+
+
+def not_met_words(not_met: list[dict[str, str]], template, zh: bool) -> str:
+    """The chat's sentence for what the template does not cover ("" when it covers everything)."""
+    if not not_met:
+        return ""
+    name = template_label(template, zh)
+    if zh:
+        items = "、".join(item_words(n["item"], True) for n in not_met)
+        return f"未满足：{items}——模板“{name}”中没有这一项，请在设置完成后添加，或选择其他模板。"
+    items = "; ".join(f"{item_words(n['item'], False)}: no such item in the template “{name}”" for n in not_met)
+    return f"Not met — {items}. Add it after setup, or choose another template."
+
+
+def template_city(template) -> tuple[str, str] | None:
+    """The city a city template is made for, in (English, Chinese); None for a nationwide or foreign one."""
+    region = (template.region or "")
+    if not region.startswith("CN-"):
+        return None
+    en = region[3:]
+    zh = (template.name_zh or "")[:2] if re.match(r"[\u4e00-\u9fff]{2}", template.name_zh or "") else en
+    return en, zh
+
+
+def other_city_words(requirements: dict[str, Any], template, zh: bool) -> str:
+    """Said plainly when the template is made for another city than the request's."""
+    region = requirements.get("region") or ""
+    city = template_city(template)
+    if not region.startswith("CN") or city is None:
+        return ""
+    wanted = REGION_CITY.get(region, region.lower().replace("cn-", ""))
+    if wanted == city[0].lower():
+        return ""
+    place = _place(requirements, zh) if region != "CN" else ("全国" if zh else "nationwide")
+    name = template_label(template, zh)
+    if zh:
+        return f"没有{place}的模板，我会使用“{name}”——其社保和公积金比例是{city[1]}的，不是{place}的。"
+    if region == "CN":
+        return (f"There is no nationwide template; I'll use “{name}” — its social insurance and housing fund "
+                f"rates are {city[0]}'s, not set nationwide.")
+    return (f"There is no {place} template; I'll use “{name}” — its social insurance and housing fund rates are "
+            f"{city[0]}'s, not {place}'s.")
 
 
 def template_next_best(requirements: dict[str, Any], templates):

@@ -81,12 +81,16 @@ POPULATIONS: list[tuple[str, list[str], list[str]]] = [
     ("engineering", ["engineers?", "developers", "r&d", "engineering"], ["研发", "工程师", "技术人员"]),
     ("customer_service", ["customer service", "customer support", "support team", "call cent(er|re)"],
      ["客服", "客户服务"]),
+    ("operations", ["operations", "ops"], ["运营"]),
+    ("finance", ["finance", "accounting"], ["财务", "会计"]),
+    ("marketing", ["marketing"], ["市场部", "市场营销", "营销", "市场"]),
     ("salaried", ["salaried", "office staff", "white-?collar", "full-?time staff"], ["白领", "正式员工", "坐班"]),
 ]
 POPULATION_NAMES = {"sales": ("Sales", "销售"), "executive": ("Executives", "高管"), "intern": ("Interns", "实习生"),
                     "shift": ("Shift Workers", "倒班员工"), "engineering": ("Engineering", "研发"),
                     "salaried": ("Salaried Staff", "正式员工"),
-                    "customer_service": ("Customer Service", "客服")}
+                    "customer_service": ("Customer Service", "客服"), "operations": ("Operations", "运营"),
+                    "finance": ("Finance", "财务"), "marketing": ("Marketing", "市场")}
 
 # "central provident fund" first: it contains "provident fund", which in China means the
 # housing fund; the matched span is blanked so that it is not read twice.
@@ -104,7 +108,7 @@ ITEMS: list[tuple[str, list[str], list[str]]] = [
                       "bonus at the end of the year", "christmas bonus", "year-?end payouts?"], ["年终奖", "年底奖金", "十三薪", "年终"]),
     ("social_insurance", ["social insurance", "social security"], ["社保", "五险", "社会保险"]),
     ("performance_bonus", ["performance bonus(es)?", "kpi bonus(es)?"], ["绩效奖", "绩效"]),
-    ("allowance", ["allowances?", "stipends?", "per diem"], ["津贴", "补贴", "补助"]),
+    ("allowance", ["allowances?", "stipends?", "per diem"], ["津贴", "补贴", "补助", "餐补", "交通补", "房补"]),
     ("tips", ["tips", "gratuit(y|ies)"], ["小费"]),
 ]
 
@@ -289,7 +293,9 @@ def requirements_extract(text: str) -> dict[str, Any]:
 @lru_cache(maxsize=512)
 def _requirements_of(text: str) -> dict[str, Any]:
     stated_name = _named_group(text)
-    unnamed = text.replace(stated_name, " ") if stated_name else text  # a name is not a requirement
+    # A name is not a requirement: its stated occurrence (the last) is left out, not a place it
+    # repeats ("杭州办公室…，叫杭州办").
+    unnamed = (lambda head, _, tail: head + " " + tail)(*text.rpartition(stated_name)) if stated_name else text
     lowered = _corrected(text_normalize(unnamed))
     region, city = _region(unnamed, lowered)
     pay_frequency = _first_of(lowered, FREQUENCIES, earliest=False)
@@ -336,7 +342,9 @@ def _default_name(region: str | None, city: dict | None, population: str | None,
     """The group's name when none was stated: the place and the population ("Shanghai Sales")."""
     index = 1 if zh else 0
     place = (city["zh"] if zh else city["en"]) if city else (REGION_NAMES[region][index] if region in REGION_NAMES else "")
-    parts = [place] if place and region != "CN" else []
+    if region == "CN":  # everyone nationwide: "China Payroll", "全国薪资组"
+        place = "全国" if zh else "China"
+    parts = [place] if place else []
     parts.append(POPULATION_NAMES[population][index] if population else ("薪资组" if index else "Payroll"))
     return ("" if index else " ").join(parts)
 

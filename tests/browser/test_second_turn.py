@@ -1,0 +1,57 @@
+"""Issue 31 in the browser: an answer to Keel's question is read as a whole message — the name
+it carries is used, and no question is asked more than twice (English at 1366 px, Chinese at 390 px)."""
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.conftest import screenshot
+
+
+def open_new_conversation(page, base_url):
+    page.goto(base_url + "/console/")
+    page.get_by_role("button", name="New conversation").click()
+    expect(page.get_by_test_id("live-indicator")).to_have_text("● live")
+
+
+def send(page, text):
+    page.get_by_label(re.compile("^(Message|消息)")).fill(text)
+    page.get_by_label(re.compile("^(Message|消息)")).press("Enter")
+
+
+def questions_asked(page, marks) -> int:
+    text = page.get_by_test_id("chat-messages").inner_text()
+    return sum(text.count(m) for m in marks)
+
+
+@pytest.mark.parametrize("lang,width,request_text,answer,name,marks,button", [
+    ("en-US", 1366, "Create one payroll group for all our employees nationwide, paid monthly",
+     "all of China. Call it China All Staff", "China All Staff", ("Pick one, or tell me what to change",
+                                                                  "If you don't say, I'll use"), "New conversation"),
+    ("zh-CN", 390, "成都运营那边的工资组弄一下呗，按月发", "成都，叫成都运营", "成都运营",
+     ("请选择一个，或告诉我要改什么", "如果您不再说明"), "New conversation"),
+])
+def test_the_stated_name_is_used_and_no_question_comes_three_times(keel, browser, lang, width, request_text, answer,
+                                                                   name, marks, button):
+    context = browser.new_context(locale=lang, viewport={"width": width, "height": 900})
+    page = context.new_page()
+    try:
+        page.goto(keel.base_url + "/login/")  # in either language
+        page.locator("input[name=username]").fill("alice")
+        page.locator("input[name=password]").fill("keel-demo")
+        page.locator("input[name=password]").press("Enter")
+        page.wait_for_url(lambda url: "/login/" not in url)
+        page.goto(keel.base_url + "/console/")
+        page.get_by_role("button", name=re.compile("New conversation|新对话|新建对话|新会话")).first.click()
+        expect(page.get_by_test_id("live-indicator")).to_be_visible(timeout=15000)
+        send(page, request_text)
+        chat = page.get_by_test_id("chat-messages")
+        expect(page.get_by_test_id("chat-option").first).to_be_visible(timeout=30000)
+        send(page, answer)
+        expect(chat).to_contain_text(marks[1], timeout=30000)
+        expect(page.locator("#run-panel")).to_contain_text(name, timeout=30000)
+        assert questions_asked(page, marks) <= 2
+        assert "not one of the options" not in chat.inner_text() and "不是可选项" not in chat.inner_text()
+        screenshot(page, f"second-turn-{lang}")
+    finally:
+        context.close()
