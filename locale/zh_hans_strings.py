@@ -1266,4 +1266,5 @@ ZH.update({
         "<strong>已撤回</strong>：提出此请求后，运行被更改或取消，因此这里无需再做决定。若运行再次请求，新的请求会出现在队列中。",
     "The trial covers mainland China's social insurance, housing fund and income tax; %(place)s's are not modelled, so no trial is computed for this group.":
         "试算只涵盖中国大陆的社会保险、住房公积金和个人所得税；%(place)s的规则未建模，因此不为这个薪资组试算。",
+    "Tenants": "租户",
 })

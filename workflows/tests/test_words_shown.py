@@ -43,13 +43,13 @@ def test_a_runs_timeline_reads_in_chinese_for_a_chinese_reader_and_in_english_fo
     reads_chinese("alice")
     url = f"/conversations/{run.conversation_id}/timeline/"
     zh = page("alice", url)
-    assert "已开始薪资组设置。" in zh and "计划 v1：6 个步骤（初始计划）。" in zh  # the run's own summaries
+    assert "已开始薪资组设置。" in zh and "计划 v1：7 个步骤（初始计划）。" in zh  # the run's own summaries (with the trial step)
     assert "理解请求" in zh and "匹配模板" in zh  # the steps by their blueprint's names and goals
     assert "已从请求中读出需求：已满足；需求符合其结构定义：已满足" in zh  # the acceptance check
     assert "Started payroll group setup." not in zh and "Understand the request" not in zh
     assert ": met" not in zh and "node interpret" not in zh
     en = page("bob", url)  # the same rows, an English reader
-    assert "Started payroll group setup." in en and "Plan v1: 6 steps (initial plan)." in en
+    assert "Started payroll group setup." in en and "Plan v1: 7 steps (initial plan)." in en
     assert "Understand the request" in en
     assert "the requirements were read from the request: met; the requirements match their schema: met" in en
     assert "理解请求" not in en and "已开始" not in en
