@@ -11,10 +11,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db import transaction
+
 from llm import ModelError, backend_structured, model_call
+from timeline.services import conversation_create
 from workflows.conversation import ConversationDomain, Evaluation, conversation_domains
+from workflows.dispatch import dispatch_held
+from workflows.inprocess import conversation_runs_drive
 
 from .answers import analyze_kind
+from .models import Exploration
+from .orchestrator import message_post
 from .intent import intent_messages, signal_parse
 from .understanding import intent_structured
 
@@ -100,22 +107,20 @@ def labelled_dialogues() -> list[dict[str, Any]]:
     return [{**row, "_domain": d.name} for d, e in _dialogue_domains() for row in e.labelled()]
 
 
+def pending_state(conversation_id: int, domain: str) -> dict[str, Any] | None:
+    """The domain's open question in the conversation (its pending state), if any."""
+    row = Exploration.objects.filter(conversation_id=conversation_id).first()
+    return ((row.requirements or {}).get(domain) if row else None) or None
+
+
 def evaluate_dialogues(rows: list[dict[str, Any]]) -> Score:
     """Each dialogue through the real conversation front (agents.orchestrator.message_post), a
     new conversation each, with the configured model backend. A dialogue is fully right when
     every one of its measures is; its turns are scored one by one too."""
-    from unittest import mock
-
-    from django.db import transaction
-
-    from timeline.services import conversation_create
-
-    from .orchestrator import message_post
-
     domains = dict((d.name, e) for d, e in _dialogue_domains())
     speakers = {name: e.prepare() for name, e in domains.items() if any(r["_domain"] == name for r in rows)}
     score = Score(hits=dict.fromkeys(dialogue_measures(), 0), totals=dict.fromkeys(dialogue_measures(), 0))
-    with mock.patch("workflows.dispatch.app.send_task"):  # nothing reaches a broker: the domain drives its runs
+    with dispatch_held():  # nothing reaches a broker: runs are planned and driven here, as workers would
         for row in rows:
             dialogue = domains[row["_domain"]]
             membership = speakers[row["_domain"]]
@@ -124,7 +129,9 @@ def evaluate_dialogues(rows: list[dict[str, Any]]) -> Score:
                 conversation = conversation_create(tenant_id=membership.tenant_id, user_id=membership.user_id)
                 for text in row["turns"]:
                     result = message_post(membership=membership, conversation_id=conversation.id, text=text)
-                    observed.append(dialogue.observe(conversation.id, result))
+                    conversation_runs_drive(conversation.id)  # what workers would do before the next turn
+                    observed.append(dialogue.observe(conversation.id, result,
+                                                     pending_state(conversation.id, row["_domain"])))
                 transaction.set_rollback(True)
             own = Score()
             dialogue.score(own.add, {**row, "t": row["id"]}, observed)

@@ -11,7 +11,11 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
-from workflows.conversation import Evaluation
+from django.contrib.auth.models import User
+from django.core.management import call_command
+
+from workflows.conversation import Dialogues, Evaluation
+from workflows.models import Node, Run
 
 from .matching import template_decide
 from .models import PayrollTemplate
@@ -59,8 +63,6 @@ EVALUATION = Evaluation(labelled=labelled_requests, measures=MEASURES, prepare=p
 
 # --- Multi-turn dialogues (issue 31; `manage.py eval_dialogues`) ----------------------------------
 
-from workflows.conversation import Dialogues  # noqa: E402
-
 DIALOGUES = Path(__file__).with_name("data") / "eval_dialogues.jsonl"
 DIALOGUE_MEASURES = ("turn", "name", "template", "items", "questions", "outcome")
 
@@ -72,30 +74,14 @@ def labelled_dialogues(path: Path = DIALOGUES) -> list[dict[str, Any]]:
 
 def dialogue_prepare():
     """The demo tenant (its catalog, employees and users); the person typing is alice."""
-    from django.contrib.auth.models import User
-    from django.core.management import call_command
-
     if not User.objects.filter(username="alice").exists():
         call_command("seed_demo", verbosity=0)
     return User.objects.get(username="alice").membership
 
 
-def _drive(conversation_id: int) -> None:
-    """What workers would do: every run of the conversation, oldest first (a cancelled run's undo too)."""
-    from workflows.models import Run
-    from workflows.tests.helpers import drive
-
-    for run in Run.objects.filter(conversation_id=conversation_id).order_by("created_at", "id"):
-        drive(run)
-
-
-def dialogue_observe(conversation_id: int, result: dict[str, Any]) -> dict[str, Any]:
-    from agents.models import Exploration
-    from workflows.models import Node, Run
-
-    _drive(conversation_id)
-    row = Exploration.objects.filter(conversation_id=conversation_id).first()
-    state = ((row.requirements or {}).get("payroll") if row else None) or None
+def dialogue_observe(conversation_id: int, result: dict[str, Any], state: dict[str, Any] | None) -> dict[str, Any]:
+    """After a turn (its runs driven as workers would): the question open (this domain's pending
+    `state`, or its run's step waiting for an answer), the group's name, template and items."""
     runs = Run.objects.filter(conversation_id=conversation_id, blueprint="payroll_group_setup")
     going = [r for r in runs.order_by("-created_at", "-id") if not r.cancel_requested
              and r.status not in ("cancelled", "failed", "completed_with_undo")]

@@ -211,14 +211,14 @@ class Dialogues:
     """A domain's labelled multi-turn dialogues (`manage.py eval_dialogues`), driven through the
     real conversation front in a test database. Each row has "id", "s" (the split), "turns"
     (what the person types), plus the domain's own labels. `prepare()` seeds what the dialogues
-    need and returns who speaks (a membership); `observe(conversation_id, result)` is what the
-    domain sees after a turn (its runs driven as workers would), with "asks" (a question is
-    open) and "question" (which one); `score(add, row, observed)` adds the domain's measures."""
+    need and returns who speaks (a membership); `observe(conversation_id, result, pending)` is
+    what the domain sees after a turn (its runs driven as workers would; `pending`: its own
+    open question's state, if any), with "asks" (a question is open) and "question" (which one); `score(add, row, observed)` adds the domain's measures."""
 
     labelled: Callable[[], list[dict[str, Any]]]
     measures: tuple[str, ...]
     prepare: Callable[[], Any]
-    observe: Callable[[int, dict[str, Any]], dict[str, Any]]
+    observe: Callable[[int, dict[str, Any], dict[str, Any] | None], dict[str, Any]]
     score: Callable[..., None]
 
 

@@ -2,13 +2,14 @@
 nothing requested is dropped silently, and the labelled dialogues (`manage.py eval_dialogues`)."""
 import pytest
 
-from agents.evaluation import evaluate_dialogues, labelled_dialogues
+from agents.evaluation import evaluate_dialogues, labelled_dialogues, pending_state
 from agents.orchestrator import message_post
 from payroll.evaluation import dialogue_observe
 from payroll.matching import template_decide
 from payroll.requirements import requirements_extract
 from payroll.selectors import template_catalog
 from timeline.services import conversation_create
+from workflows.inprocess import conversation_runs_drive
 from workflows.models import Run
 from workflows.tests.helpers import drive, membership
 
@@ -21,7 +22,8 @@ def dialogue(*texts):
     seen = []
     for text in texts:
         result = message_post(membership=m, conversation_id=conv.id, text=text)
-        seen.append(dialogue_observe(conv.id, result))  # runs driven as workers would
+        conversation_runs_drive(conv.id)  # as workers would
+        seen.append(dialogue_observe(conv.id, result, pending_state(conv.id, "payroll")))
     return seen
 
 
