@@ -1,6 +1,7 @@
 from django.contrib import admin
 
 from .models import (
+    CityRulePeriod,
     Employee,
     GroupItem,
     IdempotencyRecord,
@@ -51,3 +52,21 @@ class SnapshotAdmin(admin.ModelAdmin):
 class IdempotencyRecordAdmin(admin.ModelAdmin):
     list_display = ["operation", "key", "tenant", "state", "response_status", "expires_at", "created_at"]
     list_filter = ["tenant", "operation", "state"]
+
+
+@admin.register(CityRulePeriod)
+class CityRulePeriodAdmin(admin.ModelAdmin):
+    """Read-only here: a change goes through the rules page (services.city_rule_period_change),
+    which validates the figures as a look-up does and records who changed them, compare-and-set."""
+
+    list_display = ["city", "name", "effective_from", "effective_to", "verified", "updated_by", "updated_at"]
+    list_filter = ["city", "verified"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False

@@ -5,6 +5,7 @@ import hashlib
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from config.ids import BusinessIdField
@@ -314,3 +315,37 @@ class EmployeePay(models.Model):
     def __str__(self) -> str:
         return f"{self.employee} from {self.effective_from}: {self.base_salary}"
 
+
+
+class CityRulePeriod(models.Model):
+    """One period of a city's social insurance and housing fund rules (payroll.rules reads
+    these). Global, like the template catalog: every tenant's trial reads the same figures,
+    so only staff change them (on the rules page, through services.city_rule_period_change).
+    Loaded from payroll/data/city_rules.json by migration 0009; `rules` keeps a period's
+    figures in the file's shape (percent and yuan as strings), so one validator serves both."""
+
+    city = models.SlugField(max_length=40)
+    name = models.CharField(max_length=100)
+    name_zh = models.CharField(max_length=100)
+    # The city's other spellings ("sh", "上海市"); the same on each of its periods.
+    aliases = models.JSONField(default=list, blank=True)
+    effective_from = models.DateField()
+    effective_to = models.DateField(null=True, blank=True)
+    # {social_base, housing_fund_base, contributions, housing_fund, notes}, as a period of the file.
+    rules = models.JSONField()
+    # {authority, title, year, url}: the notice the figures come from.
+    source = models.JSONField(default=dict)
+    verified = models.BooleanField(default=False)
+    note = models.TextField(blank=True, help_text="why the figures were last changed, in the changer's words")
+    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                   related_name="+")
+    # Set by the change itself (not auto_now): it is also the version a change compares and sets.
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name, verbose_name_plural = _("city rule period"), _("city rule periods")
+        ordering = ["city", "effective_from"]
+        constraints = [models.UniqueConstraint(fields=["city", "effective_from"], name="payroll_city_rule_period")]
+
+    def __str__(self) -> str:
+        return f"{self.name} from {self.effective_from}"

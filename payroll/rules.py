@@ -1,15 +1,18 @@
-"""The cities' social insurance and housing fund rules, as data (payroll/data/city_rules.json).
+"""The cities' social insurance and housing fund rules, as data: CityRulePeriod rows, which
+staff change on the rules page (loaded from payroll/data/city_rules.json by a migration; the
+file is read instead only while the table is empty, e.g. where no migration has run).
 
-The file is read and validated once per process (`rules_file`); a figure that does not
-parse, a floor above its cap, a missing insurance kind or overlapping periods fail
-loudly at the first look-up instead of producing a plausible wrong payslip. Rates are
-kept as fractions (`Decimal("0.08")` for the file's "8" percent), amounts in yuan, all
-`Decimal`.
+Every look-up reads the periods as one validated set (`rules_all`), re-parsed only when a
+row changed; a figure that does not parse, a floor above its cap, a missing insurance kind
+or overlapping periods fail loudly (RulesFileError naming the spot) instead of producing a
+plausible wrong payslip. A change is checked by the same parser before it is saved
+(`period_checked`). Rates are kept as fractions (`Decimal("0.08")` for the data's "8"
+percent), amounts in yuan, all `Decimal`.
 
-`city_rules(city, on)` answers the rules of the period in effect on `on`. When the file
-holds no period covering `on` but an earlier one (the bureaus publish next year's bases
-months late, and the file is updated by hand), it answers the latest earlier period with
-`current=False`, so a trial says it ran on last year's figures instead of refusing."""
+`city_rules(city, on)` answers the rules of the period in effect on `on`. When no period
+covers `on` but an earlier one does (the bureaus publish next year's bases months late),
+it answers the latest earlier period with `current=False`, so a trial says it ran on last
+year's figures instead of refusing."""
 from __future__ import annotations
 
 import json
@@ -40,10 +43,12 @@ KIND_LABELS = {
     HOUSING_FUND: gettext_lazy("housing fund"),
 }
 HUNDRED = Decimal(100)
+MAX_RATE_PERCENT = Decimal(30)  # a contribution rate above this is a typo, not a city's rule
 
 
 class RulesFileError(Exception):
-    """city_rules.json is malformed: a bug in the data, never a caller's mistake."""
+    """The rules (the table's periods, or city_rules.json) are malformed: a bug in the data,
+    never a caller's mistake; a change that would make them so is refused with it."""
 
 
 class UnknownCity(NotFound):
@@ -136,7 +141,7 @@ def _amount(value: Any, where: str) -> Decimal:
 def _rate(value: Any, where: str) -> Decimal:
     """A percent in the file ("0.5") as a fraction (Decimal("0.005")); at most 30 %."""
     percent = _amount(value, where)
-    if percent > 30:
+    if percent > MAX_RATE_PERCENT:
         raise RulesFileError(f"{where}: {value!r} % is not a plausible contribution rate")
     return percent / HUNDRED
 
@@ -239,7 +244,8 @@ def _period(key: str, city: dict[str, Any], raw: dict[str, Any], where: str) -> 
 
 
 def rules_parse(data: dict[str, Any]) -> dict[str, City]:
-    """The cities of a parsed city_rules.json, validated; RulesFileError naming the bad spot."""
+    """The cities of city_rules.json's shape (the file, or the table as rules_data reads it),
+    validated; RulesFileError naming the bad spot."""
     cities: dict[str, City] = {}
     names: dict[str, str] = {}
     try:
@@ -260,25 +266,89 @@ def rules_parse(data: dict[str, Any]) -> dict[str, City]:
                     raise RulesFileError(f"{key}: the name {name!r} is also {names[folded]!r}'s")
             cities[key] = city
     except (KeyError, TypeError, AttributeError) as exc:
-        raise RulesFileError(f"city_rules.json is malformed: {exc!r}") from exc
+        raise RulesFileError(f"the city rules are malformed: {exc!r}") from exc
     if NATIONWIDE not in cities:
-        raise RulesFileError("city_rules.json has no nationwide default ('cn')")
+        raise RulesFileError("the city rules have no nationwide default ('cn')")
     return cities
 
 
 @cache
 def rules_file() -> dict[str, City]:
-    """city_rules.json, read and validated once per process."""
+    """city_rules.json, read and validated once per process: the seed of the table, and the
+    rules while it is empty."""
     return rules_parse(json.loads(RULES_PATH.read_text(encoding="utf-8")))
 
 
-def _names() -> dict[str, str]:
-    return {name.strip().casefold(): city.key for city in rules_file().values()
+# The periods as parsed, with the fingerprint of the rows they were parsed from.
+_parsed: tuple[tuple[Any, ...], dict[str, City]] | None = None
+
+
+def rules_data() -> dict[str, Any] | None:
+    """The table's periods in the file's shape ({"cities": {key: {name, …, periods}}}); None when empty."""
+    from .models import CityRulePeriod
+
+    cities: dict[str, Any] = {}
+    for row in CityRulePeriod.objects.order_by("city", "effective_from"):
+        city = cities.setdefault(row.city, {"name": row.name, "name_zh": row.name_zh,
+                                            "aliases": list(row.aliases or []), "periods": []})
+        city["periods"].append(period_raw(row))
+    return {"cities": cities} if cities else None
+
+
+def period_raw(row: Any) -> dict[str, Any]:
+    """A CityRulePeriod as a period of the file."""
+    return {**(row.rules or {}), "effective_from": row.effective_from.isoformat(),
+            "effective_to": row.effective_to.isoformat() if row.effective_to else None,
+            "source": row.source or {}, "verified": row.verified}
+
+
+def rules_all() -> dict[str, City]:
+    """Every city's rules, validated: the table's, else (empty table) the file's. One small query
+    a look-up; the rows are parsed again only when one was added, removed or changed (a change
+    sets updated_at), so every worker process sees a change at its next look-up."""
+    global _parsed
+    from django.db.models import Count, Max
+
+    from .models import CityRulePeriod
+
+    stamp = CityRulePeriod.objects.aggregate(n=Count("id"), latest=Max("updated_at"))
+    if not stamp["n"]:
+        return rules_file()
+    fingerprint = (stamp["n"], stamp["latest"])
+    parsed = _parsed
+    if parsed is None or parsed[0] != fingerprint:
+        data = rules_data()
+        if data is None:  # emptied between the two reads
+            return rules_file()
+        parsed = _parsed = (fingerprint, rules_parse(data))
+    return parsed[1]
+
+
+def period_rows(key: str) -> dict[date, Any]:
+    """The table's rows of the city `key`, by effective_from (empty while the file is read)."""
+    from .models import CityRulePeriod
+
+    return {row.effective_from: row for row in CityRulePeriod.objects.filter(city=key).select_related("updated_by")}
+
+
+def period_checked(key: str, city: dict[str, Any], raw: dict[str, Any]) -> CityRules:
+    """One period (in the file's shape) of the city `key` ({name, name_zh}) validated as a
+    look-up would validate it; RulesFileError naming the bad figure."""
+    try:
+        return _period(key, city, raw, key)
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise RulesFileError(f"{key}: the period is malformed: {exc!r}") from exc
+
+
+def _names(cities: dict[str, City]) -> dict[str, str]:
+    return {name.strip().casefold(): city.key for city in cities.values()
             for name in (city.key, city.name, city.name_zh, *city.aliases)}
 
 
 def city_names() -> list[str]:
-    """Every spelling a caller may use for a city (the API's schema lists them)."""
+    """Every spelling a caller may use for a city, from the file: the API's schema lists them,
+    and it is built at import, before there is a database to read (a city added to the table
+    later is still found by city_find; only the schema's enum would not list it)."""
     return [name for city in rules_file().values() for name in (city.key, city.name_zh, *city.aliases)]
 
 
@@ -286,15 +356,16 @@ def city_find(city: str, *, fallback: bool = False) -> City:
     """The city called `city` (English or Chinese, any case, blanks around ignored). An unknown
     one is UnknownCity naming it and the known ones, unless `fallback` asks for the
     nationwide default explicitly."""
-    key = _names().get(str(city).strip().casefold())
+    cities = rules_all()
+    key = _names(cities).get(str(city).strip().casefold())
     if key is None and fallback:
         key = NATIONWIDE
     if key is None:
-        known = [f"{c.name} ({c.name_zh})" for c in rules_file().values()]
+        known = [f"{c.name} ({c.name_zh})" for c in cities.values()]
         raise UnknownCity(_("No rules for the city “%(city)s”; known: %(known)s.")
                           % {"city": str(city)[:60], "known": ", ".join(known)},
-                          extra={"city": str(city)[:60], "known": [c.key for c in rules_file().values()]})
-    return rules_file()[key]
+                          extra={"city": str(city)[:60], "known": list(cities)})
+    return cities[key]
 
 
 def city_rules(city: str, on: date, *, fallback: bool = False) -> CityRules:

@@ -9,6 +9,7 @@ urlpatterns = [
     path("employees/<int:employee_id>/", views.employee_detail, name="payroll-employee"),
     path("employees/<int:employee_id>/payslips/<int:year>/<int:month>/", views.payslip, name="payroll-payslip"),
     path("rules/", views.city_rules_page, name="payroll-rules"),
+    path("rules/periods/<int:period_id>/", views.city_rule_period_change, name="payroll-rules-period"),
     path("snapshots/", views.snapshot_take, name="payroll-snapshot-take"),
     path("snapshots/<int:snapshot_id>/", views.snapshot_detail, name="payroll-snapshot"),
     path("snapshots/<int:snapshot_id>/restore/", views.snapshot_restore_request, name="payroll-snapshot-restore"),

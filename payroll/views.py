@@ -1,24 +1,29 @@
 """Payroll pages: readable by every role of the tenant; another tenant's id is a 404.
-Two writes: anyone takes a whole-tenant snapshot; a tenant admin asks to restore one,
-which waits for a second person on the approver's desk."""
+Writes: anyone takes a whole-tenant snapshot; a tenant admin asks to restore one, which
+waits for a second person on the approver's desk; an approver or a tenant admin records an
+employee's pay on the employee page; Keel's staff change the (global) city rules on the
+rules page."""
 import uuid
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone, translation
 from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
-from config.api import DomainError, NotFound
+from config.api import DomainError, Forbidden, NotFound
 from tenants.actors import Actor
 from tenants.models import Role
 from tenants.selectors import membership_for_user
 
 from . import selectors, services
 from .calculation import money_text, percent_text
-from .rules import KIND_LABELS, RulesNotInEffect, UnknownCity, city_rules, rules_file
+from .forms import CityRulePeriodForm, PayForm
+from .models import CityRulePeriod, DeductionKind
+from .rules import KIND_LABELS, RulesNotInEffect, UnknownCity, city_rules, period_rows, rules_all
 from .trial import TRIAL_MONTHS, NoCityRules, payslip_of
 
 
@@ -58,12 +63,45 @@ def group_detail(request: HttpRequest, group_id: int) -> HttpResponse:
 
 @login_required
 def employee_detail(request: HttpRequest, employee_id: int) -> HttpResponse:
+    """An employee, the pay in force and its history. Approvers and tenant admins also get the
+    form that records a new pay (services.employee_pay_record, keyed by the form's key); anyone
+    else's POST is refused (403) before anything is read from it."""
     membership = membership_for_user(request.user)
     employee = selectors.employee_get(membership.tenant_id, employee_id)
+    may_edit = membership.role in services.APPROVER_ROLES
     today = timezone.localdate()
+    pay = employee.pay_on(today)
+    form, status = None, 200
+    if request.method == "POST":
+        if not may_edit:
+            raise Forbidden(gettext("Only an approver or a tenant admin may change an employee's pay."),
+                            code="role_required")
+        form = PayForm(request.POST)
+        if form.is_valid():
+            try:
+                services.employee_pay_record(
+                    actor=Actor.of_member(membership), idempotency_key=_form_key(request),
+                    employee_pay=[{"employee_id": str(employee.id), "pay": form.pay()}],
+                    source=f"{request.user.get_username()}, employee page")
+            except DomainError as err:
+                form.add_error(None, err.message)
+                status = err.status_code
+            else:
+                messages.success(request, gettext("Pay of %(name)s recorded from %(date)s.")
+                                 % {"name": employee.name, "date": form.cleaned_data["effective_from"].isoformat()})
+                return redirect("payroll-employee", employee.id)
+        else:
+            status = 400
+    elif may_edit:
+        form = PayForm(initial={**PayForm.initial_from(pay, on=today), "key": uuid.uuid4().hex})
+    deduction_labels = dict(DeductionKind.choices)
+    history = [{"row": row, "deductions": [(deduction_labels.get(kind, kind), amount)
+                                           for kind, amount in (row.deductions_breakdown or {}).items()]}
+               for row in employee.pay_history.all()[:24]]
     return render(request, "payroll/employee.html", {
-        "employee": employee, "pay": employee.pay_on(today), "pay_history": employee.pay_history.all()[:12],
-        "trial_year": today.year, "trial_months": TRIAL_MONTH_LIST})
+        "employee": employee, "pay": pay, "pay_history": history, "form": form,
+        "total_not_by_kind": bool(pay and pay.special_additional_deductions and not pay.deductions_breakdown),
+        "trial_year": today.year, "trial_months": TRIAL_MONTH_LIST}, status=status)
 
 
 TRIAL_MONTH_LIST = list(range(1, TRIAL_MONTHS + 1))
@@ -111,11 +149,18 @@ def payslip(request: HttpRequest, employee_id: int, year: int, month: int) -> Ht
 
 @login_required
 def city_rules_page(request: HttpRequest) -> HttpResponse:
-    """A city's social insurance and housing fund rules, with their source (?city=shanghai)."""
-    membership_for_user(request.user)
-    wanted = (request.GET.get("city") or "shanghai")[:60]
+    """A city's social insurance and housing fund rules, with their source (?city=shanghai).
+    Every member reads them; Keel's staff (who need no tenant: the rules are global) also get
+    a form per period of the city."""
+    if not services.city_rules_may_change(request.user):
+        membership_for_user(request.user)
+    return _rules_page(request, (request.GET.get("city") or "shanghai")[:60])
+
+
+def _rules_page(request: HttpRequest, wanted: str, *, bound: CityRulePeriodForm | None = None,
+                status: int = 200) -> HttpResponse:
     on = timezone.localdate()
-    context: dict = {"cities": list(rules_file().values()), "wanted": wanted, "problem": ""}
+    context: dict = {"cities": list(rules_all().values()), "wanted": wanted, "problem": ""}
     try:
         rules = city_rules(wanted, on)
     except (UnknownCity, RulesNotInEffect) as err:
@@ -126,7 +171,46 @@ def city_rules_page(request: HttpRequest) -> HttpResponse:
                     "lines": [{"label": _kind_label(r.kind), "employee_rate": percent_text(r.employee_rate),
                                "employer_rate": percent_text(r.employer_rate), "floor": r.base.floor,
                                "cap": r.base.cap, "note": r.note} for r in rules.contributions]})
-    return render(request, "payroll/rules.html", context)
+    rows = period_rows(rules.key)
+    context["row"] = rows.get(rules.effective_from)
+    if services.city_rules_may_change(request.user):
+        editing = []
+        for period in rules_all()[rules.key].periods:
+            row = rows.get(period.effective_from)
+            if row is None:
+                continue  # the file's rules (an empty table): nothing to change here
+            form = bound if bound is not None and bound.period.effective_from == period.effective_from else \
+                CityRulePeriodForm(period=period, initial=CityRulePeriodForm.initial_from(period, row))
+            editing.append({"period": period, "row": row, "form": form})
+        context["editing"] = editing
+    return render(request, "payroll/rules.html", context, status=status)
+
+
+@login_required
+@require_POST
+def city_rule_period_change(request: HttpRequest, period_id: int) -> HttpResponse:
+    """Staff save one period's figures (services.city_rule_period_change); anyone else: 403."""
+    if not services.city_rules_may_change(request.user):
+        raise Forbidden(gettext("Only Keel's staff may change the city rules: every tenant's payroll reads them."),
+                        code="staff_required")
+    row = CityRulePeriod.objects.filter(id=period_id).first()
+    if row is None:
+        raise Http404
+    period = next((p for p in rules_all()[row.city].periods if p.effective_from == row.effective_from), None)
+    if period is None:
+        raise Http404
+    form = CityRulePeriodForm(request.POST, period=period)
+    if not form.is_valid():
+        return _rules_page(request, row.city, bound=form, status=400)
+    try:
+        services.city_rule_period_change(user=request.user, period_id=row.id, **form.figures())
+    except DomainError as err:
+        form.add_error(None, err.message)
+        return _rules_page(request, row.city, bound=form, status=err.status_code)
+    messages.success(request, gettext("The rules of %(city)s from %(start)s are saved.")
+                     % {"city": row.name_zh if translation.get_language() == "zh-hans" else row.name,
+                        "start": row.effective_from.isoformat()})
+    return redirect(f"{reverse('payroll-rules')}?city={row.city}")
 
 
 @login_required

@@ -33,8 +33,8 @@ def city(location: str) -> str:
     when the gazetteer knows the city (payroll/data/cn_cities.json)."""
     if not (translation.get_language() or "").lower().startswith("zh"):
         return location
-    wanted = (location or "").strip().lower()
-    return next((c["zh"] for c in gazetteer()["cities"] if c["pinyin"].lower() == wanted), location)
+    found = gazetteer()["by_pinyin"].get((location or "").strip().lower().replace("'", "").replace(" ", ""))
+    return found["zh"] if found else location
 
 
 def _is_chinese(ch: str) -> bool:

@@ -19,6 +19,9 @@ from payroll.calculation import (
     withholding,
 )
 
+# The rules are data in the database (payroll.CityRulePeriod, loaded from city_rules.json).
+pytestmark = pytest.mark.django_db
+
 ON = date(2025, 8, 1)  # inside the 2025 social insurance year of every city in the file
 
 
