@@ -65,6 +65,10 @@ def test_a_name_alice_says_while_bob_looks_at_the_card_reaches_him_as_a_fresh_ca
         expect(alice.get_by_test_id("run-panel")).to_contain_text(name)
         screenshot(alice, f"change-while-waiting-chat-{lang}")
         assert re.search(r"v2", alice.get_by_test_id("run-meta").inner_text())  # a new plan version
+        card.get_by_test_id("approve").click()
+        expect(alice.get_by_test_id("run-status")).to_have_text("已完成" if lang == "zh" else "Completed",
+                                                               timeout=30000)
+        expect(alice.get_by_test_id("chat-messages")).to_contain_text(f"“{name}”")
     finally:
         alice_context.close()
         bob_context.close()

@@ -47,8 +47,8 @@ def test_alice_sees_the_failed_verification_replanned_with_the_next_best_templat
                                  "trying template Shanghai monthly salaried staff")
     expect(diff).to_contain_text("kept: interpret, snapshot")
     expect(diff).to_contain_text("removed: match (completed), import (completed), verify (failed), "
-                                 "restore (completed)")
-    expect(diff).to_contain_text("added: match, import, verify, restore")
+                                 "trial (pending), restore (completed)")
+    expect(diff).to_contain_text("added: match, import, verify, trial, restore")
     expect(page.get_by_test_id("run-status")).to_have_text("Awaiting Approval")
     screenshot(page, "run-verify-replanned")
 
