@@ -27,7 +27,7 @@ def test_dora_sees_the_figures_of_a_completed_run(keel, new_page):
     expect(page.get_by_test_id("fraction-success_rate")).to_have_text("1 of 1 finished run")
     expect(page.get_by_test_id("fraction-approval_resumes")).to_have_text("1 of 1 approved step resumed")
     # 5 of 6: the interpretation's receipt is its own call, not a system of record's.
-    expect(page.get_by_test_id("value-receipt_coverage")).to_have_text("83%")
+    expect(page.get_by_test_id("value-receipt_coverage")).to_have_text("83.3%")
     expect(page.get_by_test_id("fraction-crash_recoveries")).to_have_text("no worker crashed in this period")
     expect(page.get_by_test_id("value-checkpoint_consistency")).to_have_text("100%")
     for key in ("skipped_executions", "missed_executions", "duplicate_executions", "duplicate_side_effects",
