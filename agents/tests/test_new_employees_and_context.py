@@ -69,6 +69,23 @@ def test_the_card_proposes_the_unknown_employee_and_approval_creates_and_assigns
     assert Employee.objects.filter(employee_no="N-7001").count() == 1  # only in this tenant, once
 
 
+def test_an_export_of_only_new_employees_creates_and_assigns_them_after_approval():
+    """Issue 31, item 4: the run used to roll back after approval with "step assign failed
+    (assign_employees: invalid arguments: [] should be non-empty)" when nobody on the list was
+    in the system of record yet."""
+    export = workbook([["工号", "姓名", "部门", "城市", "基本工资"],
+                       ["N-7101", "He Jia 何佳", "Sales", "Shanghai", "17000"],
+                       ["N-7102", "Sun Yue 孙悦", "Sales", "Shanghai", "16500"]])
+    result = say("set up a monthly payroll group for our Shanghai sales team with commission, called 'All New'",
+                 attachment=("export.xlsx", export))
+    run, approval = started(result)
+    approval_decide(membership=membership("bob"), approval_id=approval.id, verdict="approved")
+    run = drive(run)
+    assert run.status == "completed", run.status_reason
+    made = Employee.objects.filter(employee_no__in=["N-7101", "N-7102"]).select_related("group")
+    assert sorted(e.group.name for e in made) == ["All New", "All New"]
+
+
 def test_a_rejection_creates_nobody():
     result = say("set up a monthly payroll group for our Shanghai sales team with commission, called 'Not Yet'",
                  attachment=("export.xlsx", export_with_one_new()))
