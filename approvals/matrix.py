@@ -21,7 +21,7 @@ from config.forms import InvalidNumber, number_parse
 from config.words import Stored, words, words_english, words_render
 from tenants.models import Membership, Role, Tenant
 from timeline.push import broadcast_on_commit
-from workflows.tools import MONEY, TOOLS, Measure
+from workflows.tools import MONEY, TOOLS, Measure, tool_title
 
 from .models import ApprovalRequest, ApprovalRule, ApprovalStatus
 
@@ -90,6 +90,7 @@ class LimitShown:
 class MatrixRow:
     rule: ApprovalRule
     limits: list[LimitShown]
+    title: str = ""  # the tool's short name, in the reader's language (its declared `title`)
 
 
 def matrix_rows(membership: Membership) -> list[MatrixRow]:
@@ -107,7 +108,7 @@ def matrix_rows(membership: Membership) -> list[MatrixRow]:
                 measure=measure, label=_("%(measure)s limit") % {"measure": _(measure.label)}, unit=unit,
                 field=f"{measure.name}_limit", step="0.01" if measure.unit == MONEY else "1",
                 value="" if limit is None else f"{limit.normalize():f}"))  # 500000, as typed
-        rows.append(MatrixRow(rule=rule, limits=shown))
+        rows.append(MatrixRow(rule=rule, limits=shown, title=tool_title(rule.tool)))
     return rows
 
 

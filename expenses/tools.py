@@ -105,6 +105,7 @@ def _submit_accept(ctx, arguments, output) -> list[Acceptance]:
 
 tool_register(Tool(
     name="submit_claim",
+    title=gettext_noop("Submit claim"),
     description="Submit the checked claim. A claim over the policy limit waits for an approver first.",
     input_schema={"type": "object", "properties": {"application_id": ID, "policy_check": {"type": "object"}},
                   "required": ["application_id", "policy_check"]},

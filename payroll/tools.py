@@ -11,6 +11,7 @@ from django.utils.translation import gettext_noop
 
 from config.api import Conflict, DomainError
 from config.names import char_invisible
+from config.words import Stored, localised, words, words_english
 from llm import backend_structured
 from llm.structured import structured_call
 from memory.services import memory_link, working_memory_record
@@ -36,6 +37,8 @@ from workflows.tools import (
 
 from . import previews
 from .matching import (
+    FREQ_WORDS,
+    ITEM_NAMES,
     decision_question,
     option_choose,
     template_decide,
@@ -54,6 +57,8 @@ from .models import (
 )
 from .requirements import (
     MODEL_SCHEMA,
+    POPULATION_NAMES,
+    REGION_NAMES,
     requirements_extract,
     requirements_from_model,
     requirements_messages,
@@ -155,7 +160,7 @@ def _from_the_request(ctx: ToolContext, arguments: dict[str, Any], requirements:
                                                                                "seq": origin.get("seq")}}]
         + [{"kind": "earlier_statement", "text": u["evidence"]["text"], "evidence": u["evidence"],
             "used_for": u["key"]} for u in used],
-        decision=_interpret_summary({"requirements": requirements}))
+        decision=words_english(_interpret_summary({"requirements": requirements})))
     return {"requirements": requirements, "requested_group_name": arguments.get("group_name") or "",
             "employee_ids": [str(e) for e in arguments.get("employee_ids") or []],
             "origin": origin, "receipt_ref": f"call/{ctx.call_id}"}
@@ -212,11 +217,30 @@ def _interpret_failure_replan(params, arguments, output, reason) -> dict[str, An
     return {"interpret_by_rules": True}
 
 
-def _interpret_summary(output: dict[str, Any]) -> str:
+def _requirement_name(key: str, value: Any, requirements: dict[str, Any]) -> Any:
+    """A requirement's code as the reader reads it: the code in English (as the request was
+    understood: "CN-SH", "sales"), its name in Chinese ("上海", "销售"); an unknown code as it is."""
+    if not isinstance(value, str):
+        return str(value)
+    city = requirements.get("city") if isinstance(requirements.get("city"), dict) else None
+    names = {"region": REGION_NAMES.get(value, (None, city.get("zh") if city else None)),
+             "population": POPULATION_NAMES.get(value, (None, None)),
+             "pay_frequency": FREQ_WORDS.get(value, (None, None)),
+             "items_named": ITEM_NAMES.get(value, (None, None))}.get(key, (None, None))
+    return localised(value, names[1]) if names[1] else value
+
+
+def _interpret_summary(output: dict[str, Any]) -> Stored:
     r = output["requirements"]
-    parts = [p for p in [r.get("region"), r.get("pay_frequency"), r.get("population")] if p]
-    items = ", ".join(r.get("items_named") or [])
-    return f"Understood the request: {' · '.join(parts) or 'no details yet'}" + (f"; items: {items}." if items else ".")
+    parts = [_requirement_name(k, r[k], r) for k in ("region", "pay_frequency", "population") if r.get(k)]
+    understood = parts[0] if parts else words(gettext_noop("no details yet"))
+    for part in parts[1:]:
+        understood = words(gettext_noop("%(first)s · %(second)s"), first=understood, second=part)
+    items = [_requirement_name("items_named", i, r) for i in r.get("items_named") or []]
+    if items:
+        return words(gettext_noop("Understood the request: %(details)s; items: %(items)s."), details=understood,
+                     items=items)
+    return words(gettext_noop("Understood the request: %(details)s."), details=understood)
 
 
 tool_register(Tool(
@@ -316,6 +340,7 @@ def match_salary_template(ctx: ToolContext, arguments: dict[str, Any]) -> dict[s
                 raise NeedsInput(decision_question(decision, requirements), _options(decision.options, zh))
     _match_working_memory(ctx, arguments, requirements, chosen, why)
     return {"template_id": str(chosen.id), "template_version": chosen.version, "template_name": chosen.name,
+            "template_name_zh": chosen.name_zh or chosen.name,
             "score": score, "reasons": why, "receipt_ref": f"catalog/{chosen.code}@v{chosen.version}"}
 
 
@@ -323,7 +348,7 @@ def _match_working_memory(ctx: ToolContext, arguments: dict[str, Any], requireme
                           why: list[str]) -> None:
     """L1: what the match had in mind as it chose — the consumed requirements (and what of them
     came from the conversation), the experience it recalled, the user's answer — and its choice."""
-    items = [{"kind": "requirements", "text": _interpret_summary({"requirements": requirements}),
+    items = [{"kind": "requirements", "text": words_english(_interpret_summary({"requirements": requirements})),
               "evidence": {"kind": "coordinate", "key": "requirements"}}]
     items += [{"kind": "earlier_statement", "text": f"{r['key']}: {r['value']}",
                "evidence": {"kind": "coordinate", "key": "requirements"}}
@@ -386,7 +411,18 @@ def _match_accept(ctx, arguments, output) -> list[Acceptance]:
     return [Acceptance("a catalog template was chosen", template is not None),
             Acceptance("it fits the requested region and pay cycle", template is not None and
                        (by_person or not conflicts),
-                       f"conflicts: {', '.join(conflicts)}" if conflicts else "")]
+                       words(gettext_noop("conflicts: %(what)s"), what=[CONFLICT_NAMES.get(c, c) for c in conflicts])
+                       if conflicts else "")]
+
+
+# What a conflict is about: its code in English (as stored), its name in Chinese.
+CONFLICT_NAMES = {"region": localised("region", "地区"), "pay_frequency": localised("pay_frequency", "发薪周期")}
+
+
+def _match_summary(output: dict[str, Any]) -> Stored:
+    name = output["template_name"]
+    return words(gettext_noop("Matched the template “%(template)s”."),
+                 template=localised(name, output.get("template_name_zh") or name))
 
 
 def _match_failure_replan(params, arguments, output, reason) -> dict[str, Any] | None:
@@ -411,7 +447,7 @@ tool_register(Tool(
     output_schema={"type": "object", "properties": {"template_id": ID, "template_version": {"type": "integer"}},
                    "required": ["template_id", "template_version"]},
     fn=match_salary_template, produces=["template_id"], consumes_optional=["requirements"],
-    summary=lambda output: f"Matched the template “{output['template_name']}”.",
+    summary=_match_summary,
     accept=_match_accept, failure_replan=_match_failure_replan,
     milestones={"awaiting_input": "the template choice is waiting for the user's answer",
                 "completed": "the template has been matched"},
@@ -479,7 +515,8 @@ tool_register(Tool(
                    "required": ["snapshot_id", "checksum", "group_name"]},
     fn=snapshot_payroll_groups, produces=["snapshot_id", "group_name"], side_effects=True, accept=_snapshot_accept,
     consumes_optional=["requested_group_name", "employee_ids"],
-    summary=lambda output: f"Reserved the name “{output['group_name']}” and took a snapshot of what the run touches.",
+    summary=lambda output: words(gettext_noop("Reserved the name “%(name)s” and took a snapshot of what the run "
+                                              "touches."), name=output["group_name"]),
     release=previews.scope_release,
     milestones={"awaiting_input": "the group name is taken: waiting for the user to choose another",
                 "completed": "the group name is reserved and a snapshot of what the run touches was taken"},
@@ -505,13 +542,15 @@ def _import_accept(ctx, arguments, output) -> list[Acceptance]:
     expected = TemplateItem.objects.filter(template_id=int(arguments["template_id"])).count()
     actual = group.items.count() if group else 0
     return [Acceptance("the group exists", group is not None),
-            Acceptance("it has the template's item count", actual == expected, f"{actual} of {expected} items"),
+            Acceptance("it has the template's item count", actual == expected,
+                       words(gettext_noop("%(done)s of %(total)s items"), done=actual, total=expected)),
             Acceptance("it was built from the approved template",
                        bool(group and str(group.template_id) == str(arguments["template_id"])))]
 
 
 tool_register(Tool(
     name="import_template",
+    title=gettext_noop("Import template"),
     description="Import the matched template into a new payroll group.",
     input_schema={"type": "object", "properties": {"template_id": ID, "snapshot_id": ID,
                                                    "group_name": {"type": "string", "minLength": 1}},
@@ -521,7 +560,8 @@ tool_register(Tool(
     # The name comes from the step that reserved it, by provenance, never retyped.
     fn=import_template, produces=["group_id"], consumes=["template_id", "snapshot_id", "group_name"],
     side_effects=True, read_only=False, needs_approval=True, compensation="undo_run_effects", accept=_import_accept,
-    summary=lambda output: f"Imported the template: {output['items_created']} payroll items created.",
+    summary=lambda output: words(gettext_noop("Imported the template: %(count)s payroll items created."),
+                                 count=output["items_created"]),
     preview=previews.import_preview, preconditions_check=previews.import_preconditions,
     argument_describe=previews.import_argument, summary_describe=previews.import_summary, rejection_replan=previews.import_rejection_replan,
     experience=previews.import_experience, effects_count=previews.import_effects,
@@ -584,8 +624,10 @@ tool_register(Tool(
     fn=verify_import, consumes=["group_id"], inline=True, undo_replan=_verify_undo_replan,
     accept=lambda ctx, arguments, output: [Acceptance("every template item is in the group",
                                                       output["items"] == output["template_items"] > 0,
-                                                      f"{output['items']} of {output['template_items']}")],
-    summary=lambda output: f"Verified the group “{output['group_name']}”: {output['items']} items.",
+                                                      words(gettext_noop("%(done)s of %(total)s"),
+                                                            done=output["items"], total=output["template_items"]))],
+    summary=lambda output: words(gettext_noop("Verified the group “%(name)s”: %(count)s items."),
+                                 name=output["group_name"], count=output["items"]),
     milestones={"completed": "the new group was verified"},
 ))
 
@@ -621,12 +663,15 @@ def _undo_accept(ctx, arguments, output) -> list[Acceptance]:
     return [Acceptance("the checksum over this run's scope equals the snapshot's", now == snapshot.checksum)]
 
 
-def _undo_summary(output: dict[str, Any]) -> str:
+def _undo_summary(output: dict[str, Any]) -> Stored:
     deleted = output["groups_deleted"]
     if not deleted and not output["employees_restored"]:
-        return "Nothing of this run had reached the payroll system; nothing to undo."
-    return (f"Undid this run's changes: removed {', '.join(f'“{n}”' for n in deleted) or 'no group'}"
-            + (f", put {output['employees_restored']} employees back" if output["employees_restored"] else "") + ".")
+        return words(gettext_noop("Nothing of this run had reached the payroll system; nothing to undo."))
+    removed = [f"“{n}”" for n in deleted] or words(gettext_noop("no group"))  # the names, as they are
+    if output["employees_restored"]:
+        return words(gettext_noop("Undid this run's changes: removed %(groups)s, put %(count)s employees back."),
+                     groups=removed, count=output["employees_restored"])
+    return words(gettext_noop("Undid this run's changes: removed %(groups)s."), groups=removed)
 
 
 tool_register(Tool(
@@ -675,7 +720,7 @@ def _assign_accept(ctx, arguments, output) -> list[Acceptance]:
     in_group = Employee.objects.filter(tenant_id=ctx.tenant_id, id__in=listed,
                                        group_id=int(output["group_id"])).count()
     return [Acceptance("every listed employee is in the new group", in_group == len(listed),
-                       f"{in_group} of {len(listed)}")]
+                       words(gettext_noop("%(done)s of %(total)s"), done=in_group, total=len(listed)))]
 
 
 tool_register(Tool(
@@ -696,7 +741,8 @@ tool_register(Tool(
         "required": ["group_id"], "anyOf": [{"required": ["employee_ids"]}, {"required": ["new_employees"]}]},
     output_schema={"type": "object", "properties": {"assigned": {"type": "integer"}}, "required": ["assigned"]},
     fn=assign_employees, consumes=["group_id"], consumes_optional=["employee_ids"], side_effects=True, read_only=False, accept=_assign_accept,
-    summary=lambda output: f"Assigned {output['assigned']} employees to the new group.",
+    summary=lambda output: words(gettext_noop("Assigned %(count)s employees to the new group."),
+                                 count=output["assigned"]),
     milestones={"completed": "the listed employees were assigned to the new group"},
 ))
 
@@ -724,7 +770,7 @@ tool_register(Tool(
     output_schema={"type": "object", "properties": {"snapshot_id": ID, "tenant_checksum": {"type": "string"}},
                    "required": ["snapshot_id", "tenant_checksum"]},
     fn=inspect_tenant_restore, produces=["snapshot_id", "tenant_checksum"], accept=_inspect_accept,
-    summary=lambda output: "Read the tenant's payroll configuration as it is now.",
+    summary=lambda output: words(gettext_noop("Read the tenant's payroll configuration as it is now.")),
 ))
 
 
@@ -749,6 +795,7 @@ def _restore_accept(ctx, arguments, output) -> list[Acceptance]:
 
 tool_register(Tool(
     name="restore_tenant_snapshot",
+    title=gettext_noop("Restore tenant snapshot"),
     description="Restore the whole tenant's payroll configuration to a snapshot (deletes every later group).",
     input_schema={"type": "object", "properties": {"snapshot_id": ID, "tenant_checksum": {"type": "string"}},
                   "required": ["snapshot_id", "tenant_checksum"]},
@@ -757,7 +804,7 @@ tool_register(Tool(
     needs_approval=True, accept=_restore_accept,
     irreversible="It commits in one transaction and is the run's last step, so nothing is ever left half done; "
                  "undoing it is another whole-tenant restore, with its own approval.",
-    summary=lambda output: "Restored the whole tenant's payroll configuration to the snapshot.",
+    summary=lambda output: words(gettext_noop("Restored the whole tenant's payroll configuration to the snapshot.")),
     preview=previews.restore_preview, preconditions_check=previews.restore_preconditions,
     argument_describe=previews.restore_argument, summary_describe=previews.restore_summary,
     # Whoever asked (a tenant admin) may not decide it: the four-eyes rule makes it a

@@ -19,7 +19,9 @@ from decimal import Decimal
 from typing import Any
 
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
+from config.words import Stored, localised, words
 from workflows.tools import Acceptance, NeedsInput, Tool, ToolBlocked, ToolContext, tool_register
 
 from .calculation import EmployeeInput, MonthResult, employee_months, trial
@@ -304,54 +306,73 @@ def trial_payroll(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]
     return {**output, "group_id": str(group.id), "group_name": group.name, "receipt_ref": f"payroll/groups/{group.id}"}
 
 
+def _joined(parts: list[Stored]) -> Stored:
+    """Words one after the other, "; " between them."""
+    joined = parts[0]
+    for part in parts[1:]:
+        joined = words(gettext_noop("%(first)s; %(rest)s"), first=joined, rest=part)
+    return joined
+
+
 def _trial_accept(ctx: ToolContext, arguments: dict[str, Any], output: dict[str, Any]) -> list[Acceptance]:
     """Every employee of the group computed (a salary each, a rule for the city, every contribution
-    base within its floor and cap or saying why not); the totals add up per employee and month."""
+    base within its floor and cap or saying why not); the totals add up per employee and month.
+    What each check found is words, read in each reader's language on the run page."""
     if output.get("not_computed"):  # a country the trial does not model: said on the receipt, not computed
-        return [Acceptance("every employee computes", True, output["not_computed"]),
-                Acceptance("the totals are consistent", True, "nothing was computed to add up")]
+        group = (PayrollGroup.objects.select_related("template")
+                 .filter(id=int(output["group_id"]), tenant_id=ctx.tenant_id).first())
+        place, place_zh = region_place(group.template.region if group and group.template_id else "")
+        return [Acceptance("every employee computes", True, words(gettext_noop(
+                    "no trial for %(place)s: Keel computes social insurance, the housing fund and income tax for "
+                    "mainland China only"), place=localised(place, place_zh)) if place else output["not_computed"]),
+                Acceptance("the totals are consistent", True, words(gettext_noop("nothing was computed to add up")))]
     in_group = Employee.objects.filter(tenant_id=ctx.tenant_id, group_id=int(output["group_id"])).count()
     computed = output.get("employees") or []
-    problems = []
+    problems: list[Stored] = []
     if output.get("missing"):
-        problems.append(f"{len(output['missing'])} without a salary")
+        problems.append(words(gettext_noop("%(count)s without a salary"), count=len(output["missing"])))
     if computed and not output.get("city"):
-        problems.append("no rule for the city")
+        problems.append(words(gettext_noop("no rule for the city")))
     if len(computed) != in_group:
-        problems.append(f"{len(computed)} of {in_group} computed")
+        problems.append(words(gettext_noop("%(done)s of %(total)s computed"), done=len(computed), total=in_group))
     for person in computed:
         for line in person.get("contributions") or []:
             base, floor, cap = (Decimal(line[k]) for k in ("base", "floor", "cap"))
             said = "within" in line["formula"] or "floor" in line["formula"] or "cap" in line["formula"]
             if not (floor <= base <= cap) or not said:
-                problems.append(f"{person['employee_no']}: the {line['kind']} base {base} is outside "
-                                f"{floor}–{cap} with no reason")
-    wrong = []
+                problems.append(words(gettext_noop("%(employee)s: the %(kind)s base %(base)s is outside "
+                                                   "%(floor)s–%(cap)s with no reason"),
+                                      employee=person["employee_no"], kind=line["kind"], base=str(base),
+                                      floor=str(floor), cap=str(cap)))
+    wrong: list[Stored] = []
     sums = {m: {k: Decimal("0") for k in ("gross", "employer_cost", "tax", "net")} for m in output.get("months") or []}
     for person in computed:
         for month in person["months"]:
             gross, tax, net, ours = (Decimal(month[k]) for k in ("gross", "tax", "net", "employee_contributions"))
             if net + tax + ours != gross:
-                wrong.append(f"{person['employee_no']} month {month['month']}")
+                wrong.append(words(gettext_noop("%(employee)s month %(month)s"), employee=person["employee_no"],
+                                   month=month["month"]))
             for k in sums.get(month["month"], {}):
                 sums[month["month"]][k] += Decimal(month[k])
     for total in output.get("totals") or []:
         if any(Decimal(total[k]) != sums.get(total["month"], {}).get(k) for k in ("gross", "employer_cost", "tax", "net")):
-            wrong.append(f"the totals of month {total['month']}")
-    return [Acceptance("every employee computes", not problems, "; ".join(problems)[:500]
-                       or f"{len(computed)} of {in_group} employees"),
+            wrong.append(words(gettext_noop("the totals of month %(month)s"), month=total["month"]))
+    return [Acceptance("every employee computes", not problems, _joined(problems[:10]) if problems else
+                       words(gettext_noop("%(done)s of %(total)s employees"), done=len(computed), total=in_group)),
             Acceptance("the totals are consistent", not wrong,
-                       ("net + tax + employee contributions ≠ gross: " + ", ".join(wrong[:10]))[:500] if wrong else
-                       "net + tax + employee contributions = gross for every employee and month")]
+                       words(gettext_noop("net + tax + employee contributions ≠ gross: %(where)s"), where=wrong[:10])
+                       if wrong else
+                       words(gettext_noop("net + tax + employee contributions = gross for every employee and month")))]
 
 
-def _trial_summary(output: dict[str, Any]) -> str:
+def _trial_summary(output: dict[str, Any]) -> Stored:
     if not output.get("employees"):
-        return "No employees in the new group yet: the trial had nobody to compute."
+        return words(gettext_noop("No employees in the new group yet: the trial had nobody to compute."))
     first = output["totals"][0]
-    return (f"Trial payroll for {len(output['employees'])} employees, months 1–{len(output['totals'])} of "
-            f"{output['year']}: month 1 gross {first['gross']}, employer cost {first['employer_cost']}, "
-            f"tax {first['tax']}, net {first['net']} CNY.")
+    return words(gettext_noop("Trial payroll for %(count)s employees, months 1–%(months)s of %(year)s: month 1 gross "
+                              "%(gross)s, employer cost %(cost)s, tax %(tax)s, net %(net)s CNY."),
+                 count=len(output["employees"]), months=len(output["totals"]), year=output["year"],
+                 gross=first["gross"], cost=first["employer_cost"], tax=first["tax"], net=first["net"])
 
 
 tool_register(Tool(

@@ -17,7 +17,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from config.api import DomainError
-from config.words import Stored, words
+from config.words import Stored, words, words_english
 from timeline.models import Activity
 from timeline.services import (
     activity_close,
@@ -296,8 +296,9 @@ def _execute_claimed(node, run, tool, me, approval_id, arguments, consumed) -> i
                      summary=_acceptance_summary(run, node, results),
                      payload={"criteria": [r.__dict__ for r in results], "receipt_ref": str(call.id)})
     if failed:
-        reason = "acceptance not met: " + "; ".join(f"{r.criterion} ({r.detail})" if r.detail else r.criterion
-                                                    for r in failed)
+        # The reason is stored English (search, logs, the replan's why): a detail given as words reads in English.
+        reason = "acceptance not met: " + "; ".join(
+            f"{r.criterion} ({words_english(r.detail)})" if r.detail else r.criterion for r in failed)
         return _fail(node, run, tool, reason, me, arguments, output, result_ref=str(call.id),
                      acceptance_results=outcome)
     step = _finish(node, run, N.COMPLETED, "accepted", me, result_ref=str(call.id), acceptance_results=outcome)

@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import jsonschema
+from django.utils.translation import gettext
 
+from config.words import Stored
 
 _validators: dict[int, tuple[dict, Any]] = {}
 
@@ -81,7 +83,9 @@ class ToolContext:
 class Acceptance:
     criterion: str
     ok: bool
-    detail: str = ""
+    # What the check found ("12 of 12 items"): words (config.words), rendered for each reader
+    # on the run page; plain prose is shown as it is. The failure reason keeps its English.
+    detail: Stored = ""
 
 
 @dataclass(frozen=True)
@@ -137,10 +141,13 @@ class Experience:
 @dataclass
 class Tool:
     name: str
-    description: str
+    description: str  # for the model
     input_schema: dict[str, Any]
     output_schema: dict[str, Any]
     fn: Callable[[ToolContext, dict[str, Any]], dict[str, Any]]
+    # Its short name for a person (the approval matrix): an English msgid marked with
+    # gettext_noop, read in the reader's language (`tool_title`). Blank: the name, spaced.
+    title: str = ""
     produces: list[str] = field(default_factory=list)
     consumes: list[str] = field(default_factory=list)
     # Consumed when a step of the run produced it (a blueprint without that step still runs):
@@ -163,7 +170,8 @@ class Tool:
     # the sweeper runs it again; a hop then costs one commit.
     inline: bool = False
     accept: Callable[[ToolContext, dict[str, Any], dict[str, Any]], list[Acceptance]] | None = None
-    summary: Callable[[dict[str, Any]], str] | None = None  # business-safe, never an id
+    # business-safe, never an id: words (config.words) read in each reader's language, or prose
+    summary: Callable[[dict[str, Any]], Stored] | None = None
     # --- for the approval gate (approvals never names a tool) ---
     # (tenant_id, resolved arguments, run params) -> what the approver reads
     preview: Callable[[int, dict[str, Any], dict[str, Any]], Preview] | None = None
@@ -249,6 +257,15 @@ def tool_get(name: str) -> Tool:
         return TOOLS[name]
     except KeyError:
         raise ToolError(f"no tool named {name!r} is registered") from None
+
+
+def tool_title(name: str) -> str:
+    """A tool's short name in the active language: its declared `title` (translated), else its
+    name with spaces ("send_reminder" → "Send reminder")."""
+    tool = TOOLS.get(name)
+    if tool is not None and tool.title:
+        return gettext(tool.title)
+    return (name or "").replace("_", " ").capitalize()
 
 
 def compensation_tools() -> set[str]:

@@ -1,9 +1,10 @@
+import re
 from datetime import datetime
 
 from django import template
 from django.utils import timezone
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, gettext_noop
 
 from console.blueprint_words import (
     blueprint_title,
@@ -12,6 +13,7 @@ from console.blueprint_words import (
     run_title_shown,
 )
 from config.words import is_words, words_render
+from config.words import words as words_of
 from console.status import status_label as _status_label
 from console.status import status_labels_json as _status_labels_json
 from console.status import ui_words_json as _ui_words_json
@@ -88,6 +90,40 @@ def plan_why(plan) -> str:
 def words(value) -> str:
     """Stored words (config.words) in the page's language; prose as it is."""
     return words_render(value)
+
+
+# The shapes a check's detail written as prose takes (stored before details were words, or by a tool
+# that still writes prose): a count of a total, a count of things, one state or status code.
+_COUNT_OF = re.compile(r"(\d+) of (\d+)")
+_COUNT = re.compile(r"(\d+) ([a-z]+)")
+_CODE = re.compile(r"[A-Za-z]+(?:_[A-Za-z]+)*")
+
+
+def _catalog_word(text: str) -> str | None:
+    """`text`'s word in the page's language when the catalog has one ("answered", "Submitted"), else None."""
+    for msgid in (text, text.lower().replace("_", " "), text.replace("_", " ").capitalize()):
+        shown = _(msgid)
+        if shown != msgid:
+            return shown
+    return None
+
+
+@register.filter
+def detail_shown(value) -> str:
+    """What an acceptance check found, in the page's language: stored words rendered; prose as
+    it is, except the shapes a detail written as prose takes — "3 of 3", "10 <things>", one state
+    or status code ("ANSWERED", "submitted") — which read in the page's language where the catalog
+    knows their words (an English reader reads them exactly as stored)."""
+    if not isinstance(value, str):
+        return words_render(value)
+    text = value.strip()
+    if match := _COUNT_OF.fullmatch(text):
+        return words_render(words_of(gettext_noop("%(done)s of %(total)s"), done=match[1], total=match[2]))
+    if (match := _COUNT.fullmatch(text)) and (thing := _catalog_word(match[2])):
+        return words_render(words_of(gettext_noop("%(count)s %(things)s"), count=match[1], things=thing))
+    if _CODE.fullmatch(text) and (word := _catalog_word(text)):
+        return word
+    return value
 
 
 @register.filter

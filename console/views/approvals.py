@@ -22,6 +22,7 @@ from config.forms import number_parse
 from config.ids import id_parse
 from tenants.models import Membership, Role
 from tenants.selectors import membership_for_user
+from workflows.tools import tool_title
 
 
 def _queue_context(membership: Membership, selected_id: int | None) -> dict:
@@ -67,7 +68,15 @@ def card_partial(request: HttpRequest, approval_id: int) -> HttpResponse:
 @login_required
 def run_history(request: HttpRequest, run_id: int) -> HttpResponse:
     membership = membership_for_user(request.user)
-    return render(request, "approvals/history.html", approval_history(membership, run_id))
+    history = approval_history(membership, run_id)
+    # The role each approval needs and each decision's verdict, as the reader reads them.
+    roles = dict(Role.choices)
+    verdicts = dict(ApprovalStatus.choices)
+    for approval in history["approvals"]:
+        approval.needs_role_label = roles.get(approval.needs_role, approval.needs_role)
+    for decision in history["decisions"]:
+        decision.verdict_label = verdicts.get(decision.verdict, decision.verdict)
+    return render(request, "approvals/history.html", history)
 
 
 @login_required
@@ -94,7 +103,7 @@ def matrix(request: HttpRequest) -> HttpResponse:
             messages.error(request, err.message)
         else:
             messages.success(request, _("Saved the rule for %(tool)s; pending approvals re-routed.")
-                             % {"tool": tool.replace("_", " ")})
+                             % {"tool": tool_title(tool)})
         return redirect("approvals-matrix")
     return render(request, "approvals/matrix.html", {
         "rows": matrix_rows(membership), "can_edit": membership.role == Role.ADMIN,
