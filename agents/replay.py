@@ -49,6 +49,7 @@ from django.utils import timezone
 from approvals.models import ApprovalRequest, ApprovalStatus
 from approvals.services import approval_decide
 from config.api import Conflict, Forbidden
+from config.words import words_english
 from llm import backend_scoped
 from llm.replay import ReplayBackend
 from memory.models import MemoryItem
@@ -210,7 +211,7 @@ def run_trace(run: Run) -> dict[str, Any]:
         said = ""
         if spec is not None and spec.summary is not None and result is not None and status == "succeeded":
             try:
-                said = f": {spec.summary(result)}"
+                said = f": {words_english(spec.summary(result))}"
             except Exception:  # a summary that cannot read an old result: compare without it
                 said = ""
         calls[keys[node_id]].append(f"v{versions[node_id]}: {tool} {status}{said}")
