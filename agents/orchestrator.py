@@ -43,8 +43,10 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from config.api import Conflict, DomainError
+from config.words import Stored, is_words, localised, words, words_english, words_render
 from llm import ModelError, backend_structured, model_call
 from tenants.models import Membership
 from timeline.model_frames import model_frames_into
@@ -356,8 +358,45 @@ def _title_of(text: str) -> str:
 
 # --- The orchestrator proper -----------------------------------------------------------------
 
-def _frame(turn: Turn, kind: str, name: str, summary: str, payload: dict[str, Any], **extra: Any) -> None:
+def _frame(turn: Turn, kind: str, name: str, summary: Stored, payload: dict[str, Any], **extra: Any) -> None:
     frame_record(activity_id=turn.activity_id, kind=kind, name=name, summary=summary, payload=payload, **extra)
+
+
+# The intent and the route frames are words (config.words): the signal and the branch are codes,
+# shown to a reader by their word ("resolve" / "办理"); a reason is a fixed sentence in words, or,
+# where it is built from parts (the rules' and the model's own reasons), its English as it was
+# with a generic sentence for a reader of another language (`reason_built`). The frame's payload
+# keeps the codes and the English reason.
+SIGNAL_WORDS = {"resolve": gettext_noop("resolve"), "chat": gettext_noop("chat"),
+                "analyze": gettext_noop("analyze"), "unknown": gettext_noop("unknown")}
+BRANCH_WORDS = {"resume_run": gettext_noop("resume_run"), "chat": gettext_noop("chat"),
+                "analyze": gettext_noop("analyze"), "clarify": gettext_noop("clarify"),
+                "cancel": gettext_noop("cancel"), "change": gettext_noop("change")}
+
+
+def signal_words(signal: str) -> Stored:
+    return words(SIGNAL_WORDS[signal]) if signal in SIGNAL_WORDS else signal
+
+
+def reason_built(english: str, generic: str, **params: Any) -> dict[str, str]:
+    """A reason built from parts in English: the English as it is, and `generic` (a msgid
+    marked with gettext_noop) for the Chinese reader, rendered from the catalog now."""
+    return localised(english, words_render(words(generic, **params), "zh-hans"))
+
+
+def intent_summary(signal: str, reason: Stored) -> dict[str, Any]:
+    return words(gettext_noop("Intent: %(signal)s — %(reason)s."), signal=signal_words(signal), reason=reason)
+
+
+def route_summary(branch: Stored, why: Stored) -> dict[str, Any]:
+    return words(gettext_noop("Route: %(branch)s — %(why)s."), branch=branch, why=why)
+
+
+def _reason_text(reason: Stored) -> str:
+    """A reason's English, for the payload and for the callers that read it."""
+    if isinstance(reason, dict) and not is_words(reason):
+        return str(reason.get("en", ""))
+    return words_english(reason)
 
 
 def _is_continue(text: str) -> bool:
@@ -393,16 +432,17 @@ def _route(turn: Turn) -> Outcome:
     if claimed is not None and (waiting_run is None or claimed[1].score >= SURE):
         return _domain_turn(turn, claimed[0])
     if waiting_run is not None:
-        branch, why = "resume_run", "a run is waiting for the user's answer; this message answers it"
+        branch, why = "resume_run", gettext_noop("a run is waiting for the user's answer; this message answers it")
     elif signal == "chat":
-        branch, why = "chat", "small talk: answer it"
+        branch, why = "chat", gettext_noop("small talk: answer it")
     elif signal == "analyze":
-        branch, why = "analyze", "a read-only question: answer it from the records or the policy"
+        branch, why = "analyze", gettext_noop("a read-only question: answer it from the records or the policy")
     else:
-        branch, why = "clarify", ("the intent is unknown: ask a clarifying question" if signal == "unknown" else
-                                  "no domain takes this request: ask a clarifying question")
+        branch, why = "clarify", (gettext_noop("the intent is unknown: ask a clarifying question")
+                                  if signal == "unknown" else
+                                  gettext_noop("no domain takes this request: ask a clarifying question"))
     turn.branch = branch
-    _frame(turn, "route", f"route → {branch}", f"Route: {branch} — {why}.",
+    _frame(turn, "route", f"route → {branch}", route_summary(words(BRANCH_WORDS[branch]), words(why)),
            {"signal": signal, "branch": branch, "reason": why})
     if branch == "resume_run":
         return _resume_run(turn, waiting_run)
@@ -436,8 +476,8 @@ def _change(turn: Turn, claimed: tuple[ConversationDomain, Claim] | None) -> Out
             run_cancel(membership=turn.membership, run_id=run.id, reason=turn.text[:500])
         except (Conflict, DomainError) as err:
             return Outcome(route="cancel", run_id=run.id, status="failed", reply=err.message)
-        _frame(turn, "route", "route → cancel", "Route: cancel — the person cancelled the waiting run.",
-               {"run": str(run.id)})
+        _frame(turn, "route", "route → cancel", route_summary(words(BRANCH_WORDS["cancel"]), words(
+            gettext_noop("the person cancelled the waiting run"))), {"run": str(run.id)})
         return Outcome(route="cancel", run_id=run.id, reply=(
             "好的，已取消这次运行；它做过的更改会被撤销。" if turn.zh else
             "Done: I cancelled the run; anything it changed is being undone."))
@@ -449,7 +489,8 @@ def _change(turn: Turn, claimed: tuple[ConversationDomain, Claim] | None) -> Out
         return None
     if claimed is not None and (not waits or claimed[1].score >= SURE) and not CHANGE_OF_MIND.search(turn.text):
         return None  # a new request that happens to name things: the domain starts it
-    _frame(turn, "route", "route → change", "Route: change — the message changes the conversation's latest run.",
+    _frame(turn, "route", "route → change", route_summary(words(BRANCH_WORDS["change"]), words(
+        gettext_noop("the message changes the conversation's latest run"))),
            {"run": str(run.id), "status": run.status, "params": sorted(change.params_update)})
     if waits:
         try:
@@ -484,35 +525,48 @@ def _classify(turn: Turn) -> tuple[str, str]:
     messages.insert(1, {"role": "system", "content": narrative_context(conversation_id=turn.conversation.id)})
     if backend_structured():
         return _classify_structured(turn, messages)
+    reason: Stored
     try:
         result = turn.model(messages, purpose="intent")
     except ModelError as err:
-        signal, reason, said = "unknown", f"the classifier did not answer ({type(err).__name__})", None
+        signal, said = "unknown", None
+        reason = words(gettext_noop("the classifier did not answer (%(error)s)"), error=type(err).__name__)
     else:
         said = result.text
         signal = signal_parse(said)
         if result.provider == "builtin":
-            reason = intent_classify(turn.text).reason
+            reason = reason_built(intent_classify(turn.text).reason,
+                                  gettext_noop("read from the words of the message by the rules"))
         elif signal == "unknown" and (said or "").strip().lower() != "unknown":
-            reason = f"the model's answer “{(said or '')[:60]}” is not one of the four signals"
+            reason = words(gettext_noop("the model's answer “%(said)s” is not one of the four signals"),
+                           said=(said or "")[:60])
         else:
-            reason = f"the model answered {signal}"
-    _frame(turn, "intent", f"intent {signal}", f"Intent: {signal} — {reason}.",
-           {"signal": signal, "reason": reason, "model_text": said})
-    return signal, reason
+            reason = words(gettext_noop("the model answered %(signal)s"), signal=signal_words(signal))
+    english = _reason_text(reason)
+    _frame(turn, "intent", f"intent {signal}", intent_summary(signal, reason),
+           {"signal": signal, "reason": english, "model_text": said})
+    return signal, english
 
 
 def _classify_structured(turn: Turn, messages: list[dict]) -> tuple[str, str]:
     """Intent as JSON-schema structured output; the rules (agents.intent) when it fails twice."""
     outcome = intent_structured(turn.model, messages, turn.text)
     structured_frame(turn, "intent", outcome)
-    signal, reason = outcome.data["signal"], outcome.data["reason"] or f"the model answered {outcome.data['signal']}"
+    signal, said = outcome.data["signal"], outcome.data["reason"]
+    reason: Stored
     if outcome.source == "rules":
-        reason = f"{reason} (rules: {outcome.fallback})"
-    _frame(turn, "intent", f"intent {signal}", f"Intent: {signal} — {reason}.",
-           {"signal": signal, "reason": reason, "source": outcome.source, "model_text":
+        reason = reason_built(f"{said or 'the model answered ' + signal} (rules: {outcome.fallback})",
+                              gettext_noop("read from the words of the message by the rules (the model's answer "
+                                           "could not be used)"))
+    elif said:
+        reason = reason_built(said, gettext_noop("the model's own reason, in its words"))
+    else:
+        reason = words(gettext_noop("the model answered %(signal)s"), signal=signal_words(signal))
+    english = _reason_text(reason)
+    _frame(turn, "intent", f"intent {signal}", intent_summary(signal, reason),
+           {"signal": signal, "reason": english, "source": outcome.source, "model_text":
             outcome.results[-1].text if outcome.results else None})
-    return signal, reason
+    return signal, english
 
 
 def _run_awaiting_input(turn: Turn):

@@ -31,7 +31,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
 from config.api import Conflict, DomainError
-from config.words import words
+from config.words import localised, words
 from tenants.actors import Actor
 from timeline.models import Activity
 from workflows.blueprints import Door
@@ -161,6 +161,8 @@ def facts_read(text: str, today: date | None = None) -> ClaimFacts:
 
 MISSING_EN = {"amount": "the total amount (e.g. 1,800 yuan)", "date": "the date of the first night (YYYY-MM-DD)",
               "city": "the city", "nights": "how many nights you stayed"}
+# A missing fact by its name, for the route frame's words (its code is the English).
+MISSING_NAMES_ZH = {"amount": "金额", "date": "日期", "city": "城市", "nights": "晚数"}
 MISSING_ZH = {"amount": "总金额（例如1800元）", "date": "入住日期（YYYY-MM-DD）", "city": "城市", "nights": "住了几晚"}
 
 
@@ -285,7 +287,9 @@ def claim_turn(turn: TurnContext, earlier: str | None, pending_invoice: int | No
         reply = (f"好的，我来提交报销单。还需要：{'、'.join(asked)}。" if zh else
                  f"I can file that expense claim. I still need {', '.join(asked[:-1]) + ' and ' if len(asked) > 1 else ''}"
                  f"{asked[-1]}.")
-        turn.frame("route", "route → expense_ask", f"Expense claim: asked for {', '.join(facts.missing)}.",
+        turn.frame("route", "route → expense_ask",
+                   words(gettext_noop("Expense claim: asked for %(missing)s."),
+                         missing=[localised(m, MISSING_NAMES_ZH.get(m)) for m in facts.missing]),
                    {"missing": facts.missing, "facts": _facts_payload(facts),
                     "invoice": str(invoice_id) if invoice_id else None})
         pending.set({"text": ((earlier + " ") if earlier else "") + text, "invoice": invoice_id})
@@ -304,7 +308,8 @@ def claim_turn(turn: TurnContext, earlier: str | None, pending_invoice: int | No
             Invoice.objects.filter(id=invoice.id, claim__isnull=True).delete()
         raise
     pending.clear()
-    turn.frame("route", "route → expense_claim", "Expense claim: the facts are complete; the claim run starts.",
+    turn.frame("route", "route → expense_claim",
+               words(gettext_noop("Expense claim: the facts are complete; the claim run starts.")),
                {"facts": _facts_payload(facts), "run": str(run.id), "invoice": str(invoice_id) if invoice_id else None})
     filed = claim_words(category=params["category"], city=facts.city, start_date=facts.start_date,
                         nights=facts.nights or 0, amount=facts.amount, currency=facts.currency, zh=zh)
@@ -327,7 +332,7 @@ def later_invoice_turn(turn: TurnContext, run: Run, file: InvoiceFile) -> TurnRe
     zh = turn.zh
     claim = _claim_of(run)
     if claim is None:
-        turn.frame("route", "route → expense_invoice", "A later invoice: the claim is not made yet.",
+        turn.frame("route", "route → expense_invoice", words(gettext_noop("A later invoice: the claim is not made yet.")),
                    {"run": str(run.id)})
         return TurnReply(route=INVOICE_ROUTE, run_id=run.id, status="failed", reply=(
             "报销单还在创建中，发票暂时无法归入。请稍后再发送一次。" if zh else
@@ -345,12 +350,14 @@ def later_invoice_turn(turn: TurnContext, run: Run, file: InvoiceFile) -> TurnRe
                                  idempotency_key=f"conversation-invoice:{claim.id}:{invoice.id}")
     except (Conflict, DomainError) as err:
         Invoice.objects.filter(id=invoice.id, claim__isnull=True).delete()
-        turn.frame("route", "route → expense_invoice", f"A later invoice was refused: {err.message}",
+        turn.frame("route", "route → expense_invoice",
+                   words(gettext_noop("A later invoice was refused: %(reason)s"), reason=err.message),
                    {"run": str(run.id), "claim": str(claim.id), "code": err.code})
         reply = (f"这张发票无法归入报销单（{what}）：{err.message}" if zh else
                  f"I couldn't file the invoice with the claim ({what}): {err.message}")
         return TurnReply(route=INVOICE_ROUTE, reply=reply, run_id=run.id, status="failed")
-    turn.frame("route", "route → expense_invoice", "A later invoice was filed to the conversation's claim.",
+    turn.frame("route", "route → expense_invoice",
+               words(gettext_noop("A later invoice was filed to the conversation's claim.")),
                {"run": str(run.id), "claim": str(claim.id), "invoice": receipt.body["invoice_id"]})
     reply = (f"已把发票“{invoice.filename}”归入报销单（{what}）。" if zh else
              f"I've filed the invoice “{invoice.filename}” with your expense claim ({what}).")

@@ -8,6 +8,7 @@ request is refused (422)."""
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Callable
 from datetime import date, timedelta
@@ -20,6 +21,7 @@ from django.utils.translation import gettext as _
 
 from approvals.authority import approval_covers
 from config.api import Conflict, DomainError, Forbidden, NotFound, Unprocessable, strict_decimal, strict_int
+from config.words import is_words, words_render
 from idempotency.services import KeyRequired, Receipt, idempotent, key_checked  # noqa: F401 (KeyRequired: re-exported)
 from tenants.actors import Actor
 from tenants.models import Role
@@ -279,6 +281,29 @@ def policy_over(claim: ExpenseClaim, policy: dict[str, Any] | None) -> bool:
     return per_unit is None or per_unit > limit or claim.currency != "CNY"
 
 
+def check_reason(policy: dict[str, Any] | None) -> str:
+    """What the history records for a submit: the policy check's finding as words (config.words),
+    kept as their JSON text in the transition's reason, so each reader reads it in their language
+    (`reason_shown`); a check without words (recorded before) gives its English summary."""
+    found = (policy or {}).get("summary_words")
+    if is_words(found):
+        return json.dumps(found, ensure_ascii=False)
+    return (policy or {}).get("summary", "submitted")
+
+
+def reason_shown(reason: str) -> str:
+    """A history row's reason as the reader reads it: stored words rendered in the active language;
+    a code ("submitted") or prose written before words as it is."""
+    if reason.startswith("{"):
+        try:
+            stored = json.loads(reason)
+        except ValueError:
+            return reason
+        if is_words(stored):
+            return words_render(stored)
+    return reason
+
+
 def claim_submit(*, actor: Actor, claim_id: Any, idempotency_key: str, policy: dict[str, Any] | None = None) -> Receipt:
     """draft → submitted, recording the policy check. The agent may submit a claim that is
     not within the policy only under a decided approval for exactly this claim."""
@@ -291,7 +316,7 @@ def claim_submit(*, actor: Actor, claim_id: Any, idempotency_key: str, policy: d
             approval_covers(tenant_id=actor.tenant_id, approval_id=actor.approval_id, tool="submit_claim",
                             arguments={"application_id": claim.id})
         limit = (policy or {}).get("limit")
-        _claim_transition(claim, S.SUBMITTED, actor=actor, reason=(policy or {}).get("summary", "submitted"),
+        _claim_transition(claim, S.SUBMITTED, actor=actor, reason=check_reason(policy),
                           submitted_at=timezone.now(), policy_verdict=(policy or {}).get("verdict", ""),
                           policy_limit=Decimal(str(limit)) if limit not in (None, "") else None,
                           policy_source=(policy or {}).get("source", "") or "")

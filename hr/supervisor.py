@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
+from config.words import localised, words
 from tenants.models import Membership
 from timeline.services import conversation_create, event_append, frame_record
 from workflows.blueprints import Door
@@ -35,13 +37,18 @@ def tan_event_consume(event_id: int) -> int | None:
                                                            run_id=existing)
             return None
         membership = Membership.objects.select_related("user").get(user_id=event.actor_id, tenant_id=event.tenant_id)
-        conversation = conversation_create(tenant_id=event.tenant_id, user_id=event.actor_id,
-                                           title=f"Candidate matching: {tan.title}")
+        # No title: a conversation's title is one string, shown as stored to every reader, and
+        # the TAN's title differs by language ("Data Analyst" / "数据分析师"). Untitled, it reads
+        # "Conversation <id>" in the reader's language; its run reads "Candidate matching" in
+        # theirs, and the route frame names the TAN in theirs.
+        conversation = conversation_create(tenant_id=event.tenant_id, user_id=event.actor_id)
         run = run_start(membership=membership, blueprint=BLUEPRINT, conversation_id=conversation.id, door=Door.EVENT,
                         params={"tan_id": str(tan.id), "event_id": str(event.id)})
         frame_record(activity_id=run.activity_id, kind="route", name=f"trigger: {event.type}",
-                     summary=(f"Started by the event “TAN approved” for “{tan.title}” "
-                              f"(approved by {membership.user.username}), not by a chat message."),
+                     summary=words(gettext_noop("Started by the event “%(event)s” for “%(tan)s” (approved by "
+                                                "%(who)s), not by a chat message."),
+                                   event=words(gettext_noop("TAN approved")),
+                                   tan=localised(tan.title, tan.title_zh or None), who=membership.user.username),
                      payload={"event_id": str(event.id), "event_type": event.type, "tan_id": str(tan.id),
                               "approved_by": membership.user.username, "event_created_at": event.created_at.isoformat()})
         event_append(conversation_id=conversation.id, run_id=run.id, type="run.trigger",

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from workflows.faults import fault_point
 from django.utils.translation import gettext_noop
 
+from config.words import Stored, localised, words
+from workflows.faults import fault_point
 from workflows.tools import Acceptance, Measure, Tool, ToolContext, ToolError, tool_register
 
 from . import matching, previews
@@ -38,7 +39,7 @@ tool_register(Tool(
     fn=retrieve_candidates, produces=["candidate_pool"], inline=True,
     accept=lambda ctx, arguments, output: [Acceptance("the CV bank was read", output["count"] >= 0,
                                                       f"{output['count']} candidates")],
-    summary=lambda output: f"Retrieved {output['count']} candidates from the CV bank.",
+    summary=lambda output: words(gettext_noop("Retrieved %(count)s candidates from the CV bank."), count=output["count"]),
     milestones={"completed": "the candidates were retrieved"},
 ))
 
@@ -52,6 +53,22 @@ def score_candidates(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, A
             "receipt_ref": f"skill/candidate_matching/{tan['tan_id']}"}
 
 
+def _score_summary(output: dict[str, Any]) -> Stored:
+    """"Scored 10 candidates; 3 fit: Maria Garcia 1.000, …" as words: each candidate by their
+    name in the reader's language (the CV bank keeps a Chinese name beside the English one)."""
+    result = output["match_result"]
+    matches = result["matches"]
+    if not matches:
+        return words(gettext_noop("Scored %(considered)s candidates; none fit."), considered=result["considered"])
+    ids = [int(m["candidate_id"]) for m in matches if str(m.get("candidate_id", "")).isdigit()]
+    chinese = dict(Candidate.objects.filter(id__in=ids).values_list("id", "name_zh"))
+    names = [words(gettext_noop("%(name)s %(score)s"), score=m["score"], name=localised(
+        m["name"], chinese.get(int(m["candidate_id"])) or m["name"]) if str(m.get("candidate_id", "")).isdigit()
+        else m["name"]) for m in matches]
+    return words(gettext_noop("Scored %(considered)s candidates; %(fit)s fit: %(names)s."),
+                 considered=result["considered"], fit=len(matches), names=names)
+
+
 tool_register(Tool(
     name="score_candidates",
     description="Score each candidate against the TAN: skills overlap, location, seniority; keep the best.",
@@ -62,10 +79,7 @@ tool_register(Tool(
     fn=score_candidates, consumes=["candidate_pool"], produces=["match_result"], inline=True,
     accept=lambda ctx, arguments, output: [Acceptance(
         "every kept match is explained", all(m["explanation"] for m in output["match_result"]["matches"]))],
-    summary=lambda output: (f"Scored {output['match_result']['considered']} candidates; "
-                            f"{len(output['match_result']['matches'])} fit: "
-                            + ", ".join(f"{m['name']} {m['score']}" for m in output["match_result"]["matches"])
-                            + "."),
+    summary=lambda output: _score_summary(output),
     milestones={"completed": "the candidates were scored"},
 ))
 
@@ -94,6 +108,7 @@ def _persist_accept(ctx, arguments, output) -> list[Acceptance]:
 
 tool_register(Tool(
     name="persist_matches",
+    title=gettext_noop("Persist matches"),
     description="Record the top matches in the HR system, one per TAN and candidate.",
     input_schema={"type": "object", "properties": {"tan_id": ID, "match_result": {"type": "object"}},
                   "required": ["tan_id", "match_result"]},
@@ -105,7 +120,8 @@ tool_register(Tool(
     preconditions_check=previews.persist_preconditions, effects_count=previews.match_effects,
     approval_rule={"roles": ["approver", "admin"], "deadline_seconds": 24 * 3600, "remind_before_seconds": 2 * 3600},
     measures=[Measure("matches", gettext_noop("Matches recorded"), gettext_noop("matches"))],
-    summary=lambda output: f"Recorded {output['persisted']} matches in the HR system.",
+    summary=lambda output: words(gettext_noop("Recorded %(count)s matches in the HR system."),
+                                 count=output["persisted"]),
     milestones={"awaiting_approval": "more matches than usual wait for an approver",
                 "completed": "the matches were recorded"},
 ))
@@ -122,5 +138,6 @@ tool_register(Tool(
     input_schema={"type": "object", "properties": {"tan_id": ID}, "required": ["tan_id"]},
     output_schema={"type": "object", "properties": {"removed": {"type": "integer"}}, "required": ["removed"]},
     fn=withdraw_matches, side_effects=True, read_only=False,
-    summary=lambda output: f"Removed {output['removed']} matches this run had recorded.",
+    summary=lambda output: words(gettext_noop("Removed %(count)s matches this run had recorded."),
+                                 count=output["removed"]),
 ))

@@ -21,7 +21,7 @@ from typing import Any
 
 from django.utils.translation import gettext, gettext_noop
 
-from config.words import words
+from config.words import Stored, is_words, localised, words, words_english, words_render
 from llm import backend_structured
 from llm.structured import structured_call, tool_calls_first
 from memory.services import memory_link
@@ -166,9 +166,29 @@ CONTINUE_WORDS = {"continue", "go on", "go ahead", "proceed", "carry on", "resum
                   "继续", "好的", "可以", "继续吧", "好"}
 
 
-def _route_frame(turn: TurnContext, branch: str, why: str) -> None:
-    turn.frame("route", f"route → {branch}", f"Route: {branch} — {why}.",
-               {"signal": turn.signal, "branch": branch, "reason": why})
+# A route frame is words (config.words): the branch a code shown by its word, the reason a fixed
+# sentence, or, built from parts, its English with a generic sentence for a reader of another
+# language (`_reason_built`); the payload keeps the branch and the English reason.
+BRANCH_WORDS = {"resume_run": gettext_noop("resume_run"), "resume_exploration": gettext_noop("resume_exploration"),
+                "plan": gettext_noop("plan"), "explore": gettext_noop("explore")}
+
+
+def _reason_built(english: str, generic: str, **params: Any) -> dict[str, str]:
+    """Built in English from parts: as it is, and `generic` (a gettext_noop msgid) for the Chinese reader."""
+    return localised(english, words_render(words(generic, **params), "zh-hans"))
+
+
+def _route_words(branch: str, why: Stored) -> dict[str, Any]:
+    return words(gettext_noop("Route: %(branch)s — %(why)s."),
+                 branch=words(BRANCH_WORDS[branch]) if branch in BRANCH_WORDS else branch, why=why)
+
+
+def _route_frame(turn: TurnContext, branch: str, why: Stored) -> None:
+    """`why`: a msgid (a fixed sentence) or words already made."""
+    why = why if isinstance(why, dict) else words(why)
+    english = str(why.get("en", "")) if not is_words(why) else words_english(why)
+    turn.frame("route", f"route → {branch}", _route_words(branch, why),
+               {"signal": turn.signal, "branch": branch, "reason": english})
 
 
 # --- Setting up a group ------------------------------------------------------------------------
@@ -279,7 +299,8 @@ def _explore(turn: TurnContext, state: ExplorationState, *, employees: list[str]
                             narrative=turn.narrative, activity_id=turn.activity_id, model=turn.model, zh=turn.zh)
     if outcome.kind == "plan":
         pending.clear()  # run state ends with the exploration
-        turn.frame("route", "route → plan", f"Route: plan — the exploration settled it ({outcome.reason}).",
+        turn.frame("route", "route → plan", _route_words("plan", _reason_built(
+            f"the exploration settled it ({outcome.reason})", gettext_noop("the exploration settled what was open"))),
                    {"branch": "plan", "reason": outcome.reason, "iterations": outcome.iterations})
         return _plan_start(turn, request=state.request, requirements=outcome.requirements,
                            template_name=outcome.template_name, employees=employees, new_employees=new_employees)
@@ -887,7 +908,8 @@ class PayrollConversation(ConversationDomain):
     def answer(self, turn: TurnContext) -> TurnReply:
         exploration = turn.pending(NAME).get()
         if exploration is not None and exploration.get("kind") in ("template", "assumed"):
-            _route_frame(turn, "resume_run", "a template question is open; this message answers it as a whole")
+            _route_frame(turn, "resume_run",
+                         gettext_noop("a template question is open; this message answers it as a whole"))
             if exploration["kind"] == "assumed":
                 return _answer_assumed(turn, exploration)
             run, node = _waiting_question(turn)
@@ -901,13 +923,13 @@ class PayrollConversation(ConversationDomain):
         if exploration is None:
             run, node = _waiting_question(turn)
             if node is not None and node.key == "match" and turn.signal != "analyze":
-                _route_frame(turn, "resume_run", "its run asked which template to use; this message answers it "
-                                                 "as a whole")
+                _route_frame(turn, "resume_run", gettext_noop("its run asked which template to use; this message "
+                                                              "answers it as a whole"))
                 return _answer_template_question(turn, run, (node.question or {}).get("options") or [], 1,
                                                  _run_requirements(run))
         if exploration is not None and turn.signal != "analyze":
             _route_frame(turn, "resume_exploration",
-                         "an exploration is waiting for a missing value; this message adds to it")
+                         gettext_noop("an exploration is waiting for a missing value; this message adds to it"))
             reply = _resume_exploration(turn, exploration)
             reply.route = "resume_exploration"
             return reply
@@ -918,12 +940,16 @@ class PayrollConversation(ConversationDomain):
         new_employees = list(attached.new_employees) if attached else []
         turn.anchor_set(turn.text)
         if known:
-            _route_frame(turn, "plan", f"the request is complete ({requirements_words(requirements)}; group "
-                                       f"“{requirements['group_name']}”): a fixed plan runs at once")
+            _route_frame(turn, "plan", _reason_built(
+                f"the request is complete ({requirements_words(requirements)}; group “{requirements['group_name']}”): "
+                "a fixed plan runs at once",
+                gettext_noop("the request is complete (group “%(group)s”): a fixed plan runs at once"),
+                group=requirements["group_name"]))
             return _plan_start(turn, request=turn.text, requirements=requirements, template_name=None,
                                employees=employees, new_employees=new_employees)
-        _route_frame(turn, "explore", "the request lacks " + ", ".join(m.replace("_", " ") for m in missing)
-                     + ": explore before planning")
+        _route_frame(turn, "explore", _reason_built(
+            "the request lacks " + ", ".join(m.replace("_", " ") for m in missing) + ": explore before planning",
+            gettext_noop("the request lacks something it needs: explore before planning")))
         reply = _explore(turn, ExplorationState(request=turn.text, requirements=requirements),
                          employees=employees, new_employees=new_employees)
         reply.route = "explore"

@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 import re
 from datetime import date
-from django.utils import timezone
 
+from django.utils import timezone
+from django.utils.translation import gettext_noop
+
+from config.words import words
 from workflows.conversation import Claim, ConversationDomain, TurnContext, TurnReply, Vocabulary, text_normalize
 
 from .services import policy_answer
@@ -54,8 +57,9 @@ def policy_reply(turn: TurnContext) -> TurnReply:
                            topic=topic, lang="zh" if turn.zh else "en")
     result = json.loads(json.dumps(result, default=str))
     turn.frame("tool_call", "policy workflow",
-               f"Policy workflow: {' → '.join(result['path'])} — {result['state']} "
-               f"({result['model_calls']} model call{'s' if result['model_calls'] != 1 else ''}).",
+               words(gettext_noop("Policy workflow: %(path)s — %(state)s (%(n)s model call).") if result["model_calls"] == 1
+                     else gettext_noop("Policy workflow: %(path)s — %(state)s (%(n)s model calls)."),
+                     path=" → ".join(result["path"]), state=result["state"], n=result["model_calls"]),
                {"question": turn.text, "date": on_date.isoformat(), "topic": topic, **result},
                operation="execute_tool", tool_name="policy_answer")
     answer = result.get("answer") or {}

@@ -10,8 +10,10 @@ from typing import Any, Callable
 
 from django.db import IntegrityError, transaction
 from django.db.models import F
+from django.utils.translation import gettext_noop
 
 from llm import ModelError, backend_get
+from config.words import localised, words
 from llm.builtin import MODEL as BUILTIN_MODEL
 from tenants.models import Tenant
 
@@ -167,6 +169,24 @@ def policy_corpus_copy(*, from_tenant_id: int, to_tenant_id: int) -> int:
 # --- The expense claim check (issue 15): the exact graph on a claim's date, city and category ---
 
 CATEGORY_WORDS = {"lodging": ("lodging", "住宿")}
+# A claim's category as a word of the reader's language (the same words the expense app shows).
+CATEGORY_NAMES = {"lodging": gettext_noop("lodging"), "meals": gettext_noop("meals"),
+                  "transport": gettext_noop("transport"), "other": gettext_noop("other")}
+
+
+def _category(category: str) -> Any:
+    return words(CATEGORY_NAMES[category]) if category in CATEGORY_NAMES else category
+
+
+def _unit(version: PolicyVersion | None, unit: str) -> Any:
+    """The limit's unit in the reader's language: the policy states it in each of its
+    languages (its amount lines), so the English reader reads "yuan per room per night"
+    for a claim that was checked in Chinese ("元/间/晚"), and the other way round."""
+    if version is None or not unit:
+        return unit
+    stated = dict(PolicyLine.objects.filter(version=version, role=LineRole.AMOUNT).exclude(unit="")
+                  .values_list("lang", "unit"))
+    return localised(stated.get("en") or unit, stated.get("zh") or unit)
 
 
 def policy_claim_check(*, tenant: Tenant, on_date: date, city: str, category: str, amount: Decimal,
@@ -175,20 +195,26 @@ def policy_claim_check(*, tenant: Tenant, on_date: date, city: str, category: st
     """Judge one claim against the travel policy in force on its date: walk seed 004's exact
     graph for "<city> <category>" and compare the claim's amount per night with the cited
     limit. → {verdict: within_limit | over_limit | no_policy, limit, unit, per_night, source,
-    effective_from, citation, state, path, reason, model_calls, summary}.
+    effective_from, citation, state, path, reason, model_calls, summary, summary_words}.
+
+    `summary` is the finding in English (what the check's own tool frame and logs say);
+    `summary_words` is the same finding as words (config.words), which the expense system
+    records on the claim's history for each reader to read in their language.
 
     No answer (the walk abstained or stopped), a category the policy does not limit, or a
     currency other than yuan is `no_policy`: the program cannot say the claim is within
     the policy, so an approver decides."""
-    words = CATEGORY_WORDS.get(category)
+    words_of = CATEGORY_WORDS.get(category)
     per_night = (Decimal(amount) / nights).quantize(Decimal("0.01")) if nights else Decimal(amount)
     base = {"per_night": str(per_night), "amount": str(amount), "currency": currency, "nights": nights,
             "city": city, "category": category, "on_date": on_date.isoformat()}
-    if words is None:
+    if words_of is None:
         return {**base, "verdict": "no_policy", "limit": None, "unit": "", "source": "", "effective_from": None,
                 "citation": [], "state": "NOT_ASKED", "path": [], "reason": "no_limit_for_category",
-                "model_calls": 0, "summary": f"The travel policy sets no limit for {category} claims."}
-    question = f"{city} {words[1] if lang == 'zh' else words[0]}"
+                "model_calls": 0, "summary": f"The travel policy sets no limit for {category} claims.",
+                "summary_words": words(gettext_noop("The travel policy sets no limit for %(category)s claims."),
+                                       category=_category(category))}
+    question = f"{city} {words_of[1] if lang == 'zh' else words_of[0]}"
     walk = policy_answer(tenant=tenant, question=question, on_date=on_date, topic="travel", lang=lang, model=model)
     answer = walk.get("answer") or {}
     result = {**base, "state": walk["state"], "path": walk["path"], "reason": walk["reason"],
@@ -196,7 +222,11 @@ def policy_claim_check(*, tenant: Tenant, on_date: date, city: str, category: st
               "citation": answer.get("citation") or [], "source": "", "effective_from": None, "limit": None}
     if walk["state"] != "ANSWERED" or answer.get("amount") is None:
         return {**result, "verdict": "no_policy",
-                "summary": f"No {category} limit for {city} on {on_date} was found ({walk['reason']})."}
+                "summary": f"No {category} limit for {city} on {on_date} was found ({walk['reason']}).",
+                "summary_words": words(gettext_noop("No %(category)s limit for %(city)s on %(date)s was found "
+                                                    "(%(reason)s)."),
+                                       category=_category(category), city=city, date=on_date.isoformat(),
+                                       reason=walk["reason"])}
     source = answer["citation"][0]["source"]
     version = PolicyVersion.objects.filter(document__tenant=tenant, document__topic="travel", label=source).first()
     limit = Decimal(answer["amount"])
@@ -205,6 +235,12 @@ def policy_claim_check(*, tenant: Tenant, on_date: date, city: str, category: st
         verdict = "no_policy"
     effective = version.effective_from.isoformat() if version else None
     words_en = "within" if verdict == "within_limit" else "over"
+    finding = (gettext_noop("%(per_night)s %(currency)s a night is within the limit of %(limit)s %(unit)s "
+                            "(%(source)s, in force from %(effective_from)s).") if verdict == "within_limit" else
+               gettext_noop("%(per_night)s %(currency)s a night is over the limit of %(limit)s %(unit)s "
+                            "(%(source)s, in force from %(effective_from)s)."))
     return {**result, "verdict": verdict, "limit": answer["amount"], "source": source, "effective_from": effective,
             "summary": (f"{per_night} {currency} a night is {words_en} the limit of {answer['amount']} "
-                        f"{answer['unit']} ({source}, in force from {effective}).")}
+                        f"{answer['unit']} ({source}, in force from {effective})."),
+            "summary_words": words(finding, per_night=str(per_night), currency=currency, limit=answer["amount"],
+                                   unit=_unit(version, answer["unit"]), source=source, effective_from=effective)}
