@@ -50,7 +50,7 @@ def _question(run: Run, data: dict) -> News | None:
     question = (node.question or {}) if node else {}
     if not question.get("text"):
         return None
-    return News(words=question["text"], options=question.get("options") or [])
+    return News(words=question["text"], options=question.get("options") or [], link=question.get("link") or {})
 
 
 def news_compose(event: Event) -> News | None:

@@ -1391,4 +1391,5 @@ ZH.update({
     "A later invoice was filed to the conversation's claim.": "后补的发票已归入本对话的报销单。",
     "Policy workflow: %(path)s — %(state)s (%(n)s model call).": "制度流程：%(path)s——%(state)s（%(n)s 次模型调用）。",
     "Policy workflow: %(path)s — %(state)s (%(n)s model calls).": "制度流程：%(path)s——%(state)s（%(n)s 次模型调用）。",
+    "Open the other run": "打开另一次运行",
 })

@@ -272,6 +272,15 @@ def _named_group(original: str) -> str | None:
     return name or None
 
 
+def asked_in_chinese(params: dict[str, Any]) -> bool:
+    """Whether a run was asked for in Chinese: its requirements' language, else the request's
+    characters (what a step says to the person is in that language)."""
+    requirements = params.get("requirements") or {}
+    if requirements.get("lang"):
+        return requirements.get("lang") == "zh"
+    return _is_chinese(params.get("request") or "")
+
+
 def _is_chinese(text: str) -> bool:
     return bool(re.search(r"[\u4e00-\u9fff]", text))
 

@@ -234,7 +234,9 @@ def records_claim(*, tenant_id: int, run_id: int | None, holder: str, group_name
                 raise NameTaken(message, extra={"held_by": by})
             employee = Employee.objects.filter(tenant_id=tenant_id, id=int(key)).first()
             who = f"{employee.employee_no} ({employee.name})" if employee else key
-            raise EmployeeHeld(f"Employee {who} is being assigned by {by}.", extra={"held_by": by, "employee": key})
+            raise EmployeeHeld(f"Employee {who} is being assigned by {by}.", extra={
+                "held_by": by, "employee": key, "who": who,
+                "run": str(existing.run_id) if existing is not None and existing.run_id else ""})
         _group_name_free(tenant_id, group_name, own_record_id=own_record_id)
     return created
 

@@ -7,6 +7,7 @@ import threading
 from typing import Any
 
 from django.db.models import Count, Subquery
+from django.urls import reverse
 from django.utils.translation import gettext_noop
 
 from config.api import Conflict, DomainError
@@ -59,6 +60,7 @@ from .requirements import (
     MODEL_SCHEMA,
     POPULATION_NAMES,
     REGION_NAMES,
+    asked_in_chinese,
     requirements_extract,
     requirements_from_model,
     requirements_messages,
@@ -462,13 +464,31 @@ def _scope_employee_ids(ctx: ToolContext, arguments: dict[str, Any]) -> list[int
     return [int(e) for e in ids or []]
 
 
+RETRY_ANSWERS = {"retry", "try again", "重试", "再试一次"}
+
+
+def _employee_held_question(ctx: ToolContext, held: EmployeeHeld) -> NeedsInput:
+    """Another run is assigning one of this run's employees: said in the run's language, with a
+    link to that run, and what to do — try again once it has finished, or cancel this run."""
+    zh = asked_in_chinese(ctx.params)
+    who, other = held.extra.get("who") or held.extra.get("employee"), held.extra.get("run") or ""
+    text = (f"员工 {who} 正由另一次运行分配（运行 {other}）。请等那次运行结束后回复“重试”，或回复“取消”取消本次运行。"
+            if zh else f"Employee {who} is being assigned by another run (run {other}). Reply “retry” once that "
+                       "run has finished, or “cancel” to cancel this one.")
+    options = [{"label": "重试" if zh else "Retry", "answer": "retry"}]
+    link = {"href": reverse("run", args=[int(other)]), "label": words(gettext_noop("Open the other run"))} if other else {}
+    return NeedsInput(text, options, link=link)
+
+
 @_transient_busy
 def snapshot_payroll_groups(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
     """Reserve the new group's name and the employees the run will assign, then freeze
     exactly those records. A collision is found here, at planning time, before any
     approver is asked: the user is asked for another name, or told who holds an employee."""
-    name = (arguments.get("answer") or arguments.get("requested_group_name") or arguments.get("group_name")
-            or "").strip()
+    answer = (arguments.get("answer") or "").strip()
+    if answer.lower() in RETRY_ANSWERS:  # "try again" after another run held an employee: not a name
+        answer = ""
+    name = (answer or arguments.get("requested_group_name") or arguments.get("group_name") or "").strip()
     try:
         name = group_name_normalised(name)  # as it will be stored: the scope, the label and the import use it
     except DomainError as refused:  # empty, or hiding an invisible character: asked like a taken name
@@ -484,7 +504,7 @@ def snapshot_payroll_groups(ctx: ToolContext, arguments: dict[str, Any]) -> dict
         raise NeedsInput(f"{taken.message} What should the new payroll group be called instead?",
                          [{"label": f"{name} (2)", "answer": f"{name} (2)"}]) from None
     except EmployeeHeld as held:
-        raise ToolError(f"{held.message} Retry this run when that one has finished, or cancel one of them.") from None
+        raise _employee_held_question(ctx, held) from None
     receipt = snapshot_create(actor=Actor.of_agent(ctx), label=f"before run {ctx.run_id}: “{name}”",
                               idempotency_key=ctx.idempotency_key,
                               scope={"group_name": name, "employee_ids": employee_ids})

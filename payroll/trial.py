@@ -27,6 +27,7 @@ from workflows.tools import Acceptance, NeedsInput, Tool, ToolBlocked, ToolConte
 from .calculation import EmployeeInput, MonthResult, employee_months, trial
 from .models import Employee, EmployeePay, PayrollGroup
 from .rules import NATIONWIDE, CityRules, RulesNotInEffect, UnknownCity, city_find, city_rules
+from .requirements import asked_in_chinese
 from .services import Actor, employee_pay_record
 
 TRIAL_MONTHS = 3
@@ -259,10 +260,7 @@ def _question(missing: list[dict[str, Any]], zh: bool, unread: str = "") -> str:
 
 
 def _zh(ctx: ToolContext) -> bool:
-    requirements = ctx.params.get("requirements") or {}
-    if requirements.get("lang"):
-        return requirements.get("lang") == "zh"
-    return bool(re.search(r"[\u4e00-\u9fff]", ctx.params.get("request") or ""))
+    return asked_in_chinese(ctx.params)
 
 
 def trial_payroll(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:

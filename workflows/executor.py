@@ -260,7 +260,8 @@ def _execute_claimed(node, run, tool, me, approval_id, arguments, consumed) -> i
         return _finish(node, run, N.FAILED, str(block), me)
     except NeedsInput as question:
         return _stop(node, run, N.AWAITING_INPUT, me, reason=question.question,
-                     question={"text": question.question, "options": question.options},
+                     question={"text": question.question, "options": question.options,
+                               **({"link": question.link} if question.link else {})},
                      lease_owner="", lease_expires_at=None,
                      event=("input.requested", {"node": node.key, "question": question.question,
                                                 "options": question.options}))

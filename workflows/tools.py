@@ -60,10 +60,12 @@ class ToolBusy(ToolError):
 class NeedsInput(Exception):
     """The tool cannot choose without the user: the node waits for input."""
 
-    def __init__(self, question: str, options: list[dict[str, Any]] | None = None):
+    def __init__(self, question: str, options: list[dict[str, Any]] | None = None,
+                 link: dict[str, Any] | None = None):
         super().__init__(question)
         self.question = question
         self.options = options or []
+        self.link = link or {}  # {href, label (words)}: where the person can look before answering
 
 
 @dataclass(frozen=True)

@@ -102,13 +102,41 @@ def test_the_undo_deletes_nothing_when_someone_changed_the_runs_group():
     assert PayrollGroup.objects.filter(id=group.id).exists()
 
 
-def test_employees_held_by_another_run_are_named_and_nobody_is_asked_to_approve():
+def test_employees_held_by_another_run_are_named_with_a_link_and_retried_once_it_has_finished():
+    """Issue 31, item 4: the run asks (in its own language, with a link to the run that holds
+    the employee) instead of failing with an English reason; "retry" goes on once it is free."""
     ids = [str(i) for i in membership("alice").tenant.employees.order_by("id").values_list("id", flat=True)[:2]]
     first = drive(start("Holder", employee_ids=ids))
     second = drive(start("Latecomer", employee_ids=ids[1:]))
-    assert second.status == "failed"
-    assert "is being assigned by run" in second.status_reason and str(first.id) in second.status_reason
+    assert second.status == "awaiting_input", second.status_reason
+    node = Node.objects.get(run=second, key="snapshot", retired_in__isnull=True)
+    assert f"run {first.id}" in node.question["text"] and "“retry”" in node.question["text"]
+    assert node.question["link"]["href"] == f"/runs/{first.id}/"
     assert not ApprovalRequest.objects.filter(run=second).exists()
+    approve(first)
+    assert drive(first).status == "completed"
+    node_input_answer(membership=membership("alice"), run_id=second.id, answer="retry")
+    second = drive(second)
+    assert second.status == "awaiting_approval", second.status_reason
+    assert second.params["group_name"] == "Latecomer"
+
+
+def test_a_held_employee_is_told_in_chinese_in_a_chinese_run_with_one_full_stop():
+    from agents.news import news_post
+    from agents.models import Message
+
+    ids = [str(i) for i in membership("alice").tenant.employees.order_by("id").values_list("id", flat=True)[:1]]
+    first = drive(start("Holder", employee_ids=ids))
+    second = drive(run_start(membership=membership("alice"), blueprint="payroll_group_setup",
+                             params={"request": "给上海销售团队建一个含提成的月薪薪资组", "group_name": "上海后来者",
+                                     "employee_ids": ids}))
+    question = Node.objects.get(run=second, key="snapshot", retired_in__isnull=True).question
+    assert question["text"].startswith("员工 ") and f"运行 {first.id}" in question["text"]
+    assert "。。" not in question["text"] and ".。" not in question["text"]
+    for event in Event.objects.filter(run_id=second.id, type="input.requested"):
+        news_post(event.id)
+    told = Message.objects.get(run_id=second.id, intent="news")
+    assert told.link["href"] == f"/runs/{first.id}/" and told.link["label"] == "Open the other run"
 
 
 def test_a_persons_direct_import_under_the_limits_is_recorded_with_who_did_it():
