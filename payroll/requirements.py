@@ -107,7 +107,7 @@ ITEMS: list[tuple[str, list[str], list[str]]] = [
     ("annual_bonus", ["annual bonus(es)?", "year-?end bonus(es)?", "13th[- ]month( bonus)?", "thirteenth[- ]month",
                       "bonus at the end of the year", "christmas bonus", "year-?end payouts?"], ["年终奖", "年底奖金", "十三薪", "年终"]),
     ("social_insurance", ["social insurance", "social security"], ["社保", "五险", "社会保险"]),
-    ("performance_bonus", ["performance bonus(es)?", "kpi bonus(es)?"], ["绩效奖", "绩效"]),
+    ("performance_bonus", ["performance (bonus(es)?|pay)", "kpi bonus(es)?", "performance-based pay"], ["绩效奖", "绩效"]),
     ("allowance", ["allowances?", "stipends?", "per diem"], ["津贴", "补贴", "补助", "餐补", "交通补", "房补"]),
     ("tips", ["tips", "gratuit(y|ies)"], ["小费"]),
 ]

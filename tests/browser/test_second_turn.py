@@ -55,3 +55,40 @@ def test_the_stated_name_is_used_and_no_question_comes_three_times(keel, browser
         screenshot(page, f"second-turn-{lang}")
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("lang,width,request_text,said", [
+    # 绩效 (performance pay) is not in the Shanghai salaried template: listed as not met, not dropped.
+    ("zh-CN", 390, "上海客服部要配个工资组，底薪加绩效", ("未满足：", "绩效")),
+    ("en-US", 1366, "Set up a monthly payroll group for our Shanghai customer service team, base pay plus "
+                    "performance pay", ("Not met —", "performance")),
+    # No Hangzhou template: the Shanghai one is used, and its rates are said to be Shanghai's.
+    ("zh-CN", 390, "给杭州研发的同事建个月薪工资组", ("没有杭州的模板", "是上海的，不是杭州的")),
+    ("en-US", 1366, "Set up a monthly payroll group for our Hangzhou R&D team",
+     ("There is no Hangzhou template", "rates are Shanghai's, not Hangzhou's")),
+])
+def test_nothing_requested_is_dropped_and_another_citys_template_is_said_plainly(keel, browser, lang, width,
+                                                                                 request_text, said):
+    context = browser.new_context(locale=lang, viewport={"width": width, "height": 900})
+    page = context.new_page()
+    try:
+        page.goto(keel.base_url + "/login/")
+        page.locator("input[name=username]").fill("alice")
+        page.locator("input[name=password]").fill("keel-demo")
+        page.locator("input[name=password]").press("Enter")
+        page.wait_for_url(lambda url: "/login/" not in url)
+        page.goto(keel.base_url + "/console/")
+        page.get_by_role("button", name=re.compile("New conversation|新建对话")).first.click()
+        expect(page.get_by_test_id("live-indicator")).to_be_visible(timeout=15000)
+        send(page, request_text)
+        chat = page.get_by_test_id("chat-messages")
+        option = page.get_by_test_id("chat-option").first
+        if "杭州" in request_text or "Hangzhou" in request_text:
+            # Keel asks which template (there is none for Hangzhou); the nearest, Shanghai's, is picked.
+            expect(option).to_be_visible(timeout=30000)
+            option.click()
+        for part in said:
+            expect(chat).to_contain_text(part, timeout=30000)
+        screenshot(page, f"second-turn-said-{lang}-{width}-{len(request_text)}")
+    finally:
+        context.close()
