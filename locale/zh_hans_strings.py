@@ -1392,4 +1392,7 @@ ZH.update({
     "Policy workflow: %(path)s — %(state)s (%(n)s model call).": "制度流程：%(path)s——%(state)s（%(n)s 次模型调用）。",
     "Policy workflow: %(path)s — %(state)s (%(n)s model calls).": "制度流程：%(path)s——%(state)s（%(n)s 次模型调用）。",
     "Open the other run": "打开另一次运行",
+    "%(count)s employees of the payroll group “%(name)s” that this conversation set up were moved to “%(into)s” by %(who)s's run.":
+        "本对话创建的薪资组“%(name)s”中有 %(count)s 名员工被 %(who)s 的运行调到了“%(into)s”。",
+    "Open that run": "打开那次运行",
 })

@@ -462,6 +462,37 @@ def snapshot_restore(*, actor: Actor, snapshot_id: int, idempotency_key: str,
                        request={"snapshot_id": snapshot_id, "tenant_checksum": tenant_checksum}, work=work, atomic=True)
 
 
+def _runs_that_made(tenant_id: int, group_ids: list[int]) -> dict[int, Run]:
+    """The run that set up each of these groups (its `group_id` coordinate), by group id."""
+    return {int(c.value): c.run for c in StateCoordinate.objects.filter(
+        tenant_id=tenant_id, key="group_id", value__in=[str(g) for g in group_ids] + list(group_ids))
+        .select_related("run")}
+
+
+def _moved_tell(*, actor: Actor, group_id: int, previous: dict[int, int | None]) -> None:
+    """Employees moved out of a group someone else's run set up: that run's conversation is told
+    (how many, into which group, by whose run, a link to it), in the assignment's transaction."""
+    by_group: dict[int, int] = {}
+    for gid in previous.values():
+        if gid is not None and gid != group_id:
+            by_group[gid] = by_group.get(gid, 0) + 1
+    if not by_group or not actor.run_id:
+        return
+    mover = Run.objects.filter(id=actor.run_id).select_related("created_by").first()
+    into = PayrollGroup.objects.filter(id=group_id).values_list("name", flat=True).first() or ""
+    names = dict(PayrollGroup.objects.filter(id__in=list(by_group)).values_list("id", "name"))
+    for gid, run in _runs_that_made(actor.tenant_id, list(by_group)).items():
+        if mover is None or run.id == mover.id or run.created_by_id == mover.created_by_id or not run.conversation_id:
+            continue  # nobody else to tell
+        who = mover.created_by.get_full_name() or mover.created_by.username
+        event_append(conversation_id=run.conversation_id, run_id=run.id, type="record.changed", data={
+            "words": words(gettext_noop("%(count)s employees of the payroll group “%(name)s” that this conversation "
+                                        "set up were moved to “%(into)s” by %(who)s's run."),
+                           count=by_group[gid], name=names.get(gid, ""), into=into, who=who),
+            "link": {"href": reverse("run", args=[mover.id]), "label": words(gettext_noop("Open that run"))},
+            "group": str(gid), "by_run": str(mover.id)})
+
+
 def _removed_tell(*, actor: Actor, gone: list[tuple[int, str]]) -> None:
     """Nobody's records change behind their back (issue 32): each group a restore deleted is
     remembered (its page then says who removed it, by which run), and whoever's run had made
@@ -472,9 +503,7 @@ def _removed_tell(*, actor: Actor, gone: list[tuple[int, str]]) -> None:
     restore = Run.objects.filter(id=actor.run_id).select_related("created_by").first() if actor.run_id else None
     who = restore.created_by if restore is not None else None
     who_name = (who.get_full_name() or who.username) if who is not None else "?"
-    ids = [gid for gid, _name in gone]
-    made = {int(c.value): c.run for c in StateCoordinate.objects.filter(
-        tenant_id=actor.tenant_id, key="group_id", value__in=[str(g) for g in ids] + ids).select_related("run")}
+    made = _runs_that_made(actor.tenant_id, [gid for gid, _name in gone])
     for gid, name in gone:
         run = made.get(gid)
         RemovedGroup.objects.update_or_create(tenant_id=actor.tenant_id, group_id=gid, defaults={
@@ -573,6 +602,7 @@ def employees_assign(*, actor: Actor, group_id: int, employee_ids: list[int], id
         previous = dict(Employee.objects.select_for_update().filter(tenant_id=actor.tenant_id, id__in=ids)
                         .values_list("id", "group_id"))
         Employee.objects.filter(tenant_id=actor.tenant_id, id__in=ids).update(group_id=group_id)
+        _moved_tell(actor=actor, group_id=group_id, previous=previous)
         return 200, {"group_id": str(group_id), "employee_ids": [str(i) for i in ids], "assigned": len(ids),
                      "previous": {str(e): (None if g is None else str(g)) for e, g in previous.items()}}
 

@@ -15,6 +15,7 @@ from payroll.models import PayrollGroup, RemovedGroup
 from payroll.tests.test_tenant_restore import ask, snapshot
 from timeline.models import Event
 from timeline.tests.helpers import client_for, run_to_approval
+from workflows.services import run_start
 from workflows.tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
@@ -75,3 +76,32 @@ def test_a_restore_that_deletes_only_the_restorers_own_work_tells_nobody_else():
     assert drive(restore).status == "completed"
     assert not Event.objects.filter(type__startswith="record.").exists()
     assert not RemovedGroup.objects.exists()
+
+
+def test_alice_is_told_when_bobs_run_moves_employees_out_of_her_group():
+    from payroll.models import Employee
+
+    ids = [str(i) for i in Employee.objects.filter(tenant=membership("alice").tenant, group__isnull=True,
+                                                   base_salary__gt=0).order_by("id").values_list("id", flat=True)[:3]]
+    made = drive(run_start(membership=membership("alice"), blueprint="payroll_group_setup",
+                           params={"request": "set up a monthly payroll group for our Shanghai sales team",
+                                   "group_name": "Shanghai Sales", "employee_ids": ids}))
+    approval_decide(membership=membership("bob"), approval_id=ApprovalRequest.objects.get(run=made).id,
+                    verdict="approved")
+    assert drive(made).status == "completed", made.status_reason
+    group = PayrollGroup.objects.get(name="Shanghai Sales")
+    moved = list(group.employees.values_list("id", flat=True)[:2])
+    assert len(moved) == 2, "alice's group has her employees"
+    post_news(made.conversation_id)
+    before = Message.objects.filter(conversation_id=made.conversation_id).count()
+    bobs = drive(run_start(membership=membership("bob"), blueprint="payroll_group_setup",
+                           params={"request": "set up a monthly payroll group for our Shanghai sales team",
+                                   "group_name": "Bob's Team", "employee_ids": [str(i) for i in moved]}))
+    approval_decide(membership=membership("ada"), approval_id=ApprovalRequest.objects.get(run=bobs).id,
+                    verdict="approved")
+    assert drive(bobs).status == "completed", bobs.status_reason
+    post_news(made.conversation_id)
+    told = list(Message.objects.filter(conversation_id=made.conversation_id).order_by("created_at")[before:])
+    assert len(told) == 1, [m.text for m in told]
+    assert f"{len(moved)} employees of the payroll group “Shanghai Sales”" in told[0].text
+    assert "“Bob's Team” by Bob Li's run" in told[0].text and told[0].link["href"] == f"/runs/{bobs.id}/"
