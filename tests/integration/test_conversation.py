@@ -87,7 +87,8 @@ def test_a_message_with_an_employee_list_sets_up_the_group_and_assigns_them(keel
             break
         time.sleep(0.2)
     assert told[:1] and "waiting for" in told[0], told
-    assert told[-1:] == ["Done: the payroll group “Integration Sales” has been created."], told
+    assert told[-1].startswith("Done: the payroll group “Integration Sales” has been created."), told
+    assert "Trial payroll for 2 employees" in told[-1], told  # the trial's totals (issue 34)
 
     status, chat = alice.post(f"/api/v1/conversations/{conv}/messages/", {"text": "thanks!"})
     assert status == 201 and chat["intent"] == "chat" and chat["run_id"] is None
