@@ -29,14 +29,6 @@ GRID_STATUSES = ["pending", "ready", "in_progress", "awaiting_approval", "awaiti
                  "blocked", "cancelled", "skipped"]
 
 
-def step_display_status(run_status: str, step_status: str | None) -> str | None:
-    """The status a person reads for a step, the same as the run panel's and the task graph's
-    (console.status.step_status_shown): a step that never started in a run over for good — an
-    undo step waiting on a failure that did not happen — reads "skipped"; in a cancelled run,
-    "cancelled". Display only: the step keeps its status; a failed or blocked run's steps stay."""
-    return step_status_shown(run_status, step_status)
-
-
 class RunFilterError(DomainError):
     code = "invalid_run_filter"
 
@@ -146,7 +138,7 @@ def runs_grid(membership: Membership, filters: RunFilters) -> RunGrid:
         named_by.setdefault(key, blueprint_of[run_id])
     keys = sorted(position, key=lambda k: position[k])
     columns = [GridColumn(key=k, blueprint=named_by[k]) for k in keys]
-    rows = [GridRow(run=r, cells=[step_display_status(r.status, steps[r.id].get(k)) for k in keys],
+    rows = [GridRow(run=r, cells=[step_status_shown(r.status, steps[r.id].get(k)) for k in keys],
                     duration=_run_duration(r)) for r in page_runs]
     for row in rows:
         row.slots = list(zip(columns, row.cells))
@@ -240,7 +232,7 @@ def run_waterfall(run: Run, nodes: list[Node]) -> Waterfall:
     for node in nodes:
         if node.retired_in:
             continue
-        lane = WaterfallLane(key=node.key, goal=node.goal, status=step_display_status(run.status, node.status))
+        lane = WaterfallLane(key=node.key, goal=node.goal, status=step_status_shown(run.status, node.status))
         steps = by_node.get(node.id, [])
         for i, t in enumerate(steps):
             nxt = steps[i + 1].at if i + 1 < len(steps) else None

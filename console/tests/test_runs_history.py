@@ -73,7 +73,7 @@ def test_the_run_waterfall_has_one_axis_and_a_labelled_wait():
 def test_a_step_that_will_never_run_reads_skipped_in_the_grid_and_on_the_run_page():
     """Issue 32: the undo step of a completed run waited on a failure that never came: it reads
     "Skipped" (display only; the step keeps its status), while a waiting run's steps stay pending."""
-    from console.runs_history import step_display_status
+    from console.status import step_status_shown
     from timeline.tests.helpers import REQUEST
     from workflows.models import Node
     from workflows.services import run_start
@@ -98,13 +98,13 @@ def test_a_step_that_will_never_run_reads_skipped_in_the_grid_and_on_the_run_pag
     restore = page.split('data-testid="step-status-restore"')[1].split("</td>")[0]
     assert 'data-status="skipped"' in restore and "Skipped" in restore
     # Only a run that is over for good: a failed or blocked run may be retried.
-    assert step_display_status("completed", "pending") == "skipped"
-    assert step_display_status("rolled_back", "blocked") == "skipped"
-    assert step_display_status("cancelled", "pending") == "cancelled"
-    assert step_display_status("completed", "completed") == "completed"
-    assert step_display_status("failed", "pending") == "pending"
-    assert step_display_status("blocked", "blocked") == "blocked"
-    assert step_display_status("running", None) is None
+    assert step_status_shown("completed", "pending") == "skipped"
+    assert step_status_shown("rolled_back", "blocked") == "skipped"
+    assert step_status_shown("cancelled", "pending") == "cancelled"
+    assert step_status_shown("completed", "completed") == "completed"
+    assert step_status_shown("failed", "pending") == "pending"
+    assert step_status_shown("blocked", "blocked") == "blocked"
+    assert step_status_shown("running", None) is None
 
 
 def test_each_grid_row_says_who_started_the_run_and_how_long_it_took():

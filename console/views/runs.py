@@ -10,8 +10,9 @@ from tenants.selectors import membership_for_user
 from workflows.models import RunStatus
 from workflows.selectors import node_acceptance, run_get_for
 
-from ..runs_history import GRID_STATUSES, RunFilterError, RunFilters, run_waterfall, runs_grid, step_display_status
+from ..runs_history import GRID_STATUSES, RunFilterError, RunFilters, run_waterfall, runs_grid
 from ..selectors import nodes_in_plan_order, run_panel, waits_for_runs
+from ..status import step_status_shown
 
 
 @login_required
@@ -41,7 +42,7 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
     nodes = nodes_in_plan_order(run.nodes.all(), panel.plans)
     for node in nodes:
         node.acceptance_rows = node_acceptance(node)
-        node.display_status = step_display_status(run.status, node.status)
+        node.display_status = step_status_shown(run.status, node.status)
     waterfall = run_waterfall(run, nodes)
     return render(request, "timeline/run.html", {"membership": membership, "run": run,
                                                   "conversation": run.conversation, "panel": panel,

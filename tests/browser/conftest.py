@@ -58,3 +58,17 @@ def log_in(page, base_url: str, username: str, password: str = "keel-demo") -> N
 def screenshot(page, name: str) -> None:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def logged_in(browser, base_url: str, username: str, *, locale: str = "en-US", size: tuple[int, int] = (1366, 860),
+              password: str = "keel-demo"):
+    """A new browser context in `locale` at `size`, logged in through the login form (by its
+    fields' names, so in either language). Returns (context, page); the caller closes the context."""
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]}, locale=locale)
+    page = context.new_page()
+    page.goto(base_url + "/login/")
+    page.locator("input[name=username]").fill(username)
+    page.locator("input[name=password]").fill(password)
+    page.locator("input[name=password]").press("Enter")
+    page.wait_for_url(lambda url: "/login/" not in url)
+    return context, page

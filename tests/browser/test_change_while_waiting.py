@@ -7,32 +7,22 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import logged_in, screenshot
 
 DIALOGUES = {
     "en": ("Set up a monthly payroll group for our Beijing engineering team, call it BJ Eng",
            "actually, call it BJ Eng 2", "BJ Eng 2"),
     "zh": ("给北京研发的同事建个月薪工资组，叫研发一组", "改叫研发二组", "研发二组"),
 }
-SIZES = {"en": {"width": 1366, "height": 860}, "zh": {"width": 390, "height": 844}}
-
-
-def logged_in(browser, base_url, username, lang):
-    context = browser.new_context(viewport=SIZES[lang], locale="zh-CN" if lang == "zh" else "en-US")
-    page = context.new_page()
-    page.goto(base_url + "/login/")
-    page.get_by_label("用户名" if lang == "zh" else "Username").fill(username)
-    page.get_by_label("密码" if lang == "zh" else "Password").fill("keel-demo")
-    page.get_by_role("button", name="登录" if lang == "zh" else "Log in", exact=True).click()
-    expect(page.get_by_test_id("who")).to_be_attached()
-    return context, page
+SIZES = {"en": (1366, 860), "zh": (390, 844)}
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_name_alice_says_while_bob_looks_at_the_card_reaches_him_as_a_fresh_card(keel, browser, lang):
     request, change, name = DIALOGUES[lang]
-    alice_context, alice = logged_in(browser, keel.base_url, "alice", lang)
-    bob_context, bob = logged_in(browser, keel.base_url, "bob", lang)
+    locale = "zh-CN" if lang == "zh" else "en-US"
+    alice_context, alice = logged_in(browser, keel.base_url, "alice", locale=locale, size=SIZES[lang])
+    bob_context, bob = logged_in(browser, keel.base_url, "bob", locale=locale, size=SIZES[lang])
     try:
         alice.goto(keel.base_url + "/console/")
         alice.get_by_role("button", name="新建对话" if lang == "zh" else "New conversation").click()

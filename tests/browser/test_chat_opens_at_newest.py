@@ -3,7 +3,7 @@ message (the news people come back for), not at the oldest; English and Chinese.
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import logged_in, screenshot
 from tests.support import Api
 
 SIZES = {"phone": (390, 844), "laptop": (1366, 768), "desktop": (1920, 1080)}
@@ -26,15 +26,8 @@ def long_conversation(keel):
 @pytest.mark.parametrize("size", list(SIZES))
 @pytest.mark.parametrize("lang", ["en-US", "zh-CN"])
 def test_the_chat_opens_at_its_newest_message(keel, browser, long_conversation, size, lang):
-    width, height = SIZES[size]
-    context = browser.new_context(viewport={"width": width, "height": height}, locale=lang)
+    context, page = logged_in(browser, keel.base_url, "alice", locale=lang, size=SIZES[size])
     try:
-        page = context.new_page()
-        page.goto(keel.base_url + "/login/")
-        page.locator("input[name=username]").fill("alice")
-        page.locator("input[name=password]").fill("keel-demo")
-        page.locator("input[name=password]").press("Enter")
-        page.wait_for_url(lambda url: "/login/" not in url)
         page.goto(f"{keel.base_url}/conversations/{long_conversation}/")
         messages = page.get_by_test_id("chat-messages")
         expect(page.get_by_test_id("user-message").last).to_contain_text("thanks!")

@@ -7,7 +7,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import logged_in, screenshot
 
 CLAIMS = {
     "en": "Please file an expense claim: lodging in Beijing, 2 nights from 2026-11-16, 1,800 yuan in total",
@@ -21,7 +21,7 @@ SAID = {
            "ask": "附上发票", "later": "这是酒店发票。", "filed": "已把发票"},
 }
 NOT_SAID = re.compile(r"(?i)payroll|薪资组|工资组|薪资|工资")
-SIZES = {"en": {"width": 1366, "height": 860}, "zh": {"width": 390, "height": 844}}
+SIZES = {"en": (1366, 860), "zh": (390, 844)}
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -30,13 +30,9 @@ def test_an_expense_claim_is_told_as_an_expense_with_its_verdict_and_takes_a_lat
     said = SAID[lang]
     pdf = tmp_path / "hotel-invoice.pdf"
     pdf.write_bytes(b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n")
-    context = browser.new_context(viewport=SIZES[lang], locale="zh-CN" if lang == "zh" else "en-US")
+    context, page = logged_in(browser, keel.base_url, "alice", locale="zh-CN" if lang == "zh" else "en-US",
+                              size=SIZES[lang])
     try:
-        page = context.new_page()
-        page.goto(keel.base_url + "/login/")
-        page.get_by_label("用户名" if lang == "zh" else "Username").fill("alice")
-        page.get_by_label("密码" if lang == "zh" else "Password").fill("keel-demo")
-        page.get_by_role("button", name="登录" if lang == "zh" else "Log in", exact=True).click()
         page.goto(keel.base_url + "/console/")
         page.get_by_role("button", name="新建对话" if lang == "zh" else "New conversation").click()
         expect(page.get_by_test_id("live-indicator")).to_contain_text("●")

@@ -3,7 +3,7 @@ Alice (who started the run) cancels one; bob (an approver) retries a blocked one
 dora (a developer, not the starter) sees no buttons."""
 from playwright.sync_api import expect
 
-from tests.browser.conftest import log_in, screenshot
+from tests.browser.conftest import log_in, logged_in, screenshot
 from tests.support import Api
 
 REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
@@ -42,13 +42,8 @@ def test_alice_cancels_her_waiting_run_from_the_run_page(keel, new_page):
     expect(row.locator('.grid-cell[data-status="blocked"]')).to_have_count(0)
     page.goto(f"{keel.base_url}/conversations/{run['conversation']}/timeline/")
     expect(page.locator("main")).to_contain_text("Cancelled")
-    zh = page.context.browser.new_context(locale="zh-CN", viewport={"width": 390, "height": 844})
+    zh, chinese = logged_in(page.context.browser, keel.base_url, "alice", locale="zh-CN", size=(390, 844))
     try:
-        chinese = zh.new_page()
-        chinese.goto(keel.base_url + "/login/")
-        chinese.get_by_label("用户名").fill("alice")
-        chinese.get_by_label("密码").fill("keel-demo")
-        chinese.get_by_role("button", name="登录", exact=True).click()
         chinese.goto(f"{keel.base_url}/runs/{run['id']}/")
         expect(chinese.get_by_test_id("run-cancelled")).to_contain_text("Alice Chen 于")
         expect(chinese.get_by_test_id("run-cancelled")).to_contain_text("取消了此运行")

@@ -5,7 +5,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import logged_in, screenshot
 
 
 def open_new_conversation(page, base_url):
@@ -33,14 +33,8 @@ def questions_asked(page, marks) -> int:
 ])
 def test_the_stated_name_is_used_and_no_question_comes_three_times(keel, browser, lang, width, request_text, answer,
                                                                    name, marks, button):
-    context = browser.new_context(locale=lang, viewport={"width": width, "height": 900})
-    page = context.new_page()
+    context, page = logged_in(browser, keel.base_url, "alice", locale=lang, size=(width, 900))
     try:
-        page.goto(keel.base_url + "/login/")  # in either language
-        page.locator("input[name=username]").fill("alice")
-        page.locator("input[name=password]").fill("keel-demo")
-        page.locator("input[name=password]").press("Enter")
-        page.wait_for_url(lambda url: "/login/" not in url)
         page.goto(keel.base_url + "/console/")
         page.get_by_role("button", name=re.compile("New conversation|新对话|新建对话|新会话")).first.click()
         expect(page.get_by_test_id("live-indicator")).to_be_visible(timeout=15000)
@@ -69,14 +63,8 @@ def test_the_stated_name_is_used_and_no_question_comes_three_times(keel, browser
 ])
 def test_nothing_requested_is_dropped_and_another_citys_template_is_said_plainly(keel, browser, lang, width,
                                                                                  request_text, said):
-    context = browser.new_context(locale=lang, viewport={"width": width, "height": 900})
-    page = context.new_page()
+    context, page = logged_in(browser, keel.base_url, "alice", locale=lang, size=(width, 900))
     try:
-        page.goto(keel.base_url + "/login/")
-        page.locator("input[name=username]").fill("alice")
-        page.locator("input[name=password]").fill("keel-demo")
-        page.locator("input[name=password]").press("Enter")
-        page.wait_for_url(lambda url: "/login/" not in url)
         page.goto(keel.base_url + "/console/")
         page.get_by_role("button", name=re.compile("New conversation|新建对话")).first.click()
         expect(page.get_by_test_id("live-indicator")).to_be_visible(timeout=15000)
