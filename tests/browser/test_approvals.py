@@ -66,7 +66,7 @@ def test_bob_works_through_a_queue_of_three_with_the_keyboard(keel, new_page):
     assert approval_of(bob, runs[1]["id"])["status"] == "pending"
     page.keyboard.press("r")
     expect(page.get_by_test_id("queue-count")).to_have_text("1")
-    expect(card(page)).to_contain_text("“Queue Three”")
+    expect(card(page)).to_contain_text("“Queue Three”", timeout=15000)
     rejected = approval_of(bob, runs[2]["id"])["id"]
     page.keyboard.press("Shift+R")
     expect(confirm).to_contain_text("Reject this step and ask for another plan?")
@@ -79,7 +79,7 @@ def test_bob_works_through_a_queue_of_three_with_the_keyboard(keel, new_page):
     assert third["plan_version"] == 2
     if third["status"] == "awaiting_approval":
         expect(page.get_by_test_id("queue-count")).to_have_text("1")
-        expect(card(page)).to_contain_text("“Queue Three”")
+        expect(card(page)).to_contain_text("“Queue Three”", timeout=15000)
     else:
         expect(page.get_by_test_id("queue-empty")).to_be_visible()
 
@@ -111,7 +111,7 @@ def test_ada_cannot_approve_the_run_she_started(keel, new_page):
     status, _ = bob.post(f"/api/v1/approvals/{approval['id']}/approve/", {"comment": "second pair of eyes"})
     assert status == 200
     page.reload()
-    expect(page.get_by_test_id("first-decision")).to_contain_text("Approved by Bob Li")
+    expect(page.get_by_test_id("first-decision")).to_contain_text("Approved by Bob Li", timeout=15000)
     expect(page.get_by_test_id("first-decision")).to_contain_text("second pair of eyes")
     page.get_by_test_id("history-link").click()
     expect(page.get_by_test_id("history-decision")).to_have_count(2)
@@ -126,7 +126,7 @@ def test_a_double_click_on_approve_gives_one_decision(keel, new_page):
     log_in(page, keel.base_url, "bob")
     page.goto(keel.base_url + f"/approvals/{approval['id']}/")
     page.get_by_test_id("approve").dblclick()
-    expect(page.get_by_test_id("first-decision")).to_contain_text("Approved by Bob Li")
+    expect(page.get_by_test_id("first-decision")).to_contain_text("Approved by Bob Li", timeout=15000)
     assert alice.wait_for_run(run["id"], {"completed"})["status"] == "completed"
     history = bob.get(f"/api/v1/approvals/history/{run['id']}/")
     assert [d["accepted"] for d in history["decisions"]].count(True) == 1
@@ -182,7 +182,7 @@ def test_a_threshold_routes_a_large_import_to_ada(keel, new_page):
         assert status == 403 and body["code"] == "matrix_refused"
         admin.goto(keel.base_url + f"/approvals/{approval['id']}/")
         admin.get_by_test_id("approve").click()
-        expect(admin.get_by_test_id("first-decision")).to_contain_text("Approved by Ada Zhao")
+        expect(admin.get_by_test_id("first-decision")).to_contain_text("Approved by Ada Zhao", timeout=15000)
         assert alice.wait_for_run(run["id"], {"completed"})["status"] == "completed"
     finally:
         admin.goto(keel.base_url + "/approvals/matrix/")
