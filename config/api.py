@@ -9,6 +9,8 @@ extra keys (e.g. `line` of a bad attachment, the first decision of a twice-decid
 approval) ride along; DRF validation errors carry their per-field messages in
 `errors`."""
 import re
+from datetime import datetime
+from datetime import timezone as dt_timezone
 from http import HTTPStatus
 from typing import Any
 
@@ -344,6 +346,19 @@ def strict_int(value: object) -> int:
     if isinstance(value, str) and _INTEGER_TEXT.fullmatch(value):
         return int(value)
     raise ValueError(f"{str(value)[:40]!r} is not a whole number")
+
+
+def strict_moment(value: object) -> datetime:
+    """An ISO date-time a request carries, as an aware moment in UTC; ValueError for text that
+    is not one, has no offset, or lands outside the calendar once converted. (PostgreSQL refuses
+    offsets beyond ±15:59 that Python accepts, so nothing reaches a query unconverted.)"""
+    try:
+        moment = datetime.fromisoformat(str(value))
+        if moment.tzinfo is None:
+            raise ValueError(f"{str(value)[:40]!r} has no time zone")
+        return moment.astimezone(dt_timezone.utc)
+    except OverflowError:
+        raise ValueError(f"{str(value)[:40]!r} is outside the calendar")
 
 
 def strict_decimal(value: object):

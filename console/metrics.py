@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime, time, timedelta
+from datetime import timezone as dt_timezone
 from typing import Any, Iterable
 
 from django.utils import timezone
@@ -66,19 +67,22 @@ class Period:
 
 
 def _moment(value: str, name: str, *, end: bool) -> datetime:
+    """A date or date-time in UTC. Any offset Python accepts is taken (PostgreSQL refuses
+    offsets beyond ±15:59, so the moment is converted before it reaches a query)."""
     try:
         day = parse_date(value)
         moment = None if day else parse_datetime(value)
-    except ValueError:
-        day = moment = None
-    if day is not None:
-        # A bare `until` date includes that whole day.
-        moment = datetime.combine(day + timedelta(days=1) if end else day, time.min)
+        if day is not None:
+            # A bare `until` date includes that whole day.
+            moment = datetime.combine(day + timedelta(days=1) if end else day, time.min)
+        if moment is not None and timezone.is_naive(moment):
+            moment = timezone.make_aware(moment, timezone.get_current_timezone())
+        moment = moment.astimezone(dt_timezone.utc) if moment is not None else None
+    except (ValueError, OverflowError):
+        moment = None
     if moment is None:
         raise PeriodError(gettext("`%(name)s` must be a date (2026-11-30) or a date-time (2026-11-30T08:00:00Z).")
                           % {"name": name})
-    if timezone.is_naive(moment):
-        moment = timezone.make_aware(moment, timezone.get_current_timezone())
     return moment
 
 
@@ -97,7 +101,10 @@ def period_parse(params: dict[str, Any], *, now: datetime | None = None) -> Peri
             raise PeriodError(gettext("`days` must be between 1 and %(MAX_DAYS)s.") % {"MAX_DAYS": MAX_DAYS})
         return Period(since=now - timedelta(days=n), until=now)
     end = _moment(until, "until", end=True) if until else now
-    start = _moment(since, "since", end=False) if since else end - timedelta(days=DEFAULT_DAYS)
+    try:
+        start = _moment(since, "since", end=False) if since else end - timedelta(days=DEFAULT_DAYS)
+    except OverflowError:  # `until` in the first days of year 1
+        raise PeriodError(gettext("`since` must be before `until`."))
     if start >= end:
         raise PeriodError(gettext("`since` must be before `until`."))
     if end - start > timedelta(days=MAX_DAYS):

@@ -25,7 +25,7 @@ from django.utils.translation import gettext_noop
 
 from approvals.authority import approval_covers
 from approvals.matrix import approval_route
-from config.api import Conflict, DomainError, Forbidden, NotFound, Unprocessable, strict_int
+from config.api import Conflict, DomainError, Forbidden, NotFound, Unprocessable, strict_int, strict_moment
 from config.ids import new_id
 from config.names import name_normalised, name_visible
 from config.words import words
@@ -910,9 +910,7 @@ def city_rule_period_change(*, user, period_id: int, version: str, rates: dict[s
 
 
 def _version_parse(version: str):
-    from django.utils.dateparse import parse_datetime
-
     try:
-        return parse_datetime(str(version or ""))
+        return strict_moment(version or "")
     except ValueError:
         return None

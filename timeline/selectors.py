@@ -15,7 +15,7 @@ from django.db.models import Q, QuerySet, Sum
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from config.api import DomainError, Forbidden, NotFound, strict_int
+from config.api import DomainError, Forbidden, NotFound, strict_int, strict_moment
 from tenants.models import Membership
 
 from .models import Activity, Conversation, Event, Frame, FramePayload, WiringCheck
@@ -129,8 +129,7 @@ def _cursor_parse(cursor: str | None) -> tuple[datetime, int] | None:
         return None
     try:
         at, frame_id = cursor.rsplit("|", 1)
-        parsed = datetime.fromisoformat(at)
-        return parsed, strict_int(frame_id)
+        return strict_moment(at), strict_int(frame_id)
     except (ValueError, TypeError):
         raise DomainError(_("`after` is not a cursor this page gave out."))
 

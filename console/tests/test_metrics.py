@@ -414,6 +414,18 @@ def test_a_bad_period_is_refused_with_a_reason():
     assert answer.status_code == 400 and "must be a date" in answer.json()["detail"]
 
 
+@pytest.mark.parametrize("query", [
+    "until=1027-02-19T02%3A43%3A14-16%3A12",  # an offset PostgreSQL refuses (found by the schema fuzz)
+    "since=2026-11-01T00%3A00%3A00%2B23%3A59&until=2026-11-30T00%3A00%3A00-23%3A59",
+    "until=9999-12-31", "until=0001-01-01T00%3A00%3A00%2B05%3A00", "since=0001-01-01&until=0001-01-02",
+])
+def test_a_period_at_the_edges_of_the_calendar_is_answered_not_a_crash(query):
+    answer = api("alice").get(f"/api/v1/metrics/?{query}")
+    assert answer.status_code in (200, 400), answer.content
+    if answer.status_code == 400:
+        assert answer.json()["code"] == "invalid_period"
+
+
 def test_the_page_shows_every_role_the_figures_and_plots(client):
     decide(drive(start()), "approved")
     for username in ("alice", "bob", "dora"):

@@ -30,6 +30,21 @@ def test_developers_get_payloads_and_business_users_only_summaries():
     assert all(f["summary"] for f in alice["results"])
 
 
+def test_a_cursor_with_an_offset_postgresql_refuses_is_read_as_the_moment_it_names():
+    run = run_to_approval()
+    answer = client_for("dora").get(f"/api/v1/activities/{run.activity_id}/frames/",
+                                    {"after": "1027-02-19T02:43:14-16:12|1"})
+    assert answer.status_code == 200 and answer.json()["results"]  # every frame is after the year 1027
+
+
+@pytest.mark.parametrize("cursor", ["2026-11-30T08:00:00|1", "9999-12-31T23:00:00-05:00|1",
+                                    "yesterday|1", "2026-11-30T08:00:00+00:00|x"])
+def test_a_cursor_this_page_never_gave_out_is_refused_not_a_crash(cursor):
+    run = run_to_approval()
+    answer = client_for("dora").get(f"/api/v1/activities/{run.activity_id}/frames/", {"after": cursor})
+    assert answer.status_code == 400 and "not a cursor" in answer.json()["detail"]
+
+
 def test_another_tenants_activity_answers_404():
     run = run_to_approval()
     assert client_for("oscar").get(f"/api/v1/activities/{run.activity_id}/frames/").status_code == 404
