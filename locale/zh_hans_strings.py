@@ -1396,3 +1396,11 @@ ZH.update({
         "本对话创建的薪资组“%(name)s”中有 %(count)s 名员工被 %(who)s 的运行调到了“%(into)s”。",
     "Open that run": "打开那次运行",
 })
+
+# Issue 29: Keel's conversation replies, stored as words (a message key with parameters).
+ZH.update({
+})
+
+# Issue 29: the admin timeline and the developer view of the timeline.
+ZH.update({
+})
