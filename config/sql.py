@@ -5,19 +5,16 @@ Django's psycopg 3 backend binds parameters on the client and never prepares
 afresh. The engine's hot path runs the same few statements thousands of times a
 minute on long-lived worker connections, so it uses a server-binding psycopg
 cursor on Django's own connection (same transaction, same atomic blocks) and
-prepares each statement on first use. On SQLite, statements go through
-Django's cursor unchanged (they must then be portable SQL)."""
+prepares each statement on first use."""
 from __future__ import annotations
 
 import json
 import re
 from typing import Any
 
+import psycopg
 from django.db import connection
-
-
-def is_postgres() -> bool:
-    return connection.vendor == "postgresql"
+from psycopg.types.json import Jsonb
 
 
 class Statement:
@@ -47,26 +44,16 @@ _PLACEHOLDER = re.compile(r"%%|%\((\w+)\)s")
 
 def execute(sql: str | Statement, params: Any = None, *, fetch: str = "") -> Any:
     """Run one statement. fetch: '' (row count), 'one' or 'all'."""
-    if connection.vendor == "postgresql":
-        import psycopg
-
-        connection.ensure_connection()
-        # Django's error wrapper: a failure marks the connection, so that the next
-        # close_old_connections() (per request, per task) checks it and drops it if broken.
-        if isinstance(sql, Statement):
-            cursor = psycopg.RawCursor(connection.connection)
-            sql, params = sql.positional, [params[name] for name in sql.names]
-        else:
-            cursor = psycopg.Cursor(connection.connection)
-        with connection.wrap_database_errors, cursor:
-            cursor.execute(sql, params, prepare=True)
-            if fetch == "one":
-                return cursor.fetchone()
-            if fetch == "all":
-                return cursor.fetchall()
-            return cursor.rowcount
-    with connection.cursor() as cursor:
-        cursor.execute(str(sql), params)
+    connection.ensure_connection()
+    # Django's error wrapper: a failure marks the connection, so that the next
+    # close_old_connections() (per request, per task) checks it and drops it if broken.
+    if isinstance(sql, Statement):
+        cursor = psycopg.RawCursor(connection.connection)
+        sql, params = sql.positional, [params[name] for name in sql.names]
+    else:
+        cursor = psycopg.Cursor(connection.connection)
+    with connection.wrap_database_errors, cursor:
+        cursor.execute(sql, params, prepare=True)
         if fetch == "one":
             return cursor.fetchone()
         if fetch == "all":
@@ -117,8 +104,6 @@ def text_array(values: list[str]) -> str:
 
 def jsonb(value: Any) -> Any:
     """A JSON parameter for a PostgreSQL statement."""
-    from psycopg.types.json import Jsonb
-
     return Jsonb(value)
 
 

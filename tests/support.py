@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from config.database import embedded_stop
+
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 PG_ADMIN_URL = os.environ.get("KEEL_TEST_PG_ADMIN", "postgres://postgres@127.0.0.1:5432/postgres")
@@ -174,8 +176,8 @@ def keel_start(mode: str, tmp_path: Path, extra_env: dict[str, str] | None = Non
         env["KEEL_QUEUE"] = f"keel-{uuid.uuid4().hex[:8]}"
         if redis_db != SHARED_REDIS_DB:
             redis_flush(env["REDIS_URL"])
-    elif mode == "embedded":
-        env["KEEL_SQLITE_PATH"] = str(tmp_path / "keel.sqlite3")
+    elif mode == "embedded":  # its own embedded PostgreSQL, as `make run` starts one
+        env["KEEL_PGDATA"] = str(tmp_path / "pgdata")
     else:
         raise ValueError(mode)
     env.update(extra_env or {})
@@ -197,6 +199,8 @@ def keel_stop(keel: Keel) -> None:
     keel.stop()
     if "DATABASE_URL" in keel.env:
         pg_database_drop(keel.env["DATABASE_URL"])
+    if "KEEL_PGDATA" in keel.env:  # its processes were killed: none was left to stop the server
+        embedded_stop(Path(keel.env["KEEL_PGDATA"]))
 
 
 class Session:

@@ -11,9 +11,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from django.db import connection, transaction
-from django.db.models import F, Value
-from django.db.models.functions import Coalesce, Greatest, Least
+from django.db import transaction
 from django.utils import timezone
 
 from config import sql
@@ -23,7 +21,7 @@ from config.words import Stored, is_words, words_english
 from tenants.models import Membership
 
 from .masking import payload_mask
-from .models import Activity, ActivityLink, Conversation, Event, Frame, FramePayload, WiringCheck
+from .models import Activity, ActivityLink, Conversation, Event, Frame, WiringCheck
 from . import otel
 from .push import EVENTS, broadcast_many_on_commit, broadcast_on_commit, conversation_group, tenant_group
 from .sql import events_insert_ctes
@@ -112,7 +110,7 @@ def event_append(*, conversation_id: int, type: str, data: dict[str, Any], run_i
 
 # One statement per conversation: the numbers reserved and the events inserted
 # (timeline.sql.events_insert_ctes), prepared once per connection.
-_EVENTS_INSERT_PG = sql.Statement(f"""
+_EVENTS_INSERT = sql.Statement(f"""
 WITH x AS (
   SELECT x.o, x.run_id, x.type, x.data
     FROM unnest(%(runs)s::bigint[], %(types)s::text[], %(datas)s::jsonb[]) WITH ORDINALITY AS x(run_id, type, data, o)
@@ -181,28 +179,14 @@ def _events_write(pending: list[dict[str, Any]]) -> list[Event]:
     events = []
     now = timezone.now()
     for conversation_id, items in by_conversation.items():
-        if sql.is_postgres():
-            rows = sql.execute(_EVENTS_INSERT_PG, {
-                "conv": conversation_id, "now": now, "runs": [i["run_id"] for i in items],
-                "types": [i["type"] for i in items], "datas": [sql.jsonb(i["data"]) for i in items]}, fetch="all")
-            if not rows:
-                raise _conversation_gone(conversation_id)
-            ids = dict((seq, id) for id, seq in rows)  # the subscribers are sent each event by its id
-            first = min(ids)
-            events += [Event(id=ids[first + i], seq=first + i, created_at=now, **item) for i, item in enumerate(items)]
-            continue
-        # One UPDATE … RETURNING reserves the numbers; the row lock keeps them gapless.
-        with connection.cursor() as cursor:
-            cursor.execute(f"UPDATE {Conversation._meta.db_table} SET last_seq = last_seq + %s WHERE id = %s "
-                           "RETURNING last_seq", [len(items), conversation_id])
-            row = cursor.fetchone()
-        if row is None:
+        rows = sql.execute(_EVENTS_INSERT, {
+            "conv": conversation_id, "now": now, "runs": [i["run_id"] for i in items],
+            "types": [i["type"] for i in items], "datas": [sql.jsonb(i["data"]) for i in items]}, fetch="all")
+        if not rows:
             raise _conversation_gone(conversation_id)
-        last = row[0]
-        first = last - len(items) + 1
-        batch = [Event(seq=first + i, created_at=now, **item) for i, item in enumerate(items)]
-        Event.objects.bulk_create(batch)
-        events += batch
+        ids = dict((seq, id) for id, seq in rows)  # the subscribers are sent each event by its id
+        first = min(ids)
+        events += [Event(id=ids[first + i], seq=first + i, created_at=now, **item) for i, item in enumerate(items)]
     return _events_after_write(events)
 
 
@@ -287,14 +271,7 @@ def frame_record(*, activity_id: int, kind: str, name: str, summary: Stored = ""
     )
     # Masked on the way in: what is never stored can never leak.
     data = payload_mask(payload) if payload is not None else None
-    if sql.is_postgres():
-        _frame_write_pg(frame, data)  # one statement: outside a transaction, a transaction of its own
-    else:
-        with transaction.atomic(savepoint=False):  # joins the caller's transaction, if any
-            frame.save(force_insert=True)
-            if data is not None:
-                FramePayload.objects.create(frame=frame, data=data)
-            _activity_rollup(frame)
+    _frame_write(frame, data)  # one statement: outside a transaction, a transaction of its own
     if otel.enabled() and kind in otel.EXPORTED_KINDS:
         otel.export_on_commit(activity_id=activity_id)
     return frame
@@ -303,7 +280,7 @@ def frame_record(*, activity_id: int, kind: str, name: str, summary: Stored = ""
 # A frame, its payload, its activity's roll-up and link in one prepared statement
 # (what frame_record does in three to five ORM queries elsewhere): every chat turn
 # and step writes several frames.
-_FRAME_PG = """
+_FRAME_INSERT = """
 WITH fr AS (
   INSERT INTO timeline_frame (id, activity_id, parent_id, kind, name, status, level, summary, summary_words,
          started_at, first_token_at, ended_at, latency_ms, gen_ai_operation_name, gen_ai_provider_name,
@@ -332,9 +309,9 @@ SELECT id FROM fr
 """
 
 
-def _frame_write_pg(frame: Frame, data: dict[str, Any] | None) -> None:
+def _frame_write(frame: Frame, data: dict[str, Any] | None) -> None:
     frame.id = new_id()
-    sql.execute(_FRAME_PG, {
+    sql.execute(_FRAME_INSERT, {
         "id": frame.id, "act": frame.activity_id, "parent": frame.parent_id, "kind": frame.kind, "name": frame.name,
         "status": frame.status, "level": frame.level, "summary": frame.summary,
         "words": sql.jsonb(frame.summary_words) if frame.summary_words is not None else None,
@@ -351,26 +328,6 @@ def _frame_write_pg(frame: Frame, data: dict[str, Any] | None) -> None:
 
 def _is_error(frame: Frame) -> bool:
     return frame.status == "error" or frame.level == "error" or frame.kind == Frame.Kind.ERROR
-
-
-def _activity_rollup(frame: Frame) -> None:
-    """Add one frame to its Activity's totals in a single UPDATE (no read-modify-write race)."""
-    is_error = _is_error(frame)
-    fields: dict[str, Any] = {
-        "frame_count": F("frame_count") + 1,
-        "tokens_in": F("tokens_in") + frame.gen_ai_usage_input_tokens,
-        "tokens_out": F("tokens_out") + frame.gen_ai_usage_output_tokens,
-        "cost": F("cost") + frame.cost,
-        "latency_ms": F("latency_ms") + frame.latency_ms,
-        # Coalesce first: SQLite's MIN/MAX of a NULL is NULL, PostgreSQL's ignores it.
-        "frames_from": Least(Coalesce("frames_from", Value(frame.started_at)), Value(frame.started_at)),
-        "frames_until": Greatest(Coalesce("frames_until", Value(frame.ended_at)), Value(frame.ended_at)),
-    }
-    if is_error:
-        fields["error_count"] = F("error_count") + 1
-    Activity.objects.filter(id=frame.activity_id).update(**fields)
-    if frame.gen_ai_tool_call_id:
-        activity_link(activity_id=frame.activity_id, kind="tool_call", object_id=frame.gen_ai_tool_call_id)
 
 
 def activity_link(*, activity_id: int, kind: str, object_id: int | str) -> None:

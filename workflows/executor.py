@@ -18,10 +18,8 @@ from django.utils.translation import gettext_noop
 
 from config.api import DomainError
 from config.words import Stored, words, words_english
-from timeline.models import Activity
 from timeline.services import (
     activity_close,
-    activity_open,
     event_append,
     events_batch_open,
     events_batched,
@@ -51,7 +49,6 @@ from .pipeline import (
 from .services import (
     active_nodes,
     lease_seconds,
-    nodes_promote,
     plan_replan,
     ready_dispatch_on_commit,
     run_settle,
@@ -100,11 +97,10 @@ def node_execute(node_id: int, *, plain: bool = False) -> int | sql.Claimed | No
     """Run one node if it is ours to run. Returns a successor to run in place, if
     any: its id, or the successor itself already claimed (the hot path). `plain`:
     the node is known to run a side-effect-free tool with nothing to accept."""
-    if sql.enabled():
-        step = _claim_run_fast(node_id, plain)
-        if step is not _UNCLAIMED:
-            return step
-        # Not ready, gated, a compensation, an expired lease, done or gone: the general path decides.
+    step = _claim_run_fast(node_id, plain)
+    if step is not _UNCLAIMED:
+        return step
+    # Not ready, gated, a compensation, an expired lease, done or gone: the general path decides.
     node = Node.objects.select_related("run").filter(id=node_id).first()
     if node is None or node.retired_in is not None:
         return None
@@ -129,10 +125,11 @@ def node_execute(node_id: int, *, plain: bool = False) -> int | sql.Claimed | No
                 approval_id = gate().request(node=node, run=run, arguments=arguments)
                 if approval_id is None:
                     return None  # now awaiting approval: no worker slot, no broker message held
-        if tool.inline:
-            return _execute_inline(node, run, tool, me)
-        if not _claim(node, run, me):
+        with events_batched():
+            claimed = _claim_in_transaction([node.id], me, timezone.now(), [node.tool])
+        if not claimed:
             return None
+        node, run = claimed[0].node, claimed[0].run
     elif node.status == N.IN_PROGRESS and node.lease_owner.startswith(HANDED_OVER):
         # Claimed for us by whoever made it ready (an approver's request): take the lease.
         if not _take_over(node, me):
@@ -158,27 +155,6 @@ def node_execute(node_id: int, *, plain: bool = False) -> int | sql.Claimed | No
     return _execute_claimed(node, run, tool, me, approval_id, arguments, consumed)
 
 
-def _execute_inline(node: Node, run: Run, tool, me: str) -> int | None:
-    """Claim, run and complete a side-effect-free node in one transaction."""
-    with events_batched():
-        if not _claim(node, run, me):
-            return None
-        return _execute_claimed(node, run, tool, me, None, None, None)
-
-
-def _claim(node: Node, run: Run, me: str) -> bool:
-    with events_batched():
-        # The run's lock first, as a hop takes it (see _stop): counted at the batch's end, it
-        # came after the node's, and a cancel (the run's, then the node's) deadlocked with it.
-        _run_lock(run)
-        activity = node.activity_id or activity_open(
-            conversation_id=run.conversation_id, kind=Activity.Kind.NODE, run_id=run.id, node_key=node.key,
-            title=f"node {node.key}", summary=node.goal_meaning).id
-        return node_transition(node, N.IN_PROGRESS, expected=N.READY, reason="claimed", worker=me,
-                               attempts=F("attempts") + 1, lease_owner=me, activity_id=activity,
-                               lease_expires_at=timezone.now() + timedelta(seconds=lease_seconds()))
-
-
 # The lease owner of a node claimed on behalf of the worker its message goes to.
 HANDED_OVER = "handed:"
 
@@ -193,11 +169,8 @@ def node_hand_over(node: Node, run: Run) -> None:
     if dispatch_is_held():
         return
     me = f"{HANDED_OVER}{worker_name()}"[:120]
-    if sql.enabled():
-        with events_batched():
-            claimed = bool(_claim_in_transaction([node.id], me, timezone.now(), [node.tool]))
-    else:
-        claimed = _claim(node, run, me)
+    with events_batched():
+        claimed = bool(_claim_in_transaction([node.id], me, timezone.now(), [node.tool]))
     if claimed:
         transaction.on_commit(lambda: messages_send([(NODE_RUN, [node.id])]))
 
@@ -529,47 +502,12 @@ def _failure_replan(node, run, tool, reason, arguments, output) -> tuple[list[st
     return replace, update
 
 
-def _finish(node, run, to: str, reason: str, me: str, result_ref: str = "",
-            acceptance_results: list[dict] | None = None) -> int | sql.Claimed | None:
-    if sql.enabled():
-        return _finish_fast(node, run, to, reason, me, result_ref, acceptance_results)
-    extra = {"acceptance_results": acceptance_results} if acceptance_results is not None else {}
-
-    def write() -> int | None | object:
-        with events_batched():
-            # Two parallel nodes finishing at once must not both miss their common
-            # successor (each seeing the other still in progress): the run row's lock
-            # makes the second wait, and then read the first one's committed status.
-            # Taken first, as a hop takes it (see _stop).
-            _run_lock(run)
-            if not node_transition(node, to, expected=N.IN_PROGRESS, reason=reason, worker=me,
-                                   result_ref=result_ref, lease_owner="", lease_expires_at=None, **extra):
-                return _LOST  # someone else finished it
-            if node.activity_id:
-                activity_close(activity_id=node.activity_id, status=to)
-            ready = nodes_promote(run)
-            next_id = None
-            if len(ready) == 1 and in_place_enabled():
-                next_id = ready[0].id
-            else:
-                ready_dispatch_on_commit(ready)
-            run_settle(run)
-            return next_id
-
-    step = _recorded(write, node, to)
-    if step is _LOST:
-        _not_recorded(node, to, me)
-        return None
-    return step
-
-
 _LOST = object()  # an outcome's compare-and-set lost: nothing was written
 
 
-# --- The hot path on PostgreSQL (workflows/sql.py): a hop in one transaction of a
-# few prepared statements, no ORM queries. Everything it does not cover (approval
-# gates, compensations, expired leases, inputs, failures of the tool) takes the
-# general path above.
+# --- The hot path (workflows/sql.py): a hop in one transaction of a few prepared
+# statements, no ORM queries. What it does not cover (approval gates, compensations,
+# expired leases, inputs, failures of the tool) takes the general path above.
 
 _fast_tools: tuple[int, list[str]] = (-1, [])
 
@@ -684,8 +622,6 @@ def nodes_execute(node_ids: list[int]) -> list[int | sql.Claimed | None]:
     """A chunk of a fan-out. Side-effect-free nodes are claimed in one statement and
     completed in one transaction per run; the others one by one, as usual. Returns
     the steps to continue with in place."""
-    if not sql.enabled():
-        return [node_execute(node_id) for node_id in node_ids]
     inline = [name for name in fast_tools() if TOOLS[name].inline]
     claimed = _claim_fast(node_ids, inline)
     taken = {c.node.id for c in claimed}
@@ -760,7 +696,7 @@ def _inline_run(node, run, tool) -> dict | None:
             "started": started, "latency_ms": latency, "summary": summary}
 
 
-def _finish_fast(node, run, to: str, reason: str, me: str, result_ref: str = "",
+def _finish(node, run, to: str, reason: str, me: str, result_ref: str = "",
                  acceptance_results: list[dict] | None = None) -> int | sql.Claimed | None:
     """Complete or fail a node, promote its successors and claim the one to run in
     place: a completion outside a transaction while nothing else of its run is active,

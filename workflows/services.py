@@ -164,32 +164,15 @@ def active_nodes(run_id: int):
     return Node.objects.filter(run_id=run_id, retired_in__isnull=True)
 
 
-def nodes_promote(run: Run) -> list[Node] | list[sql.Promoted]:
+def nodes_promote(run: Run) -> list[sql.Promoted]:
     """pending → ready for every node whose dependencies allow it. Returns the nodes made
     ready (their id, key, tool, plan version and acceptance criteria, at least)."""
     if run.status in RUN_TERMINAL:
         return []
-    if sql.enabled():  # one statement instead of two queries and two more per node
-        promoted = sql.successors_promote(run.id, None, now=timezone.now()).promoted
-        node_transitions_recorded(run, [(p.key, p.plan_version, N.PENDING, N.READY, "dependencies met")
-                                        for p in promoted])
-        return promoted
-    pending = list(active_nodes(run.id).filter(status=N.PENDING))
-    if not pending:
-        return []
-    needed = {key for node in pending for key in node.depends_on}
-    status_of = dict(active_nodes(run.id).filter(key__in=needed).values_list("key", "status"))
-    ready = []
-    for node in pending:
-        node.run = run  # spares node_transition a query
-        deps = [status_of.get(k) for k in node.depends_on]
-        if node.run_when == "failed":
-            ok = any(s == N.FAILED for s in deps)
-        else:
-            ok = all(s == N.COMPLETED for s in deps)
-        if ok and node_transition(node, N.READY, reason="dependencies met", dispatched_at=timezone.now()):
-            ready.append(node)
-    return ready
+    promoted = sql.successors_promote(run.id, None, now=timezone.now()).promoted
+    node_transitions_recorded(run, [(p.key, p.plan_version, N.PENDING, N.READY, "dependencies met")
+                                    for p in promoted])
+    return promoted
 
 
 def ready_dispatch_on_commit(ready: list[Node] | list[sql.Promoted]) -> None:

@@ -6,12 +6,9 @@ or a handful in one transaction, instead of ~24 ORM queries. Each statement is a
 its compare-and-set UPDATE: a lost race inserts nothing and returns no row.
 The status checks against the transition table, the timeline events and the
 transition cap stay in workflows.transitions (`node_transitions_recorded`).
-
-PostgreSQL only: on SQLite (embedded mode, unit tests) the executor keeps its
-ORM path. KEEL_FAST_SQL=0 turns this module off on PostgreSQL too."""
+Keel runs on PostgreSQL only (embedded or not): this is the engine's one path."""
 from __future__ import annotations
 
-import os
 from functools import lru_cache
 from dataclasses import dataclass
 from datetime import datetime
@@ -45,10 +42,6 @@ def _text_array_of(values: tuple[str, ...]) -> str:
 def _text_array(values: list[str]) -> str:
     """The tools a statement may claim, as an array literal formatted once per set."""
     return _text_array_of(tuple(values))
-
-
-def enabled() -> bool:
-    return sql.is_postgres() and os.environ.get("KEEL_FAST_SQL", "1") != "0"
 
 
 @dataclass

@@ -16,17 +16,16 @@ from approvals.services import approval_decide, approvals_expire_overdue
 from config.api import Conflict
 from tests.support import wait_until
 from timeline.models import Event
-from workflows import sql
 from workflows.blueprints import BLUEPRINTS, blueprint_register
 from workflows.executor import steps_execute
+from workflows import sql
 from workflows.models import Node, Run, Transition
 from workflows.services import run_cancel, run_start
 from workflows.tests.concurrency import Actor, joined, waiting_for_a_lock
 from workflows.tests.helpers import membership, statuses
 from workflows.tools import TOOLS, Acceptance, Tool, tool_register
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("demo"),
-              pytest.mark.skipif("not sql.enabled()")]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("demo")]
 
 STALE = {"reason": ""}  # what the gated step's preconditions say at decision time
 

@@ -7,10 +7,10 @@ from unittest import mock
 import pytest
 from django.db import connection
 
-from timeline.models import ActivityLink, Event, Frame
+from timeline.models import Activity, ActivityLink, Event, Frame
 from timeline.services import conversation_create, event_append, events_batched
 from tests.support import wait_until
-from workflows import executor, sql  # noqa: F401 - sql is read by the skipif conditions below
+from workflows import executor, sql
 from workflows.blueprints import BLUEPRINTS, blueprint_register
 from workflows.dispatch import NODE_RUN, NODES_RUN, SPREAD, dispatch_messages
 from workflows.executor import nodes_execute, steps_execute
@@ -130,7 +130,6 @@ def test_a_fan_out_is_published_in_one_batch():
     assert 1 < send.call_count == len(messages) <= SPREAD and all(c.kwargs["producer"] is producer for c in send.call_args_list)
 
 
-@pytest.mark.skipif("not sql.enabled()")
 def test_a_lost_claim_writes_nothing():
     run = noop("chain", 2)
     first = Node.objects.get(run=run, key="n0")
@@ -166,7 +165,6 @@ def join_blueprint():
     BLUEPRINTS.pop("noop_join")
 
 
-@pytest.mark.skipif("not sql.enabled()")
 @pytest.mark.django_db(transaction=True)
 def test_two_branches_finishing_at_once_still_start_their_join(join_blueprint):
     """B finishes while C's completion holds the run's lock: B's hop waits for it, and
@@ -213,7 +211,6 @@ def _waiting_for_a_lock() -> int:
         return cursor.fetchone()[0]
 
 
-@pytest.mark.skipif("not sql.enabled()")
 def test_a_promotion_finds_its_nodes_by_run_and_id_never_by_scanning_every_pending_node():
     """However young the statistics, no part of a hop reads the pending nodes of every run
     (the status index): a hop would slow down with every run waiting in the database."""
@@ -243,7 +240,6 @@ def test_a_chain_run_in_a_batch_that_holds_another_conversations_event_is_record
     assert list(Event.objects.filter(conversation_id=other.id).values_list("seq", flat=True)) == [1]
 
 
-@pytest.mark.skipif("not sql.enabled()")
 @pytest.mark.django_db(transaction=True)
 def test_a_chains_hop_is_one_statement_that_commits_by_itself():
     """Outside a transaction, a plain inline node's hop is one statement and no BEGIN or
@@ -266,7 +262,6 @@ def test_a_chains_hop_is_one_statement_that_commits_by_itself():
     assert_recorded(run, 4)
 
 
-@pytest.mark.skipif("not sql.enabled()")
 def test_a_node_run_twice_at_once_is_recorded_once():
     """Two workers got the same message (a redelivery): both read the node ready and run
     its side-effect-free tool; the first statement wins, the second writes nothing."""
@@ -298,7 +293,6 @@ def beside_blueprint():
     BLUEPRINTS.pop("noop_beside")
 
 
-@pytest.mark.skipif("not sql.enabled()")
 def test_a_chain_beside_a_running_branch_waits_for_it_at_the_join(beside_blueprint):
     """While C runs, B's hop and D's, run in place after it, cannot promote on their
     statement's snapshot: they take the steps of a transaction, and the join E starts
@@ -316,7 +310,6 @@ def test_a_chain_beside_a_running_branch_waits_for_it_at_the_join(beside_bluepri
     assert_recorded(run, 5)
 
 
-@pytest.mark.skipif("not sql.enabled()")
 @pytest.mark.django_db(transaction=True)
 def test_a_hop_that_finds_another_branch_active_writes_nothing_and_takes_a_transaction(join_blueprint):
     """B was taken for alone, but C is ready by the time B's one statement runs: it writes
@@ -336,7 +329,6 @@ def test_a_hop_that_finds_another_branch_active_writes_nothing_and_takes_a_trans
     assert_recorded(run, 4)
 
 
-@pytest.mark.skipif("not sql.enabled()")
 @pytest.mark.django_db(transaction=True)
 def test_a_message_delivered_again_after_its_hop_runs_nothing_twice(monkeypatch):
     """The worker died after the hop's statement, before it acked: the broker delivers
@@ -354,7 +346,6 @@ def test_a_message_delivered_again_after_its_hop_runs_nothing_twice(monkeypatch)
     assert_recorded(run, 2)
 
 
-@pytest.mark.skipif("not sql.enabled()")
 @pytest.mark.django_db(transaction=True)
 def test_a_steps_message_says_whether_its_successor_is_plain_and_a_node_with_effects_is_claimed_first(
         monkeypatch, beside_blueprint):
@@ -407,7 +398,6 @@ def test_a_step_whose_tool_is_not_registered_is_sent_all_the_same(django_capture
     assert sent == [(NODE_RUN, [7])]
 
 
-@pytest.mark.skipif("not sql.enabled()")
 def test_a_claim_first_step_is_claimed_once_with_its_event_and_count_and_a_rival_claim_writes_nothing():
     """A step claimed before its tool runs (one with effects) is claimed by one statement:
     its transition (who claimed it), its node.status event numbered on in the conversation,
@@ -428,13 +418,12 @@ def test_a_claim_first_step_is_claimed_once_with_its_event_and_count_and_a_rival
     assert (told.type, told.data["node"], told.data["to"]) == ("node.status", "n0", "in_progress")
     assert [(seq, data["to"]) for _, seq, _, _, data in claim.events] == [(last_seq + 1, "in_progress")]
     assert Run.objects.get(id=run.id).transition_count == counted + 1
-    assert first.activity_id and executor.Activity.objects.get(id=first.activity_id).status == "in_progress"
+    assert first.activity_id and Activity.objects.get(id=first.activity_id).status == "in_progress"
     before = (Transition.objects.count(), Event.objects.count(), Run.objects.get(id=run.id).transition_count)
     assert sql.node_claim_alone(first.id, me="rival:1:1", lease=lease, now=lease, tools=executor.fast_tools()) is None
     assert (Transition.objects.count(), Event.objects.count(), Run.objects.get(id=run.id).transition_count) == before
 
 
-@pytest.mark.skipif("not sql.enabled()")
 @pytest.mark.django_db(transaction=True)
 def test_a_claim_first_step_past_the_runs_cap_stops_the_run_and_its_tool_never_runs():
     run = noop("chain", 2)
@@ -452,7 +441,6 @@ def test_a_claim_first_step_past_the_runs_cap_stops_the_run_and_its_tool_never_r
     assert seqs == list(range(1, len(seqs) + 1))
 
 
-@pytest.mark.skipif("not sql.enabled()")
 @pytest.mark.django_db(transaction=True)
 def test_a_step_with_effects_completes_and_hops_in_one_statement_that_commits_by_itself():
     """A step whose tool has effects is claimed, runs, and is then completed — its transition,
@@ -469,11 +457,10 @@ def test_a_step_with_effects_completes_and_hops_in_one_statement_that_commits_by
         (sql._COMPLETE_HOP, False), (sql._COMPLETE_HOP, False), (sql._COMPLETE_HOP, False), (sql._FINISH_HEAD, True)]
     assert_recorded(run, 3)
     for node in Node.objects.filter(run=run):
-        assert executor.Activity.objects.get(id=node.activity_id).status == "completed"
+        assert Activity.objects.get(id=node.activity_id).status == "completed"
         assert node.acceptance_results == []  # none asked for: what was checked is recorded as such
 
 
-@pytest.mark.skipif("not sql.enabled()")
 @pytest.mark.django_db(transaction=True)
 def test_a_step_with_effects_that_finds_another_branch_active_writes_nothing_and_takes_a_transaction(
         join_blueprint):
@@ -492,7 +479,6 @@ def test_a_step_with_effects_that_finds_another_branch_active_writes_nothing_and
     assert_recorded(run, 4)
 
 
-@pytest.mark.skipif("not sql.enabled()")
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("plain", [True, False], ids=["plain", "with effects"])
 def test_a_worker_killed_as_a_runs_last_step_completes_leaves_the_run_to_finish(plain):

@@ -22,8 +22,7 @@ from workflows.tests.concurrency import Actor, waiting_for_a_lock
 from workflows.tests.helpers import membership, statuses
 from workflows.tools import TOOLS, NeedsInput, Tool, tool_register
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("demo"),
-              pytest.mark.skipif("not sql.enabled()")]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("demo")]
 
 
 def _asks_once(ctx, arguments):
@@ -166,7 +165,7 @@ def test_a_step_claimed_as_the_run_is_cancelled_is_recorded_and_the_run_cancelle
     assert executor.node_execute(Node.objects.get(run=run, key="a").id) == b.id  # B left to run in place
     b.refresh_from_db()
     assert b.status == "ready"
-    patch, reached, go = _paused_after(executor, "node_transition", "worker")  # B claimed, not yet counted
+    patch, reached, go = _paused_after(executor, "node_transitions_recorded", "worker")  # B claimed, not yet counted
     worker = Actor("worker", lambda: steps_execute(b.id))
     bob = _cancelled_meanwhile(worker, patch, reached, go, run)
     assert (worker.error, bob.error) == (None, None)

@@ -9,10 +9,11 @@ from unittest import mock
 
 import pytest
 from django.db import connection
+from django.utils import timezone
 
 from timeline.models import Event
 from tests.support import wait_until
-from workflows import executor, sql, transitions  # noqa: F401 - sql is read by the skipif conditions below
+from workflows import executor, sql, transitions
 from workflows.blueprints import BLUEPRINTS, blueprint_register
 from workflows.executor import steps_execute
 from workflows.models import Node, Run, Transition
@@ -115,7 +116,6 @@ def _finish_at_once(b: Node, c: Node) -> tuple[Actor, Actor]:
     return worker_b, worker_c
 
 
-@pytest.mark.skipif("not sql.enabled()")
 @pytest.mark.django_db(transaction=True)
 def test_a_step_completing_as_its_sibling_stops_for_input_is_recorded_and_the_run_asks(siblings):
     run, b, c = _started("siblings_ask")
@@ -134,7 +134,6 @@ def test_a_step_completing_as_its_sibling_stops_for_input_is_recorded_and_the_ru
     assert Event.objects.filter(conversation_id=run.conversation_id, type="input.requested").count() == 1
 
 
-@pytest.mark.skipif("not sql.enabled()")
 @pytest.mark.django_db(transaction=True)
 def test_a_step_completing_as_its_sibling_fails_is_recorded_and_the_run_fails(siblings):
     run, b, c = _started("siblings_fail")
@@ -148,7 +147,6 @@ def test_a_step_completing_as_its_sibling_fails_is_recorded_and_the_run_fails(si
     assert (b.lease_owner, b.lease_expires_at) == ("", None)
 
 
-@pytest.mark.skipif("not sql.enabled()")
 @pytest.mark.django_db(transaction=True)
 def test_a_completion_rolled_back_by_a_deadlock_with_another_writer_is_recorded_on_a_second_try(siblings, caplog):
     """Another writer holds the conversation's lock and then asks for the run's while B's
@@ -201,7 +199,7 @@ def test_a_completion_that_finds_its_step_moved_by_someone_else_says_so(siblings
     log says which step, what it was and what the step is now — never a silent return."""
     run, b, c = _started("siblings_ask")
     me, b = executor.worker_name(), Node.objects.select_related("run").get(id=b.id)
-    assert executor._claim(b, b.run, me)
+    assert executor._claim_in_transaction([b.id], me, timezone.now(), [b.tool])
     Node.objects.filter(id=b.id).update(status="blocked", lease_owner="", lease_expires_at=None)  # cancelled
     with caplog.at_level("WARNING", logger="workflows.executor"):
         assert executor._execute_claimed(b, b.run, executor.tool_get(b.tool), me, None, None, None) is None
