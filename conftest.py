@@ -1,20 +1,32 @@
 import pytest
-from django.core.management import call_command
+from django.test import override_settings
 
+from tests.demo import demo_ensure
 from workflows.tests.helpers import no_broker
+
+
+FAST_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """The test database, migrated (pytest-django) and seeded once: tests roll back to it."""
+    # The demo's passwords hashed as the tests' own (_fast_password_hashing), not at full strength.
+    with django_db_blocker.unblock(), override_settings(PASSWORD_HASHERS=FAST_HASHERS):
+        demo_ensure()
 
 
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     # PBKDF2 at full strength costs ~0.3 s a user; tests log in a lot.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    settings.PASSWORD_HASHERS = FAST_HASHERS
 
 
 @pytest.fixture
 def demo(db):
     """The demo tenants and users (`seed_demo`) and no broker: `drive` runs the nodes
     (workflows/tests/helpers.py). Yields the patched send, to look at what was sent."""
-    call_command("seed_demo", verbosity=0)
+    demo_ensure()
     with no_broker() as send:
         yield send
 

@@ -118,7 +118,7 @@ def reminders_for(membership: Membership) -> list[ApprovalReminder]:
     reminders = (ApprovalReminder.objects.filter(approval__tenant_id=membership.tenant_id,
                                                  approval__status=ApprovalStatus.PENDING)
                  .select_related("approval").order_by("approval__deadline")[:50])
-    # recipients is a short JSON list; filtered here because SQLite has no JSON containment.
+    # recipients is a short JSON list, filtered here.
     return [r for r in reminders if membership.user.username in r.recipients]
 
 

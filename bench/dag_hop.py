@@ -4,6 +4,14 @@ processes). Reports both executor modes: every hop through the broker, and
 "in place" (a node that leaves exactly one ready successor runs it on the same
 worker). Ends with one JSON line.
 
+Two more baselines run on workers of their own with the same settings
+(bench/lean.py): the lean Celery chain (a plain Celery app, no Django, its task
+notes the time in Redis), and the durable lean chain (issue 33), whose task
+commits one row to the deployment's PostgreSQL on a connection kept per process
+and is timed from those rows: the least a crash-safe distributed hop costs, the
+floor a DAG hop is measured against (`durable_lean_*`). Each round runs all the
+chains one after another, so a noisy neighbour hits them alike.
+
     DATABASE_URL/REDIS_URL are not needed: it starts its own deployment.
     .venv/bin/python bench/dag_hop.py [--n 50] [--rounds 3]
 """
@@ -66,13 +74,16 @@ def measure(keel, lean, in_place: bool, n: int, rounds: int) -> dict:
     raw_chain_hops(app, keel.env["REDIS_URL"], 10)  # warm up both paths
     dag_chain_hops(dora, 5)
     lean.chain_hops(10)
-    raw, dag, lean_hops, breakdown = [], [], [], {}
-    for _ in range(rounds):  # interleaved, so a noisy neighbour hits all three alike
+    lean.chain_hops(10, durable=True)
+    raw, dag, lean_hops, durable_hops, breakdown = [], [], [], [], {}
+    for _ in range(rounds):  # interleaved, so a noisy neighbour hits all four alike
         raw += raw_chain_hops(app, keel.env["REDIS_URL"], n)
         lean_hops += lean.chain_hops(n)
+        durable_hops += lean.chain_hops(n, durable=True)
         hops, breakdown = dag_chain_hops(dora, n)
         dag += hops
-    return {"raw": summary(raw), "lean": summary(lean_hops), "dag": summary(dag), "breakdown": breakdown}
+    return {"raw": summary(raw), "lean": summary(lean_hops), "durable_lean": summary(durable_hops),
+            "dag": summary(dag), "breakdown": breakdown}
 
 
 def main() -> None:
@@ -84,7 +95,7 @@ def main() -> None:
     keel = deployment(workers=0)
     lean = None
     try:
-        lean = Lean(keel.env["REDIS_URL"], workers=2, concurrency=2)
+        lean = Lean(keel.env["REDIS_URL"], workers=2, concurrency=2, database_url=keel.env["DATABASE_URL"])
         for mode, in_place in (("broker", False), ("in_place", True)):
             results[mode] = _report(mode, measure(keel, lean, in_place, args.n, args.rounds))
     finally:
@@ -100,6 +111,9 @@ def _report(mode: str, m: dict) -> dict:
           f"ratio p50 {m['dag']['p50'] / m['raw']['p50']:.2f}x p99 {m['dag']['p99'] / m['raw']['p99']:.2f}x")
     print(f"         lean Celery hop p50 {m['lean']['p50']:.2f} ms p99 {m['lean']['p99']:.2f} ms | "
           f"lean ratio p50 {m['dag']['p50'] / m['lean']['p50']:.2f}x p99 {m['dag']['p99'] / m['lean']['p99']:.2f}x")
+    d = m["durable_lean"]
+    print(f"         durable lean hop (one row committed) p50 {d['p50']:.2f} ms p99 {d['p99']:.2f} ms | "
+          f"durable lean ratio p50 {m['dag']['p50'] / d['p50']:.2f}x p99 {m['dag']['p99'] / d['p99']:.2f}x")
     b = m["breakdown"]
     print(f"         hop breakdown: node work (claim→complete) p50 {b['node_work_ms']['p50']:.2f} ms; "
           f"completion→next claim p50 {b['completion_to_next_claim_ms']['p50']:.2f} ms")
@@ -124,6 +138,13 @@ def _final(results: dict, args) -> None:
         "in_place_lean_p50_ms": round(in_place["lean"]["p50"], 3),
         "in_place_lean_p50_ratio": round(in_place["dag"]["p50"] / in_place["lean"]["p50"], 3),
         "in_place_lean_p99_ratio": round(in_place["dag"]["p99"] / in_place["lean"]["p99"], 3),
+        "durable_lean_p50_ms": round(broker["durable_lean"]["p50"], 3),
+        "durable_lean_p99_ms": round(broker["durable_lean"]["p99"], 3),
+        "durable_lean_p50_ratio": round(broker["dag"]["p50"] / broker["durable_lean"]["p50"], 3),
+        "durable_lean_p99_ratio": round(broker["dag"]["p99"] / broker["durable_lean"]["p99"], 3),
+        "in_place_durable_lean_p50_ms": round(in_place["durable_lean"]["p50"], 3),
+        "in_place_durable_lean_p50_ratio": round(in_place["dag"]["p50"] / in_place["durable_lean"]["p50"], 3),
+        "in_place_durable_lean_p99_ratio": round(in_place["dag"]["p99"] / in_place["durable_lean"]["p99"], 3),
         "node_work_p50_ms": round(broker["breakdown"]["node_work_ms"]["p50"], 3),
         "broker_gap_p50_ms": round(broker["breakdown"]["completion_to_next_claim_ms"]["p50"], 3),
         "in_place_gap_p50_ms": round(in_place["breakdown"]["completion_to_next_claim_ms"]["p50"], 3),

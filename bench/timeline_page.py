@@ -2,7 +2,7 @@
 holding 1,000 and 20,000 frames: the page is bounded (200 frames, keyset
 pagination), so both should cost the same queries and about the same time.
 
-Uses DATABASE_URL when set (PostgreSQL), else a throw-away SQLite file.
+Uses DATABASE_URL when set (PostgreSQL), else a throw-away embedded PostgreSQL.
     .venv/bin/python bench/timeline_page.py [--rounds 5]
 Ends with one JSON line: {"ms_1k", "ms_20k", "queries_1k", "queries_20k"}.
 """

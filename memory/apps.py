@@ -7,7 +7,7 @@ class MemoryConfig(AppConfig):
     name = "memory"
 
     def ready(self):
-        from workflows.executor import learner_register
+        from workflows.learners import learner_register
 
         from .services import memory_learn
 

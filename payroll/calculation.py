@@ -151,9 +151,11 @@ class CalculationError(ValueError):
 # --- The amounts -------------------------------------------------------------------------
 
 def gross_pay(base_salary: Decimal, allowances: Mapping[str, Decimal]) -> tuple[Decimal, str]:
-    """Base salary + each fixed allowance, and its formula."""
+    """Base salary + each fixed allowance, and its formula: the allowances largest first (by
+    name when equal), the same order on every read (PostgreSQL's jsonb keeps no key order)."""
     gross = base_salary + sum(allowances.values(), ZERO)
-    parts = [money_text(base_salary)] + [f"{money_text(amount)} ({name})" for name, amount in allowances.items()]
+    ordered = sorted(allowances.items(), key=lambda item: (-item[1], item[0]))
+    parts = [money_text(base_salary)] + [f"{money_text(amount)} ({name})" for name, amount in ordered]
     return gross, f"{' + '.join(parts)} = {money_text(gross)}"
 
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import logging
 import os
-import socket
-import threading
 import time
 from collections.abc import Callable
 from datetime import timedelta
@@ -29,7 +27,7 @@ from timeline.services import (
     frame_record,
 )
 
-from . import liveness, sql
+from . import sql
 from .blueprints import criterion_words
 from .dispatch import (
     NODE_RUN,
@@ -38,6 +36,15 @@ from .dispatch import (
 )
 from .faults import fault_point
 from .gate import gate
+from .learners import learners_call
+from .liveness import (
+    HANDED_OVER,
+    LEASE_EXPIRED,
+    LET_GO_DEFERRED,
+    LET_GO_RETRY,
+    reclaim_cause,
+    worker_name,
+)
 from .models import RUN_TERMINAL, Node, NodeStatus, Run, RunStatus
 from .pipeline import (
     ProvenanceBlocked,
@@ -79,14 +86,6 @@ log = logging.getLogger(__name__)
 N = NodeStatus
 
 
-def worker_name() -> str:
-    """Who holds a lease: `host:pid:thread`. The process holds its presence (workflows.liveness)
-    from the first time it is named: a reclaim then tells its crash from a lease it outlived."""
-    pid = os.getpid()
-    liveness.presence_hold(pid)  # once per process
-    return f"{socket.gethostname()}:{pid}:{threading.get_ident() % 100000}"
-
-
 def in_place_enabled() -> bool:
     # When a node leaves exactly one ready successor, run it on this worker
     # without a broker hop; the sweeper still covers a crash in between.
@@ -97,7 +96,7 @@ def node_execute(node_id: int, *, plain: bool = False) -> int | sql.Claimed | No
     """Run one node if it is ours to run. Returns a successor to run in place, if
     any: its id, or the successor itself already claimed (the hot path). `plain`:
     the node is known to run a side-effect-free tool with nothing to accept."""
-    step = _claim_run_fast(node_id, plain)
+    step = _hot_path_run(node_id, plain)
     if step is not _UNCLAIMED:
         return step
     # Not ready, gated, a compensation, an expired lease, done or gone: the general path decides.
@@ -155,10 +154,6 @@ def node_execute(node_id: int, *, plain: bool = False) -> int | sql.Claimed | No
     return _execute_claimed(node, run, tool, me, approval_id, arguments, consumed)
 
 
-# The lease owner of a node claimed on behalf of the worker its message goes to.
-HANDED_OVER = "handed:"
-
-
 def node_hand_over(node: Node, run: Run) -> None:
     """Claim this node, just made ready in the current transaction, for the worker its
     message goes to (its lease named HANDED_OVER), and send the message once the
@@ -202,24 +197,6 @@ def _reclaim(node: Node, run: Run, me: str) -> bool:
         log.warning("step %s (node %s): its lease ran out while its worker %s may still be running it; "
                     "taken over by %s", node.key, node.id, node.lease_owner, me)
     return bool(taken)
-
-
-CRASH, LEASE_EXPIRED = "crash", "lease_expired"
-
-
-def reclaim_cause(previous_owner: str) -> str:
-    """Why a lease ran out: a retry or a deferral let it go on purpose, a hand-over's
-    message was lost; else its worker died (`crash`: its process is gone,
-    workflows.liveness) or outlived it (`lease_expired`: alive and over its lease — a slow
-    step, or one whose outcome never reached the database; also when whether it lives
-    cannot be told: a crash is said only when it is known)."""
-    if previous_owner.startswith(LET_GO_RETRY):
-        return "retry"
-    if previous_owner.startswith(LET_GO_DEFERRED):
-        return "deferred"
-    if previous_owner.startswith(HANDED_OVER):
-        return "handover"  # its message was lost or its worker died before taking it over
-    return CRASH if liveness.holder_alive(previous_owner) is False else LEASE_EXPIRED
 
 
 def _execute_claimed(node, run, tool, me, approval_id, arguments, consumed) -> int | None:
@@ -277,7 +254,7 @@ def _execute_claimed(node, run, tool, me, approval_id, arguments, consumed) -> i
                      acceptance_results=outcome)
     step = _finish(node, run, N.COMPLETED, "accepted", me, result_ref=str(call.id), acceptance_results=outcome)
     if approval_id is not None and tool.experience is not None:
-        _learn(run.tenant_id)
+        learners_call(run.tenant_id)
     return step
 
 
@@ -362,26 +339,6 @@ def _not_recorded(node, to: str, me: str) -> None:
                 node.key, node.id, to, me, state)
 
 
-# Who learns from an approved step that went through (a tool that declares what experience
-# it teaches): registered by the app that learns (memory, in its AppConfig.ready). Called on
-# the worker once the step has committed; a learner catches up on whatever it missed before.
-_LEARNERS: list[Callable[[int], object]] = []
-
-
-def learner_register(learn: Callable[[int], object]) -> None:
-    """`learn(tenant_id)` is called after an approved step of a teaching tool completes."""
-    if learn not in _LEARNERS:
-        _LEARNERS.append(learn)
-
-
-def _learn(tenant_id: int) -> None:
-    for learn in _LEARNERS:
-        try:
-            learn(tenant_id)
-        except Exception:  # the step is done and committed: failing to learn from it changes nothing
-            log.exception("learning from a completed step failed (tenant %s)", tenant_id)
-
-
 # DESIGN.md §4: a system of record refuses a request whose idempotency key is still
 # held by an earlier attempt (a worker that died mid-write holds it until its lease
 # runs out). That is "not yet", never "failed": the step waits and tries again.
@@ -401,11 +358,6 @@ def _defer(node, run, me: str, why: str) -> None:
             event_append(conversation_id=run.conversation_id, run_id=run.id, type="node.deferred",
                          data={"node": node.key, "reason": why})
     return None
-
-
-# A lease let go on purpose (a deferral, a retry with backoff) names why: the takeover
-# that follows is the plan, not the recovery from a worker that died.
-LET_GO_DEFERRED, LET_GO_RETRY = "deferred:", "retry:"
 
 
 def transient_retry_cap() -> int:
@@ -521,7 +473,7 @@ def fast_tools() -> list[str]:
     return _fast_tools[1]
 
 
-def _claim_fast(node_ids: list[int], tools: list[str] | None = None) -> list[sql.Claimed]:
+def _claim_chunk(node_ids: list[int], tools: list[str] | None = None) -> list[sql.Claimed]:
     """Claim ready nodes in one transaction: one statement, then the cap and the events."""
     now = timezone.now()
     with events_batched():
@@ -532,12 +484,12 @@ def _claim_fast(node_ids: list[int], tools: list[str] | None = None) -> list[sql
 _UNCLAIMED = object()
 
 
-def _claim_run_fast(node_id: int, plain: bool) -> int | sql.Claimed | None | object:
+def _hot_path_run(node_id: int, plain: bool) -> int | sql.Claimed | None | object:
     """A hop in as few statements as the node allows. Known `plain` (its tool
     side-effect-free, nothing to accept): it is read, its tool run, and it is claimed
     and completed — its call recorded, its successors promoted, the one to run in place
     claimed — in one statement, a transaction of its own while nothing else of its run
-    is active (_inline_hop_fast); a rival run of the same node writes nothing. Any
+    is active (_plain_hop); a rival run of the same node writes nothing. Any
     other node is claimed first, with its event and its count, in one statement that
     commits before its tool runs (its effects must not run in a transaction); if it
     proves plain, it then completes as above. A crash before the claim commits leaves
@@ -552,7 +504,7 @@ def _claim_run_fast(node_id: int, plain: bool) -> int | sql.Claimed | None | obj
         tool = tool_get(read.node.tool)
         call = _inline_run(read.node, read.run, tool)
         if call is not None:
-            return _inline_hop_fast(read.node, read.run, me, call, ready=True, alone=not read.busy)
+            return _plain_hop(read.node, read.run, me, call, ready=True, alone=not read.busy)
         # It was not plain after all, or its tool failed: claimed at once as any other node.
     if not transaction.get_connection().in_atomic_block:
         claim = _claim_alone(node_id, me)
@@ -570,7 +522,7 @@ def _claim_run_fast(node_id: int, plain: bool) -> int | sql.Claimed | None | obj
     tool = tool_get(node.tool)
     call = _inline_run(node, run, tool)
     if call is not None:  # plain after all: completed in one statement more
-        return _inline_hop_fast(node, run, me, call, ready=False, alone=True)
+        return _plain_hop(node, run, me, call, ready=False, alone=True)
     return _execute_claimed(node, run, tool, me, None, None, None)
 
 
@@ -615,7 +567,7 @@ def claimed_execute(claimed: sql.Claimed) -> int | sql.Claimed | None:
     call = _inline_run(node, run, tool)
     if call is None:  # not plain, or its tool failed: the general path runs it (and records a failure)
         return _execute_claimed(node, run, tool, me, None, None, None)
-    return _inline_hop_fast(node, run, me, call, ready=False, alone=not claimed.busy)
+    return _plain_hop(node, run, me, call, ready=False, alone=not claimed.busy)
 
 
 def nodes_execute(node_ids: list[int]) -> list[int | sql.Claimed | None]:
@@ -623,7 +575,7 @@ def nodes_execute(node_ids: list[int]) -> list[int | sql.Claimed | None]:
     completed in one transaction per run; the others one by one, as usual. Returns
     the steps to continue with in place."""
     inline = [name for name in fast_tools() if TOOLS[name].inline]
-    claimed = _claim_fast(node_ids, inline)
+    claimed = _claim_chunk(node_ids, inline)
     taken = {c.node.id for c in claimed}
     steps: list[int | sql.Claimed | None] = []
     by_run: dict[int, list] = {}
@@ -635,12 +587,12 @@ def nodes_execute(node_ids: list[int]) -> list[int | sql.Claimed | None]:
         else:
             by_run.setdefault(c.run.id, []).append((c, call))
     for items in by_run.values():
-        steps.append(_finish_many_fast(items))
+        steps.append(_finish_many(items))
     steps += [node_id for node_id in node_ids if node_id not in taken]
     return steps
 
 
-def _finish_many_fast(items: list[tuple[sql.Claimed, dict]]) -> int | sql.Claimed | None:
+def _finish_many(items: list[tuple[sql.Claimed, dict]]) -> int | sql.Claimed | None:
     """Complete independent claimed nodes of one run in one transaction."""
     run, me, now = items[0][0].run, worker_name(), timezone.now()
     lost: list[Node] = []
@@ -662,7 +614,7 @@ def _finish_many_fast(items: list[tuple[sql.Claimed, dict]]) -> int | sql.Claime
                                             for n in done])
             if not done:
                 return None
-            return _promote_fast(run, [n.key for n in done], me, now)
+            return _promote(run, [n.key for n in done], me, now)
 
     step = _recorded(write, items[0][0].node, N.COMPLETED)
     for node in lost:
@@ -719,7 +671,7 @@ def _finish(node, run, to: str, reason: str, me: str, result_ref: str = "",
             run.status = run_status
             node.status, node.status_reason, node.result_ref = to, reason, result_ref
             node_transitions_recorded(run, [(node.key, node.plan_version, N.IN_PROGRESS, to, reason)])
-            return _promote_fast(run, [node.key], me, now)
+            return _promote(run, [node.key], me, now)
 
     step = _recorded(write, node, to)
     if step is _LOST:
@@ -751,7 +703,7 @@ def _complete_hop(node, run, me: str, reason: str, result_ref: str, acceptance_r
     return _promoted(run, hop.promotion, True, in_place, now)
 
 
-def _inline_hop_fast(node, run, me: str, call: dict, *, ready: bool, alone: bool) -> int | sql.Claimed | None:
+def _plain_hop(node, run, me: str, call: dict, *, ready: bool, alone: bool) -> int | sql.Claimed | None:
     """A plain inline node's hop: its call recorded and the node completed — `ready`:
     claimed too — its successors promoted, the one to run in place claimed, the hop
     counted and its events written. `alone` (no other node of the run was active) and
@@ -761,13 +713,13 @@ def _inline_hop_fast(node, run, me: str, call: dict, *, ready: bool, alone: bool
     the same statement, which promotes only when its snapshot allows, else a promotion
     after the run's lock, and the run settled with it."""
     if alone and not transaction.get_connection().in_atomic_block:
-        step = _inline_hop(node, run, me, call, ready=ready, anyway=False)
+        step = _plain_hop_once(node, run, me, call, ready=ready, anyway=False)
         if step is not _NOT_ALONE:
             return step
 
     def write() -> int | sql.Claimed | None | object:
         with events_batched():
-            return _inline_hop(node, run, me, call, ready=ready, anyway=True)
+            return _plain_hop_once(node, run, me, call, ready=ready, anyway=True)
 
     step = _recorded(write, node, N.COMPLETED)
     if step is _LOST:
@@ -781,7 +733,7 @@ def _inline_hop_fast(node, run, me: str, call: dict, *, ready: bool, alone: bool
 _NOT_ALONE = object()
 
 
-def _inline_hop(node, run, me: str, call: dict, *, ready: bool, anyway: bool) -> int | sql.Claimed | None | object:
+def _plain_hop_once(node, run, me: str, call: dict, *, ready: bool, anyway: bool) -> int | sql.Claimed | None | object:
     now = timezone.now()
     changes = [(node.key, node.plan_version, N.READY, N.IN_PROGRESS, "claimed")] if ready else []
     changes.append((node.key, node.plan_version, N.IN_PROGRESS, N.COMPLETED, "accepted"))
@@ -806,7 +758,7 @@ def _inline_hop(node, run, me: str, call: dict, *, ready: bool, anyway: bool) ->
     node.status, node.status_reason, node.result_ref = N.COMPLETED, "accepted", str(hop.call_id)
     if hop.promotion is None:  # completed only (`anyway`): the promotion follows the run's lock
         node_transitions_recorded(run, changes)
-        return _promote_fast(run, [node.key], me, now)
+        return _promote(run, [node.key], me, now)
     if not batched:  # it committed with its events and counts: nothing is left to write unless the run settles
         return _promoted(run, hop.promotion, True, in_place, now)
     with events_batched():  # joins the caller's batch
@@ -823,7 +775,7 @@ def _claim_for(me: str, now) -> tuple[str, object, list[str]]:
     return me, now + timedelta(seconds=lease_seconds()), fast_tools()
 
 
-def _promote_fast(run: Run, finished_keys: list[str], me: str, now) -> int | sql.Claimed | None:
+def _promote(run: Run, finished_keys: list[str], me: str, now) -> int | sql.Claimed | None:
     """Inside the completing transaction (the run row is locked): promote the
     successors, claim the single one in place or dispatch them all after commit,
     and settle the run unless it is plainly still running."""

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from django.db.models import Q
 
-from .executor import HANDED_OVER, steps_execute
+from .executor import steps_execute
+from .liveness import HANDED_OVER
 from .models import Node, NodeStatus, Plan, Run
 from .services import run_plan
 

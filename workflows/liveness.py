@@ -1,7 +1,7 @@
 """Whether the worker process holding a lease is still alive (issue 30): a lease that ran
 out is a crash only when its holder is gone.
 
-Each process that takes leases (workflows.executor.worker_name: `host:pid:thread`) holds
+Each process that takes leases (worker_name below: `host:pid:thread`) holds
 one connection to Redis named after it (`keel-worker:<host>:<pid>`, CLIENT SETNAME) for as
 long as it lives. However a process dies — SIGKILL, the OOM killer, a segfault — the
 operating system closes its socket and Redis forgets the name at once; a process that is
@@ -114,3 +114,36 @@ def _process_alive(pid: int) -> bool:
             return stat.read().rpartition(")")[2].split()[0] != "Z"
     except (OSError, IndexError):
         return True
+
+
+# --- Who holds a lease, and why a lease ran out -------------------------------------------
+
+# The lease owner of a node claimed on behalf of the worker its message goes to.
+HANDED_OVER = "handed:"
+# A lease let go on purpose (a deferral, a retry with backoff) names why: the takeover
+# that follows is the plan, not the recovery from a worker that died.
+LET_GO_DEFERRED, LET_GO_RETRY = "deferred:", "retry:"
+CRASH, LEASE_EXPIRED = "crash", "lease_expired"
+
+
+def worker_name() -> str:
+    """Who holds a lease: `host:pid:thread`. The process holds its presence from the first
+    time it is named: a reclaim then tells its crash from a lease it outlived."""
+    pid = os.getpid()
+    presence_hold(pid)  # once per process
+    return f"{socket.gethostname()}:{pid}:{threading.get_ident() % 100000}"
+
+
+def reclaim_cause(previous_owner: str) -> str:
+    """Why a lease ran out: a retry or a deferral let it go on purpose, a hand-over's
+    message was lost; else its worker died (`crash`: its process is gone) or outlived it
+    (`lease_expired`: alive and over its lease — a slow step, or one whose outcome never
+    reached the database; also when whether it lives cannot be told: a crash is said only
+    when it is known)."""
+    if previous_owner.startswith(LET_GO_RETRY):
+        return "retry"
+    if previous_owner.startswith(LET_GO_DEFERRED):
+        return "deferred"
+    if previous_owner.startswith(HANDED_OVER):
+        return "handover"  # its message was lost or its worker died before taking it over
+    return CRASH if holder_alive(previous_owner) is False else LEASE_EXPIRED

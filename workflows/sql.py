@@ -19,7 +19,7 @@ from config.ids import new_id
 from config.words import Stored
 from timeline.masking import payload_mask
 from timeline.services import summary_columns
-from timeline.sql import events_insert_ctes
+from timeline.sql import activities_close, activities_open, activity_rollup, call_frame_ctes, events_insert_ctes
 
 from .models import RUN_TERMINAL, Node, Run
 
@@ -122,56 +122,52 @@ def node_ready_read(node_id: int, *, tools: list[str]) -> Ready | None:
 # one the other waits for. Locked at the end instead (the transition count's UPDATE, when
 # the batch closes), a cancel — the run's lock, then its nodes' — and the claim each held
 # what the other waited for, and PostgreSQL rolled the cancel back (issue 30;
-# test_lock_order.py's fan-out test). `go` is an InitPlan evaluated once, before the
+# test_lock_order.py's fan-out test). `all_runs_locked` is an InitPlan evaluated once, before the
 # UPDATE reads its first row: every run is locked before any node is.
 def _claim_ctes() -> str:
-    return f"""lk AS (
+    return f"""runs_locked AS (
   SELECT {", ".join("r." + c for c in _RUN_COLS)} FROM workflows_run r
    WHERE r.id IN (SELECT run_id FROM workflows_node WHERE id = ANY(%(ids)s::bigint[]))
    ORDER BY r.id FOR NO KEY UPDATE OF r
-), go AS (
-  SELECT count(*) AS locked FROM lk
-), c AS (
+), all_runs_locked AS (
+  SELECT count(*) AS locked FROM runs_locked
+), claimed AS (
   UPDATE workflows_node n SET status = 'in_progress', status_reason = 'claimed', attempts = n.attempts + 1,
          lease_owner = %(me)s, lease_expires_at = %(lease)s, started_at = %(now)s,
          activity_id = COALESCE(n.activity_id, x.act)
-    FROM unnest(%(ids)s::bigint[], %(acts)s::bigint[]) AS x(id, act), lk r
+    FROM unnest(%(ids)s::bigint[], %(acts)s::bigint[]) AS x(id, act), runs_locked r
    WHERE n.id = x.id AND n.status = 'ready' AND n.retired_in IS NULL AND r.id = n.run_id
-     AND (SELECT locked FROM go) > 0 AND r.status <> ALL(%(terminal)s::text[]) AND n.tool = ANY(%(tools)s::text[])
+     AND (SELECT locked FROM all_runs_locked) > 0 AND r.status <> ALL(%(terminal)s::text[]) AND n.tool = ANY(%(tools)s::text[])
   RETURNING {", ".join("n." + c for c in _NODE_COLS)}, {", ".join("r." + c + " AS r_" + c for c in _RUN_COLS)},
             (n.activity_id = x.act) AS opened
-), a AS (
-  INSERT INTO timeline_activity (id, conversation_id, kind, title, summary, summary_words, status, intent, route,
-         run_id, node_key, started_at, cost, error_count, frame_count, latency_ms, tokens_in, tokens_out)
-  SELECT c.activity_id, c.r_conversation_id, 'node', left('node ' || c.key, 200), c.goal, c.goal_words, 'in_progress',
-         '', '', c.run_id, c.key, %(now)s, 0, 0, 0, 0, 0, 0 FROM c WHERE c.opened
-), t AS (
+), {activities_open("activities", "SELECT claimed.activity_id AS id, claimed.r_conversation_id AS conversation_id, "
+                                  "claimed.run_id, claimed.key, claimed.goal, claimed.goal_words FROM claimed WHERE claimed.opened")}, transitions AS (
   INSERT INTO workflows_transition (run_id, node_id, from_status, to_status, reason, worker, at)
-  SELECT c.run_id, c.id, 'ready', 'in_progress', 'claimed', %(me)s, %(now)s FROM c
+  SELECT claimed.run_id, claimed.id, 'ready', 'in_progress', 'claimed', %(me)s, %(now)s FROM claimed
 )"""
 
 
-_CLAIMED_COLUMNS = f'{", ".join("c." + c for c in _NODE_COLS)}, {", ".join("c.r_" + c for c in _RUN_COLS)}'
-_CLAIM = sql.Statement(f"WITH {_claim_ctes()}\nSELECT {_CLAIMED_COLUMNS} FROM c")
+_CLAIMED_COLUMNS = f'{", ".join("claimed." + c for c in _NODE_COLS)}, {", ".join("claimed.r_" + c for c in _RUN_COLS)}'
+_CLAIM = sql.Statement(f"WITH {_claim_ctes()}\nSELECT {_CLAIMED_COLUMNS} FROM claimed")
 
 # One node claimed outside a transaction, in one statement that is a transaction of its
 # own (no BEGIN, no COMMIT round trip): the claim as _CLAIM, and what a transaction's end
 # would add to it — the node.status event, numbered on its conversation, and the
 # transition counted against the run's cap (within it or not: the second last column).
 _CLAIM_ALONE = sql.Statement(f"""
-WITH {_claim_ctes()}, evn AS (
-  SELECT 1::bigint AS o, c.run_id, 'node.status'::text AS type,
-         jsonb_build_object('node', c.key, 'plan_version', c.plan_version, 'from', 'ready', 'to', 'in_progress',
+WITH {_claim_ctes()}, events_numbered AS (
+  SELECT 1::bigint AS o, claimed.run_id, 'node.status'::text AS type,
+         jsonb_build_object('node', claimed.key, 'plan_version', claimed.plan_version, 'from', 'ready', 'to', 'in_progress',
                             'reason', 'claimed') AS data
-    FROM c
-), {events_insert_ctes("evn", "(SELECT r_conversation_id FROM c)")}, cnt AS (
+    FROM claimed
+), {events_insert_ctes("events_numbered", "(SELECT r_conversation_id FROM claimed)")}, counted AS (
   UPDATE workflows_run SET transition_count = transition_count + 1
-   WHERE id = (SELECT run_id FROM c) AND transition_count <= transition_cap - 1
+   WHERE id = (SELECT run_id FROM claimed) AND transition_count <= transition_cap - 1
   RETURNING 1
 )
-SELECT {_CLAIMED_COLUMNS}, EXISTS (SELECT 1 FROM cnt),
+SELECT {_CLAIMED_COLUMNS}, EXISTS (SELECT 1 FROM counted),
        (SELECT jsonb_agg(jsonb_build_array(ins.id, ins.seq, ins.run_id, ins.type, ins.data)) FROM ins)
-  FROM c
+  FROM claimed
 """)
 
 
@@ -209,25 +205,23 @@ def _claim_params(node_ids: list[int], me: str, lease: datetime, now: datetime, 
 # the other still in progress). The next statement (the promotion) then reads
 # the other one's committed status. NO KEY UPDATE: it must not block the
 # foreign-key checks (KEY SHARE) other transactions take on the run at commit.
-_FINISH_HEAD = sql.Statement("""
-WITH lk AS (
+_FINISH_HEAD = sql.Statement(f"""
+WITH run_locked AS (
   SELECT id, status FROM workflows_run WHERE id = %(run)s FOR NO KEY UPDATE
-), f AS (
+), finished AS (
   UPDATE workflows_node n SET status = x.to_status, status_reason = x.reason, result_ref = x.ref,
          acceptance_results = COALESCE(x.acc, n.acceptance_results), lease_owner = '', lease_expires_at = NULL,
          finished_at = %(now)s
     FROM unnest(%(ids)s::bigint[], %(tos)s::text[], %(reasons)s::text[], %(refs)s::text[], %(accs)s::jsonb[])
          AS x(id, to_status, reason, ref, acc)
-   WHERE n.id = x.id AND n.status = 'in_progress' AND EXISTS (SELECT 1 FROM lk)
+   WHERE n.id = x.id AND n.status = 'in_progress' AND EXISTS (SELECT 1 FROM run_locked)
   RETURNING n.id, n.key, n.activity_id, x.to_status
-), t AS (
+), transitions AS (
   INSERT INTO workflows_transition (run_id, node_id, from_status, to_status, reason, worker, at)
-  SELECT %(run)s, f.id, 'in_progress', f.to_status, x.reason, %(me)s, %(now)s
-    FROM f JOIN unnest(%(ids)s::bigint[], %(reasons)s::text[]) AS x(id, reason) ON x.id = f.id
-), a AS (
-  UPDATE timeline_activity SET status = f.to_status, ended_at = %(now)s FROM f WHERE timeline_activity.id = f.activity_id
-)
-SELECT (SELECT status FROM lk), array_agg(f.id), array_agg(f.key) FROM f
+  SELECT %(run)s, finished.id, 'in_progress', finished.to_status, x.reason, %(me)s, %(now)s
+    FROM finished JOIN unnest(%(ids)s::bigint[], %(reasons)s::text[]) AS x(id, reason) ON x.id = finished.id
+), {activities_close("activities", "SELECT finished.activity_id AS id, finished.to_status AS status FROM finished")}
+SELECT (SELECT status FROM run_locked), array_agg(finished.id), array_agg(finished.key) FROM finished
 """)
 
 
@@ -247,7 +241,7 @@ def nodes_finish(run_id: int, finished: list[dict[str, Any]], *, me: str, now: d
 # and the activity's roll-up and link. `source`: a FROM clause its rows follow (one
 # hop's completion: nothing is recorded unless it won); `act`: the activity's id.
 def _call_ctes(source: str = "", act: str = "%(act)s") -> str:
-    return f"""tc AS (
+    return f"""tool_call AS (
   INSERT INTO agents_toolcall (id, tenant_id, run_id, node_id, tool, arguments, result, status, error,
          idempotency_key, approval_id, started_at, ended_at, latency_ms)
   SELECT %(call)s, %(tenant)s, %(run)s, %(node)s, %(tool)s, %(args)s, %(result)s, 'succeeded', '', %(key)s, NULL,
@@ -255,37 +249,12 @@ def _call_ctes(source: str = "", act: str = "%(act)s") -> str:
   ON CONFLICT (node_id, idempotency_key) DO UPDATE SET arguments = EXCLUDED.arguments, result = EXCLUDED.result,
          status = 'succeeded', error = '', ended_at = EXCLUDED.ended_at, latency_ms = EXCLUDED.latency_ms
   RETURNING id
-), fr AS (
-  INSERT INTO timeline_frame (id, activity_id, parent_id, kind, name, status, level, summary, summary_words,
-         started_at, first_token_at, ended_at, latency_ms, gen_ai_operation_name, gen_ai_provider_name,
-         gen_ai_request_model, gen_ai_usage_input_tokens, gen_ai_usage_output_tokens, gen_ai_tool_name,
-         gen_ai_tool_call_id, cost)
-  SELECT %(frame)s, {act}, NULL, 'tool_call', left(%(tool)s, 120), 'ok', 'info', %(summary)s,
-         %(summary_words)s::jsonb, %(started)s, NULL, %(now)s, %(lat)s, 'execute_tool', '', '', 0, 0, %(tool)s,
-         tc.id::text, 0 FROM tc
-  RETURNING id, gen_ai_tool_call_id
-), fp AS (
-  INSERT INTO timeline_framepayload (frame_id, data)
-  SELECT fr.id, jsonb_set(%(payload)s::jsonb, '{{idempotency_key}}', to_jsonb(%(key)s::text)) FROM fr
-), l AS (
-  -- the activity's link to the call: a row, inserted or ignored (timeline.ActivityLink)
-  INSERT INTO timeline_activitylink (activity_id, kind, object_id)
-  SELECT {act}, 'tool_call', fr.gen_ai_tool_call_id FROM fr
-  ON CONFLICT DO NOTHING
-)"""
+), {call_frame_ctes("tool_call", act)}"""
 
-
-# The activity's roll-up of the call's frame (one UPDATE of the row per statement:
-# PostgreSQL applies only one of two updates of a row in one statement).
-_ROLLUP = """frame_count = frame_count + 1, latency_ms = latency_ms + %(lat)s,
-         frames_from = LEAST(COALESCE(frames_from, %(started)s), %(started)s),
-         frames_until = GREATEST(COALESCE(frames_until, %(now)s), %(now)s)"""
 
 _INLINE_CALL = sql.Statement(f"""
-WITH {_call_ctes()}, a AS (
-  UPDATE timeline_activity SET {_ROLLUP} FROM fr WHERE timeline_activity.id = %(act)s
-)
-SELECT id FROM tc
+WITH {_call_ctes()}, {activity_rollup("rollup", "%(act)s")}
+SELECT id FROM tool_call
 """)
 
 
@@ -316,7 +285,7 @@ def inline_call_record(**call: Any) -> int:
 # `gate`: an SQL condition all of it waits on; `done`: the ids of nodes the same
 # statement completed (its snapshot still sees them in progress).
 def _promotion_ctes(gate: str = "true", done: str = _NONE) -> str:
-    return f"""cand AS (
+    return f"""promotable AS (
   SELECT c.id, c.tool FROM workflows_node c
    WHERE ({gate}) AND c.run_id = %(run)s AND c.status = 'pending' AND c.retired_in IS NULL
      AND (%(keys)s::text[] IS NULL OR c.depends_on ?| %(keys)s::text[])
@@ -329,59 +298,55 @@ def _promotion_ctes(gate: str = "true", done: str = _NONE) -> str:
                 WHERE NOT EXISTS (SELECT 1 FROM workflows_node d WHERE d.run_id = c.run_id AND d.key = k.key
                                      AND d.retired_in IS NULL AND (d.status = 'completed' OR d.id IN ({done}))))
          END
-), one AS (
-  SELECT CASE WHEN %(claim)s AND count(*) = 1 AND bool_and(cand.tool = ANY(%(tools)s::text[]))
-              THEN min(cand.id) END AS id FROM cand
-), p AS (
+), in_place AS (
+  SELECT CASE WHEN %(claim)s AND count(*) = 1 AND bool_and(promotable.tool = ANY(%(tools)s::text[]))
+              THEN min(promotable.id) END AS id FROM promotable
+), promoted AS (
   UPDATE workflows_node c SET
-         status = CASE WHEN c.id = one.id THEN 'in_progress' ELSE 'ready' END,
-         status_reason = CASE WHEN c.id = one.id THEN 'claimed' ELSE 'dependencies met' END,
+         status = CASE WHEN c.id = in_place.id THEN 'in_progress' ELSE 'ready' END,
+         status_reason = CASE WHEN c.id = in_place.id THEN 'claimed' ELSE 'dependencies met' END,
          dispatched_at = %(now)s,
-         attempts = CASE WHEN c.id = one.id THEN c.attempts + 1 ELSE c.attempts END,
-         lease_owner = CASE WHEN c.id = one.id THEN %(me)s ELSE c.lease_owner END,
-         lease_expires_at = CASE WHEN c.id = one.id THEN %(lease)s::timestamptz ELSE c.lease_expires_at END,
-         started_at = CASE WHEN c.id = one.id THEN %(now)s ELSE c.started_at END,
-         activity_id = CASE WHEN c.id = one.id THEN COALESCE(c.activity_id, %(new_act)s::bigint) ELSE c.activity_id END
-    FROM one
+         attempts = CASE WHEN c.id = in_place.id THEN c.attempts + 1 ELSE c.attempts END,
+         lease_owner = CASE WHEN c.id = in_place.id THEN %(me)s ELSE c.lease_owner END,
+         lease_expires_at = CASE WHEN c.id = in_place.id THEN %(lease)s::timestamptz ELSE c.lease_expires_at END,
+         started_at = CASE WHEN c.id = in_place.id THEN %(now)s ELSE c.started_at END,
+         activity_id = CASE WHEN c.id = in_place.id THEN COALESCE(c.activity_id, %(new_act)s::bigint) ELSE c.activity_id END
+    FROM in_place
    -- by id (`|| ''`: not a condition the status index can serve; given it, a generic plan
    -- on young statistics scanned every pending node of every run, a hop O(pending nodes))
-   WHERE c.id IN (SELECT id FROM cand) AND c.status || '' = 'pending'
-  RETURNING {", ".join("c." + c for c in _NODE_COLS)}, (c.id = one.id) IS TRUE AS claimed,
-            (c.id = one.id AND c.activity_id = %(new_act)s::bigint) IS TRUE AS opened
-), pa AS (
-  INSERT INTO timeline_activity (id, conversation_id, kind, title, summary, summary_words, status, intent, route,
-         run_id, node_key, started_at, cost, error_count, frame_count, latency_ms, tokens_in, tokens_out)
-  SELECT p.activity_id, r.conversation_id, 'node', left('node ' || p.key, 200), p.goal, p.goal_words, 'in_progress',
-         '', '', p.run_id, p.key, %(now)s, 0, 0, 0, 0, 0, 0 FROM p JOIN workflows_run r ON r.id = p.run_id WHERE p.opened
-), pt AS (
+   WHERE c.id IN (SELECT id FROM promotable) AND c.status || '' = 'pending'
+  RETURNING {", ".join("c." + c for c in _NODE_COLS)}, (c.id = in_place.id) IS TRUE AS claimed,
+            (c.id = in_place.id AND c.activity_id = %(new_act)s::bigint) IS TRUE AS opened
+), {activities_open("promoted_activities", "SELECT promoted.activity_id AS id, r.conversation_id, promoted.run_id, promoted.key, promoted.goal, promoted.goal_words "
+                             "FROM promoted JOIN workflows_run r ON r.id = promoted.run_id WHERE promoted.opened")}, promoted_transitions AS (
   INSERT INTO workflows_transition (run_id, node_id, from_status, to_status, reason, worker, at)
-  SELECT %(run)s, p.id, 'pending', 'ready', 'dependencies met', '', %(now)s FROM p
+  SELECT %(run)s, promoted.id, 'pending', 'ready', 'dependencies met', '', %(now)s FROM promoted
   UNION ALL
-  SELECT %(run)s, p.id, 'ready', 'in_progress', 'claimed', %(me)s, %(now)s FROM p WHERE p.claimed
-), ev AS (
+  SELECT %(run)s, promoted.id, 'ready', 'in_progress', 'claimed', %(me)s, %(now)s FROM promoted WHERE promoted.claimed
+), events_due AS (
   -- with %(emit)s: the batch's pending events (handed over by timeline.events_take), then
   -- this statement's own, numbered on from the conversation's counter
   SELECT 0 AS g, x.o, x.run_id, x.type, x.data
     FROM unnest(%(ev_runs)s::bigint[], %(ev_types)s::text[], %(ev_datas)s::jsonb[]) WITH ORDINALITY
          AS x(run_id, type, data, o)
   UNION ALL
-  SELECT 1, row_number() OVER (ORDER BY p.position, p.plan_version), %(run)s, 'node.status',
-         jsonb_build_object('node', p.key, 'plan_version', p.plan_version, 'from', 'pending', 'to', 'ready',
+  SELECT 1, row_number() OVER (ORDER BY promoted.position, promoted.plan_version), %(run)s, 'node.status',
+         jsonb_build_object('node', promoted.key, 'plan_version', promoted.plan_version, 'from', 'pending', 'to', 'ready',
                             'reason', 'dependencies met')
-    FROM p
+    FROM promoted
   UNION ALL
   SELECT 2, 1, %(run)s, 'node.status',
-         jsonb_build_object('node', p.key, 'plan_version', p.plan_version, 'from', 'ready', 'to', 'in_progress',
+         jsonb_build_object('node', promoted.key, 'plan_version', promoted.plan_version, 'from', 'ready', 'to', 'in_progress',
                             'reason', 'claimed')
-    FROM p WHERE p.claimed
-), evn AS (
-  SELECT row_number() OVER (ORDER BY ev.g, ev.o) AS o, ev.run_id, ev.type, ev.data FROM ev WHERE %(emit)s AND ({gate})
-), {events_insert_ctes("evn")}, k AS (
-  SELECT %(count)s::int + (SELECT count(*) FROM p)::int + (SELECT count(*) FROM p WHERE p.claimed)::int AS n
-), cnt AS (
+    FROM promoted WHERE promoted.claimed
+), events_numbered AS (
+  SELECT row_number() OVER (ORDER BY events_due.g, events_due.o) AS o, events_due.run_id, events_due.type, events_due.data FROM events_due WHERE %(emit)s AND ({gate})
+), {events_insert_ctes("events_numbered")}, hop_count AS (
+  SELECT %(count)s::int + (SELECT count(*) FROM promoted)::int + (SELECT count(*) FROM promoted WHERE promoted.claimed)::int AS n
+), counted AS (
   -- with %(counting)s: the hop's transitions against the run's cap (transitions_count below)
-  UPDATE workflows_run SET transition_count = transition_count + k.n FROM k
-   WHERE %(counting)s AND ({gate}) AND workflows_run.id = %(run)s AND transition_count <= transition_cap - k.n
+  UPDATE workflows_run SET transition_count = transition_count + hop_count.n FROM hop_count
+   WHERE %(counting)s AND ({gate}) AND workflows_run.id = %(run)s AND transition_count <= transition_cap - hop_count.n
   RETURNING 1
 )"""
 
@@ -390,15 +355,15 @@ def _promotion_columns(done: str = _NONE) -> str:
     """What a promoting statement returns, a row per node promoted (one row of NULLs if
     none): the node's columns, claimed, busy (other nodes of the run active), within
     the cap, the events written, the columns of the claimed node's run."""
-    return f"""{", ".join("p." + c for c in _NODE_COLS)}, p.claimed,
+    return f"""{", ".join("promoted." + c for c in _NODE_COLS)}, promoted.claimed,
        {_others_active("%(run)s", done)},
-       EXISTS (SELECT 1 FROM cnt),
+       EXISTS (SELECT 1 FROM counted),
        (SELECT jsonb_agg(jsonb_build_array(ins.id, ins.seq, ins.run_id, ins.type, ins.data) ORDER BY ins.seq) FROM ins),
        {", ".join("r." + c for c in _RUN_COLS)}"""
 
 
-_PROMOTED_FROM = """FROM (SELECT 1) AS x LEFT JOIN p ON true LEFT JOIN workflows_run r ON p.claimed AND r.id = p.run_id
- ORDER BY p.position, p.plan_version"""
+_PROMOTED_FROM = """FROM (SELECT 1) AS x LEFT JOIN promoted ON true LEFT JOIN workflows_run r ON promoted.claimed AND r.id = promoted.run_id
+ ORDER BY promoted.position, promoted.plan_version"""
 
 _PROMOTE = sql.Statement(f"WITH {_promotion_ctes()}\nSELECT {_promotion_columns()}\n{_PROMOTED_FROM}")
 
@@ -475,19 +440,19 @@ def successors_promote(run_id: int, keys: list[str] | None, *, now: datetime,
 # (no BEGIN, no COMMIT round trip): a plain inline node completed — `ready`: claimed
 # at once, its tool having run before (side-effect-free: a rival run of it writes
 # nothing) — with its call recorded, its successors promoted and the one to run in
-# place claimed (as _PROMOTE). The promotion waits on `go`, decided on the
+# place claimed (as _PROMOTE). The promotion waits on `may_promote`, decided on the
 # statement's snapshot, taken before the run's lock: it holds unless another node of
 # the run is active (its completion may have committed since: a fan-in would miss
 # it, and so would the check that the run is done) or a successor waits on a
 # dependency not completed in that snapshot — and it holds only when a successor
 # goes on (one the completion makes ready): a hop that leaves nothing running must
 # settle the run in the transaction that completes it, or a crash between the two
-# would leave the run running with nothing left to run. Without `go` the completion
+# would leave the run running with nothing left to run. Without `may_promote` the completion
 # waits too, unless %(anyway)s (in a transaction: the caller then promotes in a
 # statement of its own, whose snapshot follows the lock, and settles the run); without
 # it nothing is written.
-_GO = f"""go AS (
-  SELECT (SELECT status FROM lk) <> ALL(%(terminal)s::text[])
+_GO = f"""may_promote AS (
+  SELECT (SELECT status FROM run_locked) <> ALL(%(terminal)s::text[])
      AND NOT {_others_active("%(run)s", "%(node)s")}
      AND NOT EXISTS (SELECT 1 FROM workflows_node c, jsonb_array_elements_text(c.depends_on) k(key)
                       WHERE c.run_id = %(run)s AND c.status = 'pending' AND c.retired_in IS NULL
@@ -497,7 +462,7 @@ _GO = f"""go AS (
      AND EXISTS (SELECT 1 FROM workflows_node c WHERE c.run_id = %(run)s AND c.status = 'pending'
                     AND c.retired_in IS NULL AND c.depends_on ?| %(keys)s::text[] AND c.run_when <> 'failed') AS ok
 )"""
-_DONE = "SELECT id FROM f"
+_DONE = "SELECT id FROM finished"
 
 
 def _inline_hop_statement(ready: bool) -> sql.Statement:
@@ -506,34 +471,28 @@ def _inline_hop_statement(ready: bool) -> sql.Statement:
         claim = (", attempts = n.attempts + 1, started_at = %(started)s,"
                  " activity_id = COALESCE(n.activity_id, %(open_act)s::bigint)")
         opened = "n.activity_id = %(open_act)s::bigint"
-        claimed = "SELECT %(run)s, f.id, 'ready', 'in_progress', 'claimed', %(me)s, %(started)s FROM f UNION ALL\n  "
+        claimed = "SELECT %(run)s, finished.id, 'ready', 'in_progress', 'claimed', %(me)s, %(started)s FROM finished UNION ALL\n  "
     else:  # in_progress → completed, by the worker holding the lease
         expected, claim, opened, claimed = "n.status = 'in_progress' AND n.lease_owner = %(me)s", "", "false", ""
     return sql.Statement(f"""
-WITH lk AS (
+WITH run_locked AS (
   SELECT id, status FROM workflows_run WHERE id = %(run)s FOR NO KEY UPDATE
-), {_GO}, f AS (
+), {_GO}, finished AS (
   UPDATE workflows_node n SET status = 'completed', status_reason = %(reason)s, acceptance_results = '[]'::jsonb,
          result_ref = COALESCE((SELECT c.id FROM agents_toolcall c WHERE c.node_id = %(node)s
                                    AND c.idempotency_key = %(key)s), %(call)s)::text,
          lease_owner = '', lease_expires_at = NULL, finished_at = %(now)s{claim}
-   WHERE n.id = %(node)s AND {expected} AND ((SELECT ok FROM go) OR %(anyway)s)
+   WHERE n.id = %(node)s AND {expected} AND ((SELECT ok FROM may_promote) OR %(anyway)s)
   RETURNING n.id, n.key, n.goal, n.goal_words, n.activity_id, {opened} AS opened
-), {_call_ctes("FROM f", "(SELECT activity_id FROM f)")}, t AS (
+), {_call_ctes("FROM finished", "(SELECT activity_id FROM finished)")}, transitions AS (
   INSERT INTO workflows_transition (run_id, node_id, from_status, to_status, reason, worker, at)
-  {claimed}SELECT %(run)s, f.id, 'in_progress', 'completed', %(reason)s, %(me)s, %(now)s FROM f
-), ao AS (
-  INSERT INTO timeline_activity (id, conversation_id, kind, title, summary, summary_words, status, intent, route,
-         run_id, node_key, started_at, ended_at, cost, error_count, frame_count, latency_ms, tokens_in, tokens_out,
-         frames_from, frames_until)
-  SELECT f.activity_id, %(run_conv)s, 'node', left('node ' || f.key, 200), f.goal, f.goal_words, 'completed', '', '',
-         %(run)s, f.key, %(started)s, %(now)s, 0, 0, 1, %(lat)s, 0, 0, %(started)s, %(now)s FROM f WHERE f.opened
-), a AS (
-  UPDATE timeline_activity SET {_ROLLUP}, status = 'completed', ended_at = %(now)s
-    FROM f WHERE timeline_activity.id = f.activity_id AND NOT f.opened
-), {_promotion_ctes("(SELECT ok FROM go) AND EXISTS (SELECT 1 FROM f)", _DONE)}
-SELECT {_promotion_columns(_DONE)}, (SELECT status FROM lk), EXISTS (SELECT 1 FROM f), (SELECT id FROM tc),
-       (SELECT ok FROM go)
+  {claimed}SELECT %(run)s, finished.id, 'in_progress', 'completed', %(reason)s, %(me)s, %(now)s FROM finished
+), {activities_open("opened_activity", "SELECT finished.activity_id AS id, %(run_conv)s::bigint AS conversation_id, "
+                          "%(run)s::bigint AS run_id, finished.key, finished.goal, finished.goal_words FROM finished WHERE finished.opened", completed=True)},
+{activities_close("activities", "SELECT finished.activity_id AS id, 'completed' AS status FROM finished WHERE NOT finished.opened", rolled_up=True)},
+{_promotion_ctes("(SELECT ok FROM may_promote) AND EXISTS (SELECT 1 FROM finished)", _DONE)}
+SELECT {_promotion_columns(_DONE)}, (SELECT status FROM run_locked), EXISTS (SELECT 1 FROM finished), (SELECT id FROM tool_call),
+       (SELECT ok FROM may_promote)
 {_PROMOTED_FROM}
 """)
 
@@ -546,7 +505,7 @@ class InlineHop:
     won: bool  # whether the completion's compare-and-set won
     run_status: str  # read under the run's lock
     call_id: int | None  # the node's result
-    promotion: Promotion | None  # None: nothing promoted, counted or written (not `go`)
+    promotion: Promotion | None  # None: nothing promoted, counted or written (not `may_promote`)
 
 
 def inline_hop(*, ready: bool, anyway: bool, me: str, reason: str,
@@ -570,26 +529,24 @@ def inline_hop(*, ready: bool, anyway: bool, me: str, reason: str,
 # A step with effects completed — its call recorded as it ran, its acceptance checked —
 # and its hop, in one statement that commits by itself (no BEGIN, no COMMIT round
 # trip): the completion (as _FINISH_HEAD), its successors promoted and the one to run
-# in place claimed (as _PROMOTE), its events and its count. Only when `go` holds (as
+# in place claimed (as _PROMOTE), its events and its count. Only when `may_promote` holds (as
 # _INLINE_HOP: nothing else of the run active, no successor waiting on a dependency
 # this snapshot may not see completed); otherwise nothing is written, and the caller
 # takes the transaction: _FINISH_HEAD, then _PROMOTE after the run's lock.
 _COMPLETE_HOP = sql.Statement(f"""
-WITH lk AS (
+WITH run_locked AS (
   SELECT id, status FROM workflows_run WHERE id = %(run)s FOR NO KEY UPDATE
-), {_GO}, f AS (
+), {_GO}, finished AS (
   UPDATE workflows_node n SET status = 'completed', status_reason = %(reason)s, result_ref = %(ref)s,
          acceptance_results = COALESCE(%(acc)s::jsonb, n.acceptance_results), lease_owner = '',
          lease_expires_at = NULL, finished_at = %(now)s
-   WHERE n.id = %(node)s AND n.status = 'in_progress' AND (SELECT ok FROM go)
+   WHERE n.id = %(node)s AND n.status = 'in_progress' AND (SELECT ok FROM may_promote)
   RETURNING n.id, n.key, n.activity_id
-), t AS (
+), transitions AS (
   INSERT INTO workflows_transition (run_id, node_id, from_status, to_status, reason, worker, at)
-  SELECT %(run)s, f.id, 'in_progress', 'completed', %(reason)s, %(me)s, %(now)s FROM f
-), a AS (
-  UPDATE timeline_activity SET status = 'completed', ended_at = %(now)s FROM f WHERE timeline_activity.id = f.activity_id
-), {_promotion_ctes("(SELECT ok FROM go) AND EXISTS (SELECT 1 FROM f)", _DONE)}
-SELECT {_promotion_columns(_DONE)}, (SELECT status FROM lk), EXISTS (SELECT 1 FROM f), (SELECT ok FROM go)
+  SELECT %(run)s, finished.id, 'in_progress', 'completed', %(reason)s, %(me)s, %(now)s FROM finished
+), {activities_close("activities", "SELECT finished.activity_id AS id, 'completed' AS status FROM finished")}, {_promotion_ctes("(SELECT ok FROM may_promote) AND EXISTS (SELECT 1 FROM finished)", _DONE)}
+SELECT {_promotion_columns(_DONE)}, (SELECT status FROM run_locked), EXISTS (SELECT 1 FROM finished), (SELECT ok FROM may_promote)
 {_PROMOTED_FROM}
 """)
 
@@ -598,7 +555,7 @@ def complete_hop(*, node: Node, run: Run, me: str, reason: str, result_ref: str,
                  now: datetime, claim_for: tuple[str, datetime, list[str]] | None,
                  events: tuple[int, list[dict[str, Any]]]) -> InlineHop | None:
     """Complete a node with effects and take its hop in one statement (see above);
-    `events`: the completion's own, written first. None: `go` did not hold, nothing
+    `events`: the completion's own, written first. None: `may_promote` did not hold, nothing
     was written. Either that or a lost compare-and-set (`won` false: nothing written
     either) sends the caller to the transaction, which decides under the run's lock
     (the completion is never dropped on this statement's snapshot alone)."""

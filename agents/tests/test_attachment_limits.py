@@ -8,12 +8,12 @@ import time
 import zipfile
 
 import pytest
-from django.core.management import call_command
 
 from payroll.attachments import (MAX_COLUMNS, MAX_ROWS, MAX_SHEET_ROWS, AttachmentError,
                                  employee_list_parse)
 from payroll.models import Employee
 from tenants.models import Tenant
+from tests.demo import demo_ensure
 
 pytestmark = pytest.mark.django_db  # a good file is read to the end: the employees query
 
@@ -195,7 +195,7 @@ def test_it_refuses_a_csv_of_endless_blank_lines():
 # --- What still works ---------------------------------------------------------------------
 
 def test_a_good_workbook_still_resolves_every_employee():
-    call_command("seed_demo", verbosity=0)
+    demo_ensure()
     tenant = Tenant.objects.get(slug="demo")
     numbers = list(Employee.objects.filter(tenant=tenant).order_by("employee_no")
                    .values_list("employee_no", flat=True)[:3])

@@ -6,7 +6,6 @@ from datetime import timedelta
 from unittest import mock
 
 import pytest
-from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -20,6 +19,7 @@ from workflows.models import Node, Plan, Run
 from workflows.services import run_plan
 from workflows.tasks import sweep
 from workflows.tests.helpers import drive, membership, no_broker
+from tests.demo import demo_ensure
 
 pytestmark = pytest.mark.django_db
 
@@ -30,7 +30,7 @@ COMPLETE = "set up a monthly payroll group for our Shanghai sales team with comm
 def production(monkeypatch, settings):
     monkeypatch.setenv("KEEL_LLM", "builtin")
     settings.EMBEDDED = False  # planning goes to a worker, as in production
-    call_command("seed_demo", verbosity=0)
+    demo_ensure()
 
 
 def say(text=COMPLETE):

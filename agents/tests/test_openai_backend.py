@@ -4,7 +4,6 @@ ReAct and configuration questions, streamed replies, one repair then a recorded 
 import json
 
 import pytest
-from django.core.management import call_command
 
 from agents.orchestrator import message_post
 from payroll.matching import template_decide
@@ -14,6 +13,7 @@ from timeline.models import Event, Frame
 from timeline.services import conversation_create
 from workflows.models import Run
 from workflows.tests.helpers import drive, membership, no_broker
+from tests.demo import demo_ensure
 
 pytestmark = pytest.mark.django_db
 
@@ -29,7 +29,7 @@ def server(monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
     monkeypatch.setenv("KEEL_LLM_MODEL", "fake-model")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    call_command("seed_demo", verbosity=0)
+    demo_ensure()
     with no_broker():
         yield fake
     fake.stop()

@@ -3,7 +3,6 @@ scratchpad that is run state (gone once the exploration ends)."""
 import json
 
 import pytest
-from django.core.management import call_command
 
 from agents.models import Exploration
 from agents.orchestrator import message_post
@@ -14,6 +13,7 @@ from timeline.models import Activity, Frame
 from timeline.services import conversation_create
 from workflows.models import Run
 from workflows.tests.helpers import membership, no_broker
+from tests.demo import demo_ensure
 
 pytestmark = pytest.mark.django_db
 
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def demo(monkeypatch):
     monkeypatch.setenv("KEEL_LLM", "builtin")
-    call_command("seed_demo", verbosity=0)
+    demo_ensure()
     with no_broker():
         yield
     scripted_reset()

@@ -19,6 +19,7 @@ from workflows.executor import steps_execute
 from workflows.models import Node, Run, ToolCall, Transition
 from workflows.services import run_start
 from workflows.tests.helpers import RUNNABLE, membership, no_broker, plan_unplanned
+from tests.demo import demo_ensure
 
 pytestmark = pytest.mark.django_db
 
@@ -32,7 +33,7 @@ def plan_position(blueprint: str, key: str) -> int:
 @pytest.fixture(autouse=True)
 def demo(monkeypatch):
     monkeypatch.setenv("KEEL_LLM", "builtin")
-    call_command("seed_demo", verbosity=0)
+    demo_ensure()
     with no_broker():
         yield
     scripted_reset()

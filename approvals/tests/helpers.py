@@ -1,4 +1,4 @@
-from django.core.management import call_command
+from tests.demo import demo_ensure
 
 from approvals.models import ApprovalRequest
 from workflows.services import run_start
@@ -8,7 +8,7 @@ REQUEST = "set up a monthly payroll group for our Shanghai sales team with commi
 
 
 def seed() -> None:
-    call_command("seed_demo", verbosity=0)
+    demo_ensure()
 
 
 def waiting_approval(username: str = "alice", group_name: str = "Shanghai Sales") -> ApprovalRequest:

@@ -3,17 +3,17 @@ from unittest import mock
 import pytest
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser, User
-from django.core.management import call_command
 from django.test import Client
 
 from console.consumers import TenantConsumer
 from timeline.models import WiringCheck
 from timeline.services import wiring_check_complete
+from tests.demo import demo_ensure
 
 
 @pytest.fixture
 def demo(db):
-    call_command("seed_demo", verbosity=0)
+    demo_ensure()
 
 
 def test_it_dispatches_the_check_only_after_commit(demo, django_capture_on_commit_callbacks):

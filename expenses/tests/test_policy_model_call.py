@@ -4,7 +4,6 @@ cost, on the developer timeline."""
 from decimal import Decimal
 
 import pytest
-from django.core.management import call_command
 from django.test import Client
 
 import llm
@@ -13,6 +12,7 @@ from timeline.models import Frame
 from workflows.models import Node, Run
 from workflows.services import run_start
 from workflows.tests.helpers import drive, membership, no_broker
+from tests.demo import demo_ensure
 
 pytestmark = pytest.mark.django_db
 OVER = {"category": "lodging", "city": "Beijing", "start_date": "2026-11-16", "nights": 2, "amount": "1800"}
@@ -30,7 +30,7 @@ class PricedBackend:
 
 @pytest.fixture(autouse=True)
 def demo(monkeypatch):
-    call_command("seed_demo", verbosity=0)
+    demo_ensure()
     monkeypatch.setattr(llm, "backend_get", lambda: PricedBackend())
     with no_broker():
         yield

@@ -4,7 +4,6 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from django.core.management import call_command
 from django.utils import timezone
 
 from config.api import Conflict, Unprocessable
@@ -14,6 +13,7 @@ from idempotency.models import IdempotencyState
 from idempotency.services import KeyRequired, idempotent, key_checked, request_hash
 from payroll.models import IdempotencyRecord as PayrollRecord
 from tenants.models import Tenant
+from tests.demo import demo_ensure
 
 pytestmark = pytest.mark.django_db
 TABLES = [PayrollRecord, ExpenseRecord, HrRecord]
@@ -21,7 +21,7 @@ TABLES = [PayrollRecord, ExpenseRecord, HrRecord]
 
 @pytest.fixture
 def tenant():
-    call_command("seed_demo", verbosity=0)
+    demo_ensure()
     return Tenant.objects.get(slug="demo")
 
 

@@ -8,7 +8,6 @@ from types import SimpleNamespace
 from unittest import mock
 
 import pytest
-from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
@@ -23,6 +22,7 @@ from workflows.models import Node, NodeStatus, Plan, ToolCall
 from workflows.services import run_start
 from workflows.tests.helpers import drive, membership, no_broker, statuses
 from workflows.tools import TOOLS
+from tests.demo import demo_ensure
 
 pytestmark = pytest.mark.django_db
 
@@ -31,7 +31,7 @@ REQUEST = "set up a monthly payroll group for our Shanghai sales team with commi
 
 @pytest.fixture(autouse=True)
 def demo(monkeypatch):
-    call_command("seed_demo", verbosity=0)
+    demo_ensure()
     monkeypatch.setenv("KEEL_RETRY_BACKOFF_SECONDS", "0")
     with no_broker():
         yield

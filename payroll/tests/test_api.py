@@ -2,7 +2,6 @@
 import json
 
 import pytest
-from django.core.management import call_command
 
 from payroll import services
 from payroll.models import Employee, PayrollGroup, PayrollTemplate
@@ -12,13 +11,14 @@ from config.api import Forbidden
 from payroll.tests.support import LEGACY_CODE, actor_for, api, page, state_of, template
 from workflows.models import Run
 from workflows.tests.helpers import drive, membership, no_broker
+from tests.demo import demo_ensure
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
 def demo():
-    call_command("seed_demo", verbosity=0)
+    demo_ensure()
 
 
 def post(client, path: str, body, key: str | None = "k1", raw: bool = False):

@@ -18,13 +18,14 @@ from payroll.models import (
 )
 from payroll.tests.support import LEGACY_CODE, actor_for, state_of, template, tenant, tenant_restore
 from payroll.selectors import scope_checksum
+from tests.demo import demo_ensure
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
 def demo():
-    call_command("seed_demo", verbosity=0)
+    demo_ensure()
 
 
 def test_it_seeds_a_bilingual_catalog_and_employees_idempotently():

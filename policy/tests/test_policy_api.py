@@ -1,8 +1,8 @@
 import json
 
 import pytest
-from django.core.management import call_command
 from django.test import Client
+from tests.demo import demo_ensure
 
 pytestmark = pytest.mark.django_db
 
@@ -10,7 +10,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def demo(monkeypatch):
     monkeypatch.setenv("KEEL_LLM", "builtin")
-    call_command("seed_demo", verbosity=0)
+    demo_ensure()
 
 
 def logged_in(username: str) -> Client:

@@ -10,6 +10,7 @@ from policy.models import PolicyAnswerCache
 from policy.services import policy_answer
 from policy.workflow import CAP_GUARD, GRAPH_PATH, graph_load, policy_graph_walk
 from tenants.models import Tenant
+from tests.demo import demo_ensure
 
 pytestmark = pytest.mark.django_db
 FULL_PATH = ["RETRIEVED", "VERIFIED", "DECIDED", "COMPOSED", "ANSWERED"]
@@ -18,7 +19,7 @@ FULL_PATH = ["RETRIEVED", "VERIFIED", "DECIDED", "COMPOSED", "ANSWERED"]
 @pytest.fixture(autouse=True)
 def demo(monkeypatch):
     monkeypatch.setenv("KEEL_LLM", "builtin")
-    call_command("seed_demo", verbosity=0)
+    demo_ensure()
 
 
 @pytest.fixture

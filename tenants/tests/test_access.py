@@ -5,13 +5,14 @@ from django.core.management import call_command
 from django.test import Client
 
 from tenants.models import Membership, Tenant
+from tests.demo import demo_ensure
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
 def demo():
-    call_command("seed_demo", verbosity=0)
+    demo_ensure()
 
 
 def logged_in(username: str) -> Client:

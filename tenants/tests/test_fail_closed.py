@@ -18,11 +18,17 @@ from django.test import Client
 from django.utils import timezone
 
 from tenants.login_throttle import Limit, lockouts
+from tests.demo import demo_ensure
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 # --- KEEL_ENV and SECRET_KEY --------------------------------------------------------------
+
+# Settings only: a PostgreSQL address nobody connects to while settings load (without one, they
+# would start the embedded PostgreSQL).
+NO_DATABASE = {"DATABASE_URL": "postgres://keel@127.0.0.1:1/unused"}
+
 
 def settings_load(env: dict[str, str]) -> subprocess.CompletedProcess:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("KEEL_", "SECRET_KEY", "DATABASE_URL",
@@ -30,7 +36,7 @@ def settings_load(env: dict[str, str]) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", "import django; django.setup(); "
                            "from django.conf import settings; print('started', settings.KEEL_ENV)"],
                           cwd=ROOT, capture_output=True, text=True, timeout=120,
-                          env={**base, "DJANGO_SETTINGS_MODULE": "config.settings", **env})
+                          env={**base, "DJANGO_SETTINGS_MODULE": "config.settings", **NO_DATABASE, **env})
 
 
 @pytest.mark.parametrize("value", ["prod", "Prod", "staging", "produktion", "test", "1"])
@@ -45,7 +51,8 @@ def test_an_unknown_keel_env_refuses_to_start_naming_the_allowed_values(value):
     ({}, "development"),
     ({"KEEL_ENV": ""}, "development"),
     ({"KEEL_ENV": "development"}, "development"),
-    ({"KEEL_ENV": " Production ", "SECRET_KEY": secrets.token_urlsafe(64)}, "production"),
+    pytest.param({"KEEL_ENV": " Production ", "SECRET_KEY": secrets.token_urlsafe(64)}, "production",
+                 id="Production, with a random key"),
 ])
 def test_the_two_keel_envs_start(env, expected):
     result = settings_load(env)
@@ -56,7 +63,7 @@ def test_the_two_keel_envs_start(env, expected):
 @pytest.mark.parametrize("key, words", [
     ("abcde" * 12, "'abcde' repeated 12 times"),
     ("Password123!" * 5, "'Password123!' repeated 5 times"),
-    (secrets.token_hex(16) * 2, "repeated 2 times"),  # a random key pasted twice
+    pytest.param(secrets.token_hex(16) * 2, "repeated 2 times", id="a random key pasted twice"),
     ("abcdefghijklmnopq" * 3 + "xyz", "it repeats itself"),
     ("x" * 40 + "0123456789abcdef", "it repeats itself"),
     ("a" * 30 + "b" * 30, "only 2 distinct characters"),
@@ -126,7 +133,7 @@ def test_lock_outs_older_than_the_memory_no_longer_lengthen_the_next():
 
 @pytest.fixture
 def demo(db):
-    call_command("seed_demo", verbosity=0)
+    demo_ensure()
 
 
 def token_post(username: str, password: str = "keel-demo", address: str = "10.0.0.1"):

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 from axes.models import AccessAttempt, AccessFailureLog
 from django.contrib.auth import get_user_model
-from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 from knox.models import AuthToken
@@ -28,6 +27,7 @@ from config.parsers import json_depth
 from config.security import origin_tuple, websocket_origin_allowed
 from payroll.models import PayrollGroup
 from timeline.models import Conversation
+from tests.demo import demo_ensure
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBLEM = "application/problem+json"
@@ -35,7 +35,7 @@ PROBLEM = "application/problem+json"
 
 @pytest.fixture
 def demo(db):
-    call_command("seed_demo", verbosity=0)
+    demo_ensure()
 
 
 def token_post(username: str, password: str = "keel-demo", address: str = "10.0.0.1"):
@@ -338,11 +338,16 @@ def test_a_success_forgets_the_accounts_failures_but_not_the_addresss(demo, sett
 
 # --- Production settings ------------------------------------------------------------------
 
+# Settings only: a PostgreSQL address nobody connects to while settings load (without one, they
+# would start the embedded PostgreSQL).
+NO_DATABASE = {"DATABASE_URL": "postgres://keel@127.0.0.1:1/unused"}
+
+
 def _settings_in_subprocess(env: dict[str, str], code: str) -> subprocess.CompletedProcess:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("KEEL_", "SECRET_KEY", "DATABASE_URL",
                                                                         "REDIS_URL", "ALLOWED_HOSTS"))}
     return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                          env={**base, "DJANGO_SETTINGS_MODULE": "config.settings", **env})
+                          env={**base, "DJANGO_SETTINGS_MODULE": "config.settings", **NO_DATABASE, **env})
 
 
 LOAD = "import django; django.setup(); from django.conf import settings as s; "
@@ -352,7 +357,8 @@ LOAD = "import django; django.setup(); from django.conf import settings as s; "
     ({}, "demo key"),
     ({"SECRET_KEY": "keel-embedded-demo-key-not-for-production"}, "demo key"),
     ({"SECRET_KEY": "short"}, "too short"),
-    ({"SECRET_KEY": "x" * 64 + secrets.token_hex(8), "KEEL_DEBUG": "1"}, "KEEL_DEBUG is on"),
+    pytest.param({"SECRET_KEY": "x" * 64 + secrets.token_hex(8), "KEEL_DEBUG": "1"}, "KEEL_DEBUG is on",
+                 id="KEEL_DEBUG on"),
 ])
 def test_production_refuses_to_start_on_the_demo_key_or_with_debug(env, words):
     result = _settings_in_subprocess({"KEEL_ENV": "production", **env}, LOAD + "print('started')")

@@ -28,7 +28,7 @@ def browser():
 
 @pytest.fixture(scope="module")
 def keel(tmp_path_factory):
-    """The embedded default, exactly as `make run` serves it, on a fresh SQLite file."""
+    """The embedded default, exactly as `make run` serves it, on a fresh embedded PostgreSQL."""
     keel = keel_start("embedded", tmp_path_factory.mktemp("keel"))
     yield keel
     keel_stop(keel)

@@ -8,19 +8,19 @@ from channels.layers import get_channel_layer
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import User
-from django.core.management import call_command
 from django.db import transaction
 
 from config.routing import websocket_urlpatterns
 from timeline.push import EVENTS, conversation_group
 from timeline.services import conversation_create, event_append, event_json, events_batched
+from tests.demo import demo_ensure
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
 
 @sync_to_async
 def demo_conversation() -> int:
-    call_command("seed_demo", verbosity=0)
+    demo_ensure()
     alice = User.objects.get(username="alice")
     return conversation_create(tenant_id=alice.membership.tenant_id, user_id=alice.id, title="Shanghai Sales").id
 
@@ -125,7 +125,7 @@ def demo_run() -> tuple[int, int]:
     from workflows.services import run_start
     from workflows.tests.helpers import membership, no_broker
 
-    call_command("seed_demo", verbosity=0)
+    demo_ensure()
     with no_broker():
         run = run_start(membership=membership("alice"), blueprint="payroll_group_setup",
                         params={"request": "monthly payroll for Shanghai sales", "group_name": "Shanghai Sales"})

@@ -1,7 +1,6 @@
 """What a tool call leaves behind: the coordinates it produced (one per key and scope), what
 it consumed, and the step's working memory — each written once, whatever is run again."""
 import pytest
-from django.core.management import call_command
 
 from memory.services import working_memory_record
 from timeline.models import Frame
@@ -11,6 +10,7 @@ from workflows.pipeline import arguments_resolve, tool_call_execute
 from workflows.services import run_start
 from workflows.tests.helpers import drive, membership, no_broker, statuses
 from workflows.tools import TOOLS, Tool, ToolError, tool_register
+from tests.demo import demo_ensure
 
 pytestmark = pytest.mark.django_db
 VALUES = iter(range(1000))
@@ -23,7 +23,7 @@ def _make(ctx, arguments):
 
 @pytest.fixture(autouse=True)
 def blueprints():
-    call_command("seed_demo", verbosity=0)
+    demo_ensure()
     tool_register(Tool(name="make_xy", description="makes x and y", input_schema={"type": "object"},
                        output_schema={"type": "object"}, fn=_make, produces=["x", "y"]))
     tool_register(Tool(name="use_xy", description="uses x and y", input_schema={"type": "object"},

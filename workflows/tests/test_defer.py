@@ -3,7 +3,6 @@ it) makes the step wait and try again — it never fails the step."""
 from datetime import timedelta
 
 import pytest
-from django.core.management import call_command
 from django.utils import timezone
 
 from config.api import Conflict
@@ -13,6 +12,7 @@ from workflows.models import Node
 from workflows.services import run_start
 from workflows.tests.helpers import drive, membership, no_broker, statuses
 from workflows.tools import TOOLS, Tool, tool_register
+from tests.demo import demo_ensure
 
 pytestmark = pytest.mark.django_db
 CALLS = []
@@ -28,7 +28,7 @@ def _busy_once(ctx, arguments):
 
 @pytest.fixture(autouse=True)
 def busy_blueprint():
-    call_command("seed_demo", verbosity=0)
+    demo_ensure()
     CALLS.clear()
     tool_register(Tool(name="busy_once", description="busy, then fine", input_schema={"type": "object"},
                        output_schema={"type": "object"}, fn=_busy_once, side_effects=True))

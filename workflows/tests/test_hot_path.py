@@ -1,6 +1,5 @@
-"""The hop's hot path (issue 14). On PostgreSQL these run the hand-written
-statements of workflows/sql.py, on SQLite the ORM path: the records must be
-the same either way."""
+"""The hop's hot path (issue 14): the hand-written statements of workflows/sql.py
+leave the records a person and the engine read (events, transitions, frames)."""
 import threading
 from unittest import mock
 
@@ -271,9 +270,9 @@ def test_a_node_run_twice_at_once_is_recorded_once():
     node, loaded_run, rival_node, rival_run = read.node, read.run, rival.node, rival.run
     tool = executor.tool_get(node.tool)
     mine, theirs = executor._inline_run(node, loaded_run, tool), executor._inline_run(rival_node, rival_run, tool)
-    next_step = executor._inline_hop_fast(node, loaded_run, executor.worker_name(), mine, ready=True, alone=True)
+    next_step = executor._plain_hop(node, loaded_run, executor.worker_name(), mine, ready=True, alone=True)
     before = (Transition.objects.count(), Event.objects.count(), ToolCall.objects.count(), Frame.objects.count())
-    assert executor._inline_hop_fast(rival_node, rival_run, "rival:1:1", theirs, ready=True, alone=True) is None
+    assert executor._plain_hop(rival_node, rival_run, "rival:1:1", theirs, ready=True, alone=True) is None
     assert (Transition.objects.count(), Event.objects.count(), ToolCall.objects.count(),
             Frame.objects.count()) == before
     steps_execute(next_step)
@@ -300,7 +299,7 @@ def test_a_chain_beside_a_running_branch_waits_for_it_at_the_join(beside_bluepri
     run = run_start(membership=membership("alice"), blueprint="noop_beside", params={})
     steps_execute(Node.objects.get(run=run, key="a").id)
     c = Node.objects.get(run=run, key="c")
-    (claimed_c,) = executor._claim_fast([c.id])  # C is running on another worker
+    (claimed_c,) = executor._claim_chunk([c.id])  # C is running on another worker
     steps_execute(Node.objects.get(run=run, key="b").id)
     assert statuses(run) == {"a": "completed", "b": "completed", "c": "in_progress", "d": "completed",
                              "e": "pending"}
@@ -320,8 +319,8 @@ def test_a_hop_that_finds_another_branch_active_writes_nothing_and_takes_a_trans
     read = sql.node_ready_read(Node.objects.get(run=run, key="b").id, tools=executor.fast_tools())
     assert read.busy  # C is ready
     call = executor._inline_run(read.node, read.run, executor.tool_get(read.node.tool))
-    with mock.patch.object(executor, "_inline_hop", wraps=executor._inline_hop) as hop:
-        assert executor._inline_hop_fast(read.node, read.run, executor.worker_name(), call, ready=True,
+    with mock.patch.object(executor, "_plain_hop_once", wraps=executor._plain_hop_once) as hop:
+        assert executor._plain_hop(read.node, read.run, executor.worker_name(), call, ready=True,
                                          alone=True) is None
     assert [c.kwargs["anyway"] for c in hop.call_args_list] == [False, True]
     assert statuses(run) == {"a": "completed", "b": "completed", "c": "ready", "d": "pending"}

@@ -155,7 +155,7 @@ def test_a_completion_rolled_back_by_a_deadlock_with_another_writer_is_recorded_
     import psycopg
 
     run, b, c = _started("siblings_ask")
-    executor._claim_fast([c.id])  # C runs on another worker: B's completion takes a transaction
+    executor._claim_chunk([c.id])  # C runs on another worker: B's completion takes a transaction
     b_ready, other_locked = threading.Event(), threading.Event()
     real_finish = executor._finish
 

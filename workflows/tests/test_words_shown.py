@@ -58,7 +58,7 @@ def test_a_runs_timeline_reads_in_chinese_for_a_chinese_reader_and_in_english_fo
 def test_the_step_activities_store_their_goal_as_words_on_every_path():
     run = run_to_approval()
     step = Activity.objects.get(run=run, node_key="interpret")
-    # Written by the ORM path (SQLite) or the hot path's own statements (PostgreSQL) alike.
+    # Written by the hot path's own statements (workflows/sql.py).
     assert step.summary == "Understand the request"
     assert step.summary_words["params"]["goal"] == {"en": "Understand the request", "zh-hans": "理解请求"}
     call = Frame.objects.get(activity=step, kind="validation")
@@ -128,8 +128,8 @@ def test_a_replan_reason_given_as_words_reads_in_the_readers_language():
 
 
 def test_a_chain_run_through_the_hot_path_stores_its_steps_and_calls_as_words():
-    """On PostgreSQL the chain's hops are the hand-written statements of workflows/sql.py
-    (the activity and the call's frame inserted there); on SQLite the ORM path."""
+    """The chain's hops are the hand-written statements of workflows/sql.py (the activity
+    and the call's frame inserted there)."""
     with no_broker():
         run = drive(run_start(membership=membership("dora"), blueprint="noop_chain", params={"n": 3}))
     assert run.status == "completed"

@@ -37,7 +37,7 @@ class Command(BaseCommand):
             shown = "localhost" if host in ("0.0.0.0", "::") else host
             settings.KEEL_BASE_URL = os.environ["KEEL_BASE_URL"] = f"http://{shown}:{port}"
         os.environ[SERVING] = "1"  # this process and the server processes it starts (config/serving.py)
-        mode = "embedded (SQLite, in-memory broker and channel layer)" if settings.EMBEDDED else "production"
+        mode = "embedded (PostgreSQL from the wheel, in-memory broker and channel layer)" if settings.EMBEDDED else "production"
         config = uvicorn.Config("config.asgi:application", host=host, port=port, lifespan="off",
                                 ws="websockets-sansio", log_level="warning", access_log=False, workers=processes)
         if settings.EMBEDDED or processes == 1:
