@@ -183,14 +183,14 @@ def keel_start(mode: str, tmp_path: Path, extra_env: dict[str, str] | None = Non
     env.update(extra_env or {})
     port = free_port()
     keel = Keel(base_url=f"http://127.0.0.1:{port}", env=env)
-    keel.manage("migrate", "--noinput", "-v0")
-    keel.manage("seed_demo")
-    server = _spawn([PYTHON, "manage.py", "serve", "--port", str(port)], env, f"server-{mode}-{port}")
-    keel.procs.append(server)
     try:
+        keel.manage("migrate", "--noinput", "-v0")
+        keel.manage("seed_demo")
+        server = _spawn([PYTHON, "manage.py", "serve", "--port", str(port)], env, f"server-{mode}-{port}")
+        keel.procs.append(server)
         _wait_for_http(keel.base_url + "/login/", server)
     except Exception:
-        keel.stop()
+        keel_stop(keel)
         raise
     return keel
 
