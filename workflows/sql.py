@@ -1,12 +1,12 @@
-"""The executor's hot path as hand-written PostgreSQL (issue 14).
+"""The engine's statements: the one path of a hop, as hand-written PostgreSQL (issue 14).
 
-A hop — complete a node, record it, promote its successors, claim the next —
-costs one prepared statement (a chain's: a transaction of its own, inline_hop)
-or a handful in one transaction, instead of ~24 ORM queries. Each statement is a data-modifying CTE whose parts are conditional on
-its compare-and-set UPDATE: a lost race inserts nothing and returns no row.
-The status checks against the transition table, the timeline events and the
-transition cap stay in workflows.transitions (`node_transitions_recorded`).
-Keel runs on PostgreSQL only (embedded or not): this is the engine's one path."""
+A hop — complete a node, record it, promote its successors, claim the next — costs one
+prepared statement (a transaction of its own) or a handful in one transaction. Each
+statement is a data-modifying CTE whose parts hang on its compare-and-set UPDATE: a lost
+race writes nothing and returns no row. Timeline rows are the timeline's SQL (timeline/sql.py);
+the status checks, the events and the transition cap stay in workflows.transitions. Each
+function's docstring says what its statement writes, why a concurrent worker and a kill
+leave it whole ("Safe:"), and the test that proves it ("Proof:")."""
 from __future__ import annotations
 
 from functools import lru_cache
@@ -85,9 +85,6 @@ def _others_active(run: str, besides: str) -> str:
             f" AND o.status IN ('ready', 'in_progress') AND o.id NOT IN ({besides}))")
 
 
-# A ready node and its run, read (no lock, no write): what a plain inline node's hop
-# needs to run its tool before the statement that claims and completes it at once —
-# and whether another node of the run is active (then that statement could not promote).
 _READY = sql.Statement(f"""
 SELECT {", ".join("n." + c for c in _NODE_COLS)}, {", ".join("r." + c for c in _RUN_COLS)},
        {_others_active("n.run_id", "n.id")}
@@ -107,23 +104,17 @@ class Ready:
 
 
 def node_ready_read(node_id: int, *, tools: list[str]) -> Ready | None:
-    """The node and its run if the node is ready, of a live run and has one of `tools`."""
+    """The node and its run if the node is ready, of a live run and has one of `tools`, and
+    whether another node of the run is active: what a plain node's hop needs to run its tool
+    before inline_hop claims and completes it. Safe: it reads only; inline_hop's compare-and-set
+    decides. Proof: test_hot_path.py::test_a_node_run_twice_at_once_is_recorded_once."""
     row = sql.execute(_READY, {"id": node_id, "terminal": _TERMINAL_ARRAY, "tools": _text_array(tools)},
                       fetch="one")
     return None if row is None else Ready(*_node_and_run(row), bool(row[-1]))
 
 
-# ready → in_progress for a batch of nodes: the lease, the node's activity (opened
-# here unless it has one from an earlier attempt) and the transition row. Only
-# nodes still ready, still in the current plan, of a live run and with a tool the
-# hot path may run (no approval gate, no compensation) are taken. The runs' rows are
-# locked first, as a hop takes them (run, node, then conversation), in the order of their
-# ids: a chunk can span several runs, and two chunks of the same runs must not each hold
-# one the other waits for. Locked at the end instead (the transition count's UPDATE, when
-# the batch closes), a cancel — the run's lock, then its nodes' — and the claim each held
-# what the other waited for, and PostgreSQL rolled the cancel back (issue 30;
-# test_lock_order.py's fan-out test). `all_runs_locked` is an InitPlan evaluated once, before the
-# UPDATE reads its first row: every run is locked before any node is.
+# `all_runs_locked` is an InitPlan evaluated once, before the UPDATE reads its first row:
+# every run is locked (in id order) before any node is.
 def _claim_ctes() -> str:
     return f"""runs_locked AS (
   SELECT {", ".join("r." + c for c in _RUN_COLS)} FROM workflows_run r
@@ -180,8 +171,11 @@ class ClaimedAlone:
 
 def node_claim_alone(node_id: int, *, me: str, lease: datetime, now: datetime,
                      tools: list[str]) -> ClaimedAlone | None:
-    """Claim a ready node outside a transaction, its event and count with it (_CLAIM_ALONE).
-    None when it was not ready, or not ours to claim here (as nodes_claim)."""
+    """Claim a ready node outside a transaction, its event and count with it (_CLAIM_ALONE),
+    in one statement that commits by itself before the node's tool runs. None when it was not
+    ready, or not ours to claim here. Safe: as nodes_claim; a kill before it commits leaves the
+    node ready. Proof: test_hot_path.py::test_a_claim_first_step_is_claimed_once_with_its_event_
+    and_count_and_a_rival_claim_writes_nothing, ::test_a_claim_first_step_past_the_runs_cap_…"""
     row = sql.execute(_CLAIM_ALONE, _claim_params([node_id], me, lease, now, tools), fetch="one")
     if row is None:
         return None
@@ -191,7 +185,15 @@ def node_claim_alone(node_id: int, *, me: str, lease: datetime, now: datetime,
 
 
 def nodes_claim(node_ids: list[int], *, me: str, lease: datetime, now: datetime, tools: list[str]) -> list[Claimed]:
-    """Claim the given ready nodes (compare-and-set on status). Returns those won."""
+    """ready → in_progress for the given nodes still ready, in the current plan, of a live run
+    and with one of `tools`: the lease, the node's Activity (opened unless an earlier attempt
+    opened it) and the transition row. Returns those won. Safe: the runs' rows are locked
+    first, in id order, as every hop and a cancel take them (run, node, conversation): locked
+    last, a cancel and a chunk each held what the other waited for (issue 30); the status
+    compare-and-set gives a node to one worker. A kill before the caller commits leaves the
+    nodes ready (the message comes back); after, their leases run out and the sweeper reclaims
+    them. Proof: test_lock_order.py::test_a_fan_out_chunk_claimed_as_the_run_is_cancelled_…,
+    test_hot_path.py::test_a_redelivered_chunk_runs_nothing_twice."""
     return _rows_to_claimed(sql.execute(_CLAIM, _claim_params(node_ids, me, lease, now, tools), fetch="all"))
 
 
@@ -200,11 +202,6 @@ def _claim_params(node_ids: list[int], me: str, lease: datetime, now: datetime, 
             "terminal": _TERMINAL_ARRAY, "tools": _text_array(tools)}
 
 
-# in_progress → completed|failed, with the run row locked first: two parallel
-# nodes finishing at once must not both miss their common successor (each seeing
-# the other still in progress). The next statement (the promotion) then reads
-# the other one's committed status. NO KEY UPDATE: it must not block the
-# foreign-key checks (KEY SHARE) other transactions take on the run at commit.
 _FINISH_HEAD = sql.Statement(f"""
 WITH run_locked AS (
   SELECT id, status FROM workflows_run WHERE id = %(run)s FOR NO KEY UPDATE
@@ -226,8 +223,14 @@ SELECT (SELECT status FROM run_locked), array_agg(finished.id), array_agg(finish
 
 
 def nodes_finish(run_id: int, finished: list[dict[str, Any]], *, me: str, now: datetime) -> tuple[str, list[int]]:
-    """Complete or fail the given nodes this worker holds. Returns (the run's
-    status, read under its lock; the ids whose compare-and-set won)."""
+    """in_progress → completed|failed for the given nodes this worker holds, their transitions,
+    their Activities closed. Returns (the run's status, read under its lock; the ids whose
+    compare-and-set won). Safe: the run's row is locked first (NO KEY UPDATE: no block on the
+    foreign-key checks others take at commit), so of two siblings finishing at once the second
+    waits and its promotion (successors_promote, same transaction) sees the first's. A kill
+    before commit undoes both; the lease runs out and the step runs again under its
+    idempotency key. Proof: test_hot_path.py::test_two_branches_finishing_at_once_still_start_
+    their_join, test_siblings_finishing_at_once.py."""
     row = sql.execute(_FINISH_HEAD, {
         "run": run_id, "me": me, "now": now, "ids": [f["id"] for f in finished], "tos": [f["to"] for f in finished],
         "reasons": [f["reason"] for f in finished], "refs": [f.get("result_ref", "") for f in finished],
@@ -236,10 +239,8 @@ def nodes_finish(run_id: int, finished: list[dict[str, Any]], *, me: str, now: d
     return row[0], list(row[1] or [])
 
 
-# An inline (side-effect-free) tool's call, recorded in one statement: the tool
-# call (its idempotency key makes a rerun reuse the row), its frame and payload,
-# and the activity's roll-up and link. `source`: a FROM clause its rows follow (one
-# hop's completion: nothing is recorded unless it won); `act`: the activity's id.
+# A plain tool's call: the call row, its frame, payload and link; `source`: a FROM clause
+# its rows follow (a hop's completion: nothing is recorded unless it won); `act`: the Activity.
 def _call_ctes(source: str = "", act: str = "%(act)s") -> str:
     return f"""tool_call AS (
   INSERT INTO agents_toolcall (id, tenant_id, run_id, node_id, tool, arguments, result, status, error,
@@ -272,18 +273,15 @@ def _call_params(*, node: Node, run: Run, tool, arguments: dict, output: dict, i
 
 
 def inline_call_record(**call: Any) -> int:
+    """A plain tool's call recorded in one statement, its Activity rolled up; the call's id.
+    Safe: the call row is keyed by (node, idempotency key), so a rerun (a rival worker, a
+    redelivered message) updates the same row. Proof: test_hot_path.py::test_it_completes_a_
+    fan_out_chunk_together_with_every_record, ::test_a_redelivered_chunk_runs_nothing_twice."""
     return sql.execute(_INLINE_CALL, _call_params(**call), fetch="one")[0]
 
 
-# pending → ready for the successors of the nodes just finished (only a finished
-# dependency can make a pending node ready), with their transition rows. Reads
-# after the run lock taken by the completion, so a fan-in sees every committed
-# predecessor. Also says whether anything of the run is still active.
-# With %(claim)s, a single successor whose tool the hot path may run goes straight
-# on to in_progress, claimed for this worker to run in place (what _CLAIM does,
-# in the same statement: a row is updated once per statement).
-# `gate`: an SQL condition all of it waits on; `done`: the ids of nodes the same
-# statement completed (its snapshot still sees them in progress).
+# The promotion (successors_promote). `gate`: an SQL condition all of it waits on; `done`:
+# the ids of nodes the same statement completed (its snapshot still sees them in progress).
 def _promotion_ctes(gate: str = "true", done: str = _NONE) -> str:
     return f"""promotable AS (
   SELECT c.id, c.tool FROM workflows_node c
@@ -425,33 +423,25 @@ def successors_promote(run_id: int, keys: list[str] | None, *, now: datetime,
                        count: int | None = None,
                        events: tuple[int, list[dict[str, Any]]] | None = None) -> Promotion:
     """pending → ready for the successors of `keys` (None: every pending node) whose
-    dependencies allow it. With claim_for = (this worker, its lease, the tools it may
-    run), a single successor with one of those tools is claimed at once (the caller
-    holds the run's lock). With `count`, that many transitions plus the statement's
-    own are counted against the run's cap (transitions_count). With events =
-    (conversation, pending events), those events and the statement's own node.status
-    events are written here (timeline.services.events_take); without, the caller
-    appends the latter."""
+    dependencies allow it, their transitions, and whether anything of the run is still active.
+    With claim_for = (this worker, its lease, the tools it may run), a single successor with
+    one of those tools is claimed at once, Activity opened. With `count`, that many transitions
+    plus its own are counted against the run's cap. With events = (conversation, pending
+    events), those and its own node.status events are written here (timeline.services.
+    events_take); without, the caller appends the latter. Safe: it runs after the run's lock
+    (the caller's completion took it), so a fan-in sees every committed predecessor; nodes are
+    found by run and id and updated only while still pending. A kill: as nodes_finish. Proof:
+    test_hot_path.py::test_two_branches_finishing_at_once_still_start_their_join,
+    ::test_a_chain_stops_at_its_transition_cap_and_nothing_runs_after_it."""
     rows = sql.execute(_PROMOTE, _promotion_params(run_id, keys, now, claim_for, count, events), fetch="all")
     return _promotion(rows, count is not None)
 
 
-# A chain's hop in one statement — outside a transaction, a transaction of its own
-# (no BEGIN, no COMMIT round trip): a plain inline node completed — `ready`: claimed
-# at once, its tool having run before (side-effect-free: a rival run of it writes
-# nothing) — with its call recorded, its successors promoted and the one to run in
-# place claimed (as _PROMOTE). The promotion waits on `may_promote`, decided on the
-# statement's snapshot, taken before the run's lock: it holds unless another node of
-# the run is active (its completion may have committed since: a fan-in would miss
-# it, and so would the check that the run is done) or a successor waits on a
-# dependency not completed in that snapshot — and it holds only when a successor
-# goes on (one the completion makes ready): a hop that leaves nothing running must
-# settle the run in the transaction that completes it, or a crash between the two
-# would leave the run running with nothing left to run. Without `may_promote` the completion
-# waits too, unless %(anyway)s (in a transaction: the caller then promotes in a
-# statement of its own, whose snapshot follows the lock, and settles the run); without
-# it nothing is written.
-_GO = f"""may_promote AS (
+# Whether a hop may promote on its statement's snapshot (taken before the run's lock): no
+# other node of the run active (its completion may have committed since: a fan-in would miss
+# it), no successor waiting on a dependency not completed in that snapshot, and a successor
+# that goes on (a hop that leaves nothing running settles the run in its own transaction).
+_MAY_PROMOTE = f"""may_promote AS (
   SELECT (SELECT status FROM run_locked) <> ALL(%(terminal)s::text[])
      AND NOT {_others_active("%(run)s", "%(node)s")}
      AND NOT EXISTS (SELECT 1 FROM workflows_node c, jsonb_array_elements_text(c.depends_on) k(key)
@@ -477,7 +467,7 @@ def _inline_hop_statement(ready: bool) -> sql.Statement:
     return sql.Statement(f"""
 WITH run_locked AS (
   SELECT id, status FROM workflows_run WHERE id = %(run)s FOR NO KEY UPDATE
-), {_GO}, finished AS (
+), {_MAY_PROMOTE}, finished AS (
   UPDATE workflows_node n SET status = 'completed', status_reason = %(reason)s, acceptance_results = '[]'::jsonb,
          result_ref = COALESCE((SELECT c.id FROM agents_toolcall c WHERE c.node_id = %(node)s
                                    AND c.idempotency_key = %(key)s), %(call)s)::text,
@@ -511,11 +501,16 @@ class InlineHop:
 def inline_hop(*, ready: bool, anyway: bool, me: str, reason: str,
                claim_for: tuple[str, datetime, list[str]] | None, count: int,
                events: tuple[int, list[dict[str, Any]]] | None, **call: Any) -> InlineHop:
-    """A plain inline node's hop (see above): `ready`, claim it too (else this worker
-    holds its lease); `anyway`, complete it even when the promotion must wait. `count`:
-    the transitions to count besides the statement's own (the claim's and the
-    completion's among them); `events`: the events to write before its own (theirs
-    among them; None: none written, as successors_promote)."""
+    """A plain node's hop in one statement, a transaction of its own: completed (`ready`:
+    claimed too, its tool having run before), its call recorded, its Activity opened or closed,
+    its successors promoted and the one to run in place claimed (as successors_promote) when
+    _MAY_PROMOTE holds; else nothing is written unless `anyway` (in the caller's transaction,
+    which then promotes after the run's lock). `count`: transitions to count besides its own;
+    `events`: the events to write before its own (None: none, as successors_promote). Safe: a
+    rival run of the side-effect-free tool loses the compare-and-set and writes nothing; a kill
+    before the statement leaves the node as it was (redelivery, or the lease runs out). Proof:
+    test_hot_path.py::test_a_chains_hop_is_one_statement_that_commits_by_itself,
+    ::test_a_hop_that_finds_another_branch_active_…, ::test_a_worker_killed_as_a_runs_last_…"""
     node, run = call["node"], call["run"]
     params = {**_call_params(**call), **_promotion_params(run.id, [node.key], call["now"], claim_for, count, events),
               "me": me,  # this worker, the promotion's own ("" when it claims nothing) notwithstanding
@@ -526,17 +521,10 @@ def inline_hop(*, ready: bool, anyway: bool, me: str, reason: str,
     return InlineHop(bool(won), status, call_id, _promotion(rows, True) if won and go else None)
 
 
-# A step with effects completed — its call recorded as it ran, its acceptance checked —
-# and its hop, in one statement that commits by itself (no BEGIN, no COMMIT round
-# trip): the completion (as _FINISH_HEAD), its successors promoted and the one to run
-# in place claimed (as _PROMOTE), its events and its count. Only when `may_promote` holds (as
-# _INLINE_HOP: nothing else of the run active, no successor waiting on a dependency
-# this snapshot may not see completed); otherwise nothing is written, and the caller
-# takes the transaction: _FINISH_HEAD, then _PROMOTE after the run's lock.
 _COMPLETE_HOP = sql.Statement(f"""
 WITH run_locked AS (
   SELECT id, status FROM workflows_run WHERE id = %(run)s FOR NO KEY UPDATE
-), {_GO}, finished AS (
+), {_MAY_PROMOTE}, finished AS (
   UPDATE workflows_node n SET status = 'completed', status_reason = %(reason)s, result_ref = %(ref)s,
          acceptance_results = COALESCE(%(acc)s::jsonb, n.acceptance_results), lease_owner = '',
          lease_expires_at = NULL, finished_at = %(now)s
@@ -554,11 +542,15 @@ SELECT {_promotion_columns(_DONE)}, (SELECT status FROM run_locked), EXISTS (SEL
 def complete_hop(*, node: Node, run: Run, me: str, reason: str, result_ref: str, acceptance_results: list | None,
                  now: datetime, claim_for: tuple[str, datetime, list[str]] | None,
                  events: tuple[int, list[dict[str, Any]]]) -> InlineHop | None:
-    """Complete a node with effects and take its hop in one statement (see above);
-    `events`: the completion's own, written first. None: `may_promote` did not hold, nothing
-    was written. Either that or a lost compare-and-set (`won` false: nothing written
-    either) sends the caller to the transaction, which decides under the run's lock
-    (the completion is never dropped on this statement's snapshot alone)."""
+    """A step with effects completed (its call recorded as it ran, its acceptance checked)
+    and its hop, in one statement that commits by itself: the completion (as nodes_finish),
+    its successors promoted and the one to run in place claimed (as successors_promote), its
+    events (`events`: the completion's own, first) and its count. None: _MAY_PROMOTE did not
+    hold, nothing was written; that or a lost compare-and-set (`won` false) sends the caller
+    to the transaction, which decides under the run's lock. Safe: as inline_hop; a kill before
+    it commits leaves the node in progress, and its rerun finds its call by idempotency key.
+    Proof: test_hot_path.py::test_a_step_with_effects_completes_and_hops_in_one_statement_that_
+    commits_by_itself, ::test_a_step_with_effects_that_finds_another_branch_active_…"""
     params = {**_promotion_params(run.id, [node.key], now, claim_for, 1, events),
               "me": me,  # this worker, the promotion's own ("" when it claims nothing) notwithstanding
               "node": node.id, "reason": reason, "ref": result_ref, "terminal": _TERMINAL_ARRAY,
@@ -575,5 +567,7 @@ _COUNT = ("UPDATE workflows_run SET transition_count = transition_count + %s "
 
 
 def transitions_count(run_id: int, n: int) -> bool:
-    """n more transitions against the run's cap; False when it would pass the cap."""
+    """n more transitions against the run's cap; False when it would pass the cap. Safe: one
+    conditional UPDATE of the run's row, in the caller's transaction. Proof: test_hot_path.py::
+    test_a_chain_stops_at_its_transition_cap_and_nothing_runs_after_it."""
     return bool(sql.execute(_COUNT, [n, run_id, n]))
