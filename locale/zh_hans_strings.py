@@ -1583,6 +1583,37 @@ ZH.update({
     "Agents": "智能体",
     "Workflows": "工作流",
     "in step <code>%(node)s</code>": "于步骤 <code>%(node)s</code>",
+    # The admin of the engine, the approvals and the replays (workflows/, approvals/, agents/admin.py).
+    "Search by run id.": "按运行 ID 搜索。",
+    "Search by approval id, run id, tool, summary or argument hash.": "按审批 ID、运行 ID、工具、摘要或参数哈希搜索。",
+    "Search by run id, blueprint, tool, state key or status reason.": "按运行 ID、蓝图、工具、状态键或状态原因搜索。",
+    "Search by run id, step key or tool.": "按运行 ID、步骤键或工具搜索。",
+    "Search by run id, step key or reason.": "按运行 ID、步骤键或原因搜索。",
+    "Search by call id, run id, tool, idempotency key or a state key it produced or consumed.":
+        "按调用 ID、运行 ID、工具、幂等键或它产生或使用的状态键搜索。",
+    "Search by state key, run id, producing call id, producer or receipt.": "按状态键、运行 ID、产生它的调用 ID、产生者或回执搜索。",
+    "Search by run id, state key or the supplied or expected value.": "按运行 ID、状态键或提供的值或期望的值搜索。",
+    "accepted on call": "验收所依据的调用",
+    "%(tool)s · call %(id)s": "%(tool)s · 调用 %(id)s",
+    "%(tool)s · call %(id)s · %(status)s": "%(tool)s · 调用 %(id)s · %(status)s",
+    "produced": "产生",
+    "consumed": "使用",
+    "{} = <code>{}</code> from {}": "{} = <code>{}</code>，来自 {}",
+    "value": "值",
+    "provenance chain": "来源链",
+    "no call has consumed it yet": "还没有调用使用它",
+    "Comes from": "来自",
+    "(upstream, back to what started the run)": "（上游，一直追溯到启动运行的源头）",
+    "the message %(user)s typed:": "%(user)s 输入的消息：",
+    "with the attachment %(name)s (%(rows)s rows)": "附带附件 %(name)s（%(rows)s 行）",
+    "the run started by %(user)s": "%(user)s 启动的运行",
+    "by <code>{}</code> in step <code>{}</code> · call {}": "由 <code>{}</code> 在步骤 <code>{}</code> 产生 · 调用 {}",
+    # Django's admin/search_form.html, overridden in templates/admin/ (its icon's alt text was English only):
+    # the same words as Django's own catalog.
+    "Search": "搜索",
+    "%(counter)s result": "%(counter)s 条结果",
+    "%(full_result_count)s total": "总共 %(full_result_count)s",
+    "Show all": "显示全部",
     "Experience from an earlier approval ranked “%(template)s” first (context only; the import still needs its own approval).":
         "之前一次审批的经验把“%(template)s”排在第一（仅供参考；导入仍需单独审批）。",
 })

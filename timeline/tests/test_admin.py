@@ -53,7 +53,8 @@ def change_url(obj) -> str:
 def test_dora_sees_demos_activities_and_not_others(client, runs):
     ours, theirs = runs
     html = as_user(client, "dora").get(reverse("admin:timeline_activity_changelist")).content.decode()
-    assert "Payroll group setup: Shanghai Sales" in html and "node match" in html
+    # The run's activity by its title; the step's by the blueprint's title for the step, its key as code.
+    assert "Payroll group setup: Shanghai Sales" in html and "Match template" in html and "<code>match</code>" in html
     assert "Oscar Imports" not in html
 
 
