@@ -61,7 +61,6 @@ from .matching import (
     other_city_words,
     template_decide,
     template_fit,
-    template_label,
     template_name_words,
 )
 from .models import PayrollGroup, PayrollTemplate
