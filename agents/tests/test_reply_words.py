@@ -134,3 +134,14 @@ def test_a_reply_stored_as_text_before_words_reads_as_it_was_stored():
     Activity.objects.filter(id=int(result["activity_id"])).update(summary_words=None, summary=PAYROLL_ZH_REPLY)
     en = read(conversation, "en")
     assert PAYROLL_ZH_REPLY in en["chat"] and PAYROLL_ZH_REPLY in en["timeline"]
+
+
+def test_a_domain_outside_the_catalog_brings_its_reply_in_both_languages():
+    from tests.domains.leave import leave_registered
+
+    with leave_registered():
+        conversation, result = turn("我想请假 2 天，从 2026-12-21 开始")
+        assert result["reply"] == "好的，我已提交 2 天休假（2026-12-21 起），等待审批。"
+        en = read(conversation, "en")
+        assert "I've asked for 2 days of leave from 2026-12-21; an approver decides." in en["chat"]
+        assert "休假" not in en["chat"]
