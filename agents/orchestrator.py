@@ -26,8 +26,11 @@ only informs the model and never carries a business id.
 Streaming contract for the console: the reply is pushed on the conversation's group as
 timeline events — "message.received" {activity, text, attachment}, zero or more
 "message.delta" {activity, index, text} (append in index order), then exactly one
-"message.reply" {activity, text, intent, route, run}, whose text is the whole reply and
-replaces the deltas. The POST answers once the turn is done with the same reply.
+"message.reply" {activity, text, words, intent, route, run}, whose text is the whole reply (in
+the request's language) and replaces the deltas; `words` is the reply as meaning (config.words;
+null for a model's free text), which a reader's page renders in the reader's language (the
+console re-reads the chat, Message.text_shown). The POST answers once the turn is done with
+the same text.
 
 A run the turn starts costs the request only its first records (the run and its Activity),
 committed with the reply; a worker plans it after the commit (workflows.tasks.plan_run),
