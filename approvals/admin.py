@@ -3,6 +3,7 @@ from django.contrib import admin
 from django.utils.translation import gettext_lazy
 
 from tenants.admin import ReadOnlyInline, TenantScopedAdmin, admin_link
+from workflows.admin import IdColumns
 
 from .models import ApprovalDecision, ApprovalRequest
 
@@ -15,8 +16,8 @@ class DecisionInline(ReadOnlyInline):
 
 
 @admin.register(ApprovalRequest)
-class ApprovalRequestAdmin(TenantScopedAdmin):
-    list_display = ["id", "tool", "status", "run_id", "requested_by", "decided_by", "created_at", "deadline"]
+class ApprovalRequestAdmin(IdColumns, TenantScopedAdmin):
+    list_display = ["id", "tool", "status", "run_ref", "requested_by", "decided_by", "created_at", "deadline"]
     list_filter = ["status", "tool"]
     search_fields = ["id__exact", "run__id__exact", "tool", "summary", "arguments_hash"]
     search_help_text = gettext_lazy("Search by approval id, run id, tool, summary or argument hash.")

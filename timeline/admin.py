@@ -81,7 +81,9 @@ class ActivityStatusFilter(admin.SimpleListFilter):
     parameter_name = "status"
 
     def lookups(self, request, model_admin):
-        statuses = model_admin.get_queryset(request).order_by().values_list("status", flat=True).distinct()
+        # The member's tenant's activities, without the list's frame count (no join for a filter's choices).
+        scoped = TenantScopedAdmin.get_queryset(model_admin, request)
+        statuses = scoped.order_by().values_list("status", flat=True).distinct()
         return [(status, status_shown(status)) for status in sorted(statuses)]
 
     def queryset(self, request, queryset):

@@ -23,6 +23,19 @@ from .models import (
 from .provenance import coordinate_chain
 
 
+class IdColumns:
+    """A run's and a call's id as columns, headed in the reader's language (Django heads a
+    foreign key's `run_id` "Run id", in English only)."""
+
+    @admin.display(description=gettext_lazy("run id"), ordering="run_id")
+    def run_ref(self, obj) -> str:
+        return str(obj.run_id) if obj.run_id else "—"
+
+    @admin.display(description=gettext_lazy("call id"), ordering="call_id")
+    def call_ref(self, obj) -> str:
+        return str(obj.call_id) if obj.call_id else "—"
+
+
 class NodeInline(ReadOnlyInline):
     model = Node
     fields = ["key", "plan_version", "retired_in", "tool", "depends_on", "status", "attempts", "result_ref",
@@ -60,9 +73,9 @@ class RunAdmin(TenantScopedAdmin):
 
 
 @admin.register(Node)
-class NodeAdmin(TenantScopedAdmin):
+class NodeAdmin(IdColumns, TenantScopedAdmin):
     tenant_path = "run__tenant_id"
-    list_display = ["key", "run_id", "plan_version", "retired_in", "tool", "status", "attempts", "started_at"]
+    list_display = ["key", "run_ref", "plan_version", "retired_in", "tool", "status", "attempts", "started_at"]
     list_filter = ["status", "tool"]
     search_fields = ["run__id__exact", "key", "tool"]
     search_help_text = gettext_lazy("Search by run id, step key or tool.")
@@ -84,13 +97,13 @@ class NodeAdmin(TenantScopedAdmin):
 
 
 @admin.register(Transition)
-class TransitionAdmin(TenantScopedAdmin):
+class TransitionAdmin(IdColumns, TenantScopedAdmin):
     tenant_path = "run__tenant_id"
-    list_display = ["at", "run_id", "node", "from_status", "to_status", "reason", "worker"]
+    list_display = ["at", "run_ref", "node", "from_status", "to_status", "reason", "worker"]
     list_filter = ["to_status"]
     search_fields = ["run__id__exact", "node__key", "reason"]
     search_help_text = gettext_lazy("Search by run id, step key or reason.")
-    readonly_fields = ["run_id", "node", "from_status", "to_status", "reason", "worker", "at"]
+    readonly_fields = ["run_ref", "node", "from_status", "to_status", "reason", "worker", "at"]
     fields = readonly_fields
     ordering = ["-at", "-id"]
 
@@ -99,11 +112,11 @@ class TransitionAdmin(TenantScopedAdmin):
 
 
 @admin.register(Plan)
-class PlanAdmin(TenantScopedAdmin):
+class PlanAdmin(IdColumns, TenantScopedAdmin):
     tenant_path = "run__tenant_id"
-    list_display = ["run_id", "version", "reason", "created_at"]
+    list_display = ["run_ref", "version", "reason", "created_at"]
     search_fields = ["run__id__exact", "reason"]
-    readonly_fields = ["run_id", "version", "reason", "graph", "created_at"]
+    readonly_fields = ["run_ref", "version", "reason", "graph", "created_at"]
     fields = readonly_fields
     ordering = ["-created_at"]
 
@@ -115,8 +128,8 @@ def _call_text(call: ToolCall) -> str:
 
 
 @admin.register(ToolCall)
-class ToolCallAdmin(TenantScopedAdmin):
-    list_display = ["id", "tool", "status", "run_id", "node", "latency_ms", "started_at"]
+class ToolCallAdmin(IdColumns, TenantScopedAdmin):
+    list_display = ["id", "tool", "status", "run_ref", "node", "latency_ms", "started_at"]
     list_filter = ["status", "tool"]
     search_fields = ["id__exact", "run__id__exact", "tool", "=idempotency_key", "=produced__key",
                      "=consumed__coordinate__key"]
@@ -149,8 +162,8 @@ class ToolCallAdmin(TenantScopedAdmin):
 
 
 @admin.register(StateCoordinate)
-class StateCoordinateAdmin(TenantScopedAdmin):
-    list_display = ["key", "value_shown", "producer", "call_id", "run_id", "plan_version", "created_at"]
+class StateCoordinateAdmin(IdColumns, TenantScopedAdmin):
+    list_display = ["key", "value_shown", "producer", "call_ref", "run_ref", "plan_version", "created_at"]
     list_filter = ["key", "producer"]
     search_fields = ["=key", "run__id__exact", "call__id__exact", "producer", "receipt_ref"]
     search_help_text = gettext_lazy("Search by state key, run id, producing call id, producer or receipt.")
@@ -225,8 +238,8 @@ def _upstream_html(chain: dict):
 
 
 @admin.register(ProvenanceBlock)
-class ProvenanceBlockAdmin(TenantScopedAdmin):
-    list_display = ["at", "key", "run_id", "node", "reason"]
+class ProvenanceBlockAdmin(IdColumns, TenantScopedAdmin):
+    list_display = ["at", "key", "run_ref", "node", "reason"]
     list_filter = ["key"]
     search_fields = ["run__id__exact", "=key", "supplied", "expected"]
     search_help_text = gettext_lazy("Search by run id, state key or the supplied or expected value.")
