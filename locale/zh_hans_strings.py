@@ -1681,6 +1681,11 @@ ZH.update({
     "coordinate": "坐标",
     "supplied": "提供的值",
     "expected": "期望的值",
+    # Tenants and memberships (tenants/models.py), for Keel's staff in the admin.
+    "slug": "短名",
+    "sandbox": "沙箱",
+    "role": "角色",
+    "language": "语言",
     # Django's admin/search_form.html, overridden in templates/admin/ (its icon's alt text was English only):
     # the same words as Django's own catalog.
     "Search": "搜索",
