@@ -7,8 +7,10 @@ from __future__ import annotations
 import re
 
 from django.contrib.auth import get_user_model
+from django.utils.translation import gettext_noop
 
 from approvals.models import ApprovalRequest, ApprovalStatus
+from config.words import Stored, localised, sentences, words
 from tenants.models import Membership
 from workflows.blueprints import BLUEPRINTS
 from workflows.conversation import Claim, ConversationDomain, conversation_domains, domain_of_blueprint, text_normalize
@@ -45,15 +47,16 @@ def analyze_kind(text: str) -> str:
 
 # --- Its own runs --------------------------------------------------------------------------
 
+# The answer is words (config.words), rendered in each reader's language.
 STATUS_WORDS = {
-    RunStatus.RUNNING: ("is running", "正在进行"),
-    RunStatus.AWAITING_APPROVAL: ("is waiting for an approver", "正在等待审批"),
-    RunStatus.AWAITING_INPUT: ("is waiting for your answer", "正在等待您的回答"),
-    RunStatus.COMPLETED: ("is complete", "已完成"),
-    RunStatus.FAILED: ("failed", "失败了"),
-    RunStatus.BLOCKED: ("is stopped", "已停止"),
-    RunStatus.ROLLED_BACK: ("was rolled back", "已回滚"),
-    RunStatus.STOPPED: ("was stopped", "已停止"),
+    RunStatus.RUNNING: gettext_noop("%(run)s is running."),
+    RunStatus.AWAITING_APPROVAL: gettext_noop("%(run)s is waiting for an approver."),
+    RunStatus.AWAITING_INPUT: gettext_noop("%(run)s is waiting for your answer."),
+    RunStatus.COMPLETED: gettext_noop("%(run)s is complete."),
+    RunStatus.FAILED: gettext_noop("%(run)s failed."),
+    RunStatus.BLOCKED: gettext_noop("%(run)s is stopped."),
+    RunStatus.ROLLED_BACK: gettext_noop("%(run)s was rolled back."),
+    RunStatus.STOPPED: gettext_noop("%(run)s was stopped."),
 }
 
 
@@ -65,52 +68,53 @@ def approvers_for(approval: ApprovalRequest) -> list[str]:
     return [u.get_full_name() or u.username for u in users]
 
 
-def _join(names: list[str], zh: bool) -> str:
-    if zh:
-        return "、".join(names)
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+def _either(names: list[str]) -> Stored:
+    """"a", "a or b", "a, b or c" (Chinese: 甲、乙、丙)."""
+    if len(names) == 1:
+        return names[0]
+    return words(gettext_noop("%(names)s or %(last)s"), names=names[:-1], last=names[-1])
 
 
-def _title(run: Run, zh: bool) -> str:
+def _title(run: Run) -> Stored:
     """The run as the subject of a sentence: its domain's words, else its blueprint's title."""
     domain = domain_of_blueprint(run.blueprint)
-    said = domain.run_title(run, zh) if domain is not None else None
+    said = domain.run_title(run) if domain is not None else None
     if said:
         return said
     spec = BLUEPRINTS.get(run.blueprint) or {}
-    title = (spec.get("title_zh") if zh else None) or spec.get("title") or run.blueprint
-    return f"“{title}”" if zh else f"The run “{title}”"
+    title = spec.get("title") or run.blueprint
+    return words(gettext_noop("The run “%(title)s”"), title=localised(title, spec.get("title_zh") or title))
 
 
-def run_answer(*, membership: Membership, conversation_id: int, zh: bool) -> tuple[str, int | None]:
-    """Status, who it waits on, and why it ended, of this conversation's latest run."""
+def run_answer(*, membership: Membership, conversation_id: int) -> tuple[Stored, int | None]:
+    """Status, who it waits on, and why it ended, of this conversation's latest run (words)."""
     run = (Run.objects.filter(conversation_id=conversation_id, tenant_id=membership.tenant_id)
            .order_by("-created_at").first())
     if run is None:
-        return ("这个对话里还没有运行任何任务。" if zh else "Nothing has been started in this conversation yet."), None
-    en, cn = STATUS_WORDS.get(run.status, (run.status, run.status))
-    parts = [f"{_title(run, zh)}{cn}。" if zh else f"{_title(run, zh)} {en}."]
+        return words(gettext_noop("Nothing has been started in this conversation yet.")), None
+    status = STATUS_WORDS.get(run.status)
+    parts: list[Stored] = [words(status, run=_title(run)) if status else
+                           words(gettext_noop("%(run)s: %(status)s."), run=_title(run), status=run.status)]
     pending = ApprovalRequest.objects.filter(run=run, status=ApprovalStatus.PENDING).first()
     if pending is not None:
-        who = _join(approvers_for(pending), zh)
-        parts.append(f"需要由{who}审批。" if zh else f"It needs an approval from {who}.")
+        parts.append(words(gettext_noop("It needs an approval from %(who)s."), who=_either(approvers_for(pending))))
     rejected = ApprovalRequest.objects.filter(run=run, status=ApprovalStatus.REJECTED).order_by("-decided_at").first()
     if run.status in (RunStatus.BLOCKED, RunStatus.FAILED, RunStatus.ROLLED_BACK, RunStatus.STOPPED):
         if rejected is not None:
             by = rejected.decided_by.get_full_name() or rejected.decided_by.username
-            parts.append(f"{by}拒绝了审批" + (f"：“{rejected.comment}”" if rejected.comment else "") + "。" if zh else
-                         f"{by} rejected it" + (f": “{rejected.comment}”" if rejected.comment else "") + ".")
+            parts.append(words(gettext_noop("%(by)s rejected it: “%(comment)s”."), by=by, comment=rejected.comment)
+                         if rejected.comment else words(gettext_noop("%(by)s rejected it."), by=by))
         elif run.status_reason:
-            parts.append(("原因：" if zh else "Why: ") + run.status_reason + ("。" if zh else "."))
-        parts.append("您可以在右侧的运行面板重试，或重新描述需求。" if zh else
-                     "You can retry from the run panel, or describe what you need again and I'll start over.")
+            parts.append(words(gettext_noop("Why: %(reason)s."), reason=run.status_reason))
+        parts.append(words(gettext_noop("You can retry from the run panel, or describe what you need again and "
+                                        "I'll start over.")))
     if run.status == RunStatus.COMPLETED:
         domain = domain_of_blueprint(run.blueprint)
-        made = domain.run_made(run, zh) if domain is not None else None
+        made = domain.run_made(run) if domain is not None else None
         if made:
             parts.append(made)
     if run.status == RunStatus.AWAITING_INPUT:
         node = run.nodes.filter(status="awaiting_input", retired_in__isnull=True).first()
         if node and node.question:
             parts.append(node.question.get("text", ""))
-    return ("" if zh else " ").join(p for p in parts if p), run.id
+    return sentences(*parts), run.id

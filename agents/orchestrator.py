@@ -26,8 +26,11 @@ only informs the model and never carries a business id.
 Streaming contract for the console: the reply is pushed on the conversation's group as
 timeline events — "message.received" {activity, text, attachment}, zero or more
 "message.delta" {activity, index, text} (append in index order), then exactly one
-"message.reply" {activity, text, intent, route, run}, whose text is the whole reply and
-replaces the deltas. The POST answers once the turn is done with the same reply.
+"message.reply" {activity, text, words, intent, route, run}, whose text is the whole reply (in
+the request's language) and replaces the deltas; `words` is the reply as meaning (config.words;
+null for a model's free text), which a reader's page renders in the reader's language (the
+console re-reads the chat, Message.text_shown). The POST answers once the turn is done with
+the same text.
 
 A run the turn starts costs the request only its first records (the run and its Activity),
 committed with the reply; a worker plans it after the commit (workflows.tasks.plan_run),
@@ -137,7 +140,9 @@ class _Pending:
         held = self._held(row)
         held[self.domain] = state
         mirrored = {"request": str(state.get("request") or ""), "scratchpad": state.get("scratchpad") or [],
-                    "iterations": int(state.get("iterations") or 0), "question": str(state.get("question") or "")}
+                    "iterations": int(state.get("iterations") or 0),
+                    "question": words_english(state.get("question")) if is_words(state.get("question"))
+                    else str(state.get("question") or "")}
         Exploration.objects.update_or_create(conversation=self.conversation,
                                              defaults={"requirements": held, **mirrored})
 
@@ -182,6 +187,11 @@ class Turn:
     @property
     def lang(self) -> str:
         return "zh" if self.zh else "en"
+
+    @property
+    def reader_lang(self) -> str:
+        """The request's language as a Django language code (the reply's `text` is rendered in it)."""
+        return "zh-hans" if self.zh else "en"
 
     def model(self, messages: list[dict], *, purpose: str, choices: list[str] | None = None,
               reply: bool = False, tools: list[dict] | None = None, response_format: dict | None = None,
@@ -326,28 +336,34 @@ def message_post(*, membership: Membership, conversation_id: int, text: str | No
                          level="error", summary="The turn stopped before it was done; nothing was changed.",
                          payload={"error": reason, "type": type(err).__name__})
             outcome = Outcome(route="stopped", status="failed",
-                              reply=("模型没有及时回答，本轮已停止，没有做任何更改。请再试一次。" if turn.zh else
-                                     "I couldn't finish this turn (the model did not answer in time or a check "
-                                     "refused). Nothing was changed; please try again.")
+                              reply=words(gettext_noop("I couldn't finish this turn (the model did not answer in "
+                                                       "time or a check refused). Nothing was changed; please try "
+                                                       "again."))
                               if isinstance(err, ModelError) else reason)
     turn._flush()
     route = outcome.route if outcome.route == "stopped" or not turn.branch else turn.branch
     outcome.route = route
+    # The reply is words (config.words), stored as meaning and rendered for each reader; a
+    # plain string (a model's free text, a person's words) is shown as it is. `text` is its
+    # rendering in the request's language: what the POST answers and API clients read.
+    meaning = outcome.reply if is_words(outcome.reply) else None
+    text = words_render(outcome.reply, turn.reader_lang) if meaning is not None else str(outcome.reply or "")
     with events_batched():  # the reply, and the run it starts, in one commit
         if outcome.start_run is not None:
             outcome.run_id = outcome.start_run()
         Message.objects.create(conversation=conversation, activity_id=activity.id, role=Message.Role.ASSISTANT,
-                               text=outcome.reply, intent=turn.signal, run_id=outcome.run_id,
+                               text=text, words=meaning, intent=turn.signal, run_id=outcome.run_id,
                                options=outcome.options)
         # intent and route are labels of the turn, not statuses: set once, here. The run a
         # turn started is on the Message and the reply event; the run has its own Activity.
-        activity_close(activity_id=activity.id, status=outcome.status, summary=outcome.reply[:500],
-                       intent=turn.signal, route=outcome.route)
+        activity_close(activity_id=activity.id, status=outcome.status,
+                       summary=meaning if meaning is not None else text[:500], intent=turn.signal,
+                       route=outcome.route)
         event_append(conversation_id=conversation.id, run_id=outcome.run_id, type="message.reply",
-                     data={"activity": str(activity.id), "text": outcome.reply, "intent": turn.signal,
+                     data={"activity": str(activity.id), "text": text, "words": meaning, "intent": turn.signal,
                            "route": outcome.route, "run": str(outcome.run_id) if outcome.run_id else None,
                            "options": outcome.options})
-    return {**outcome.extra, "activity_id": str(activity.id), "intent": turn.signal, "reply": outcome.reply,
+    return {**outcome.extra, "activity_id": str(activity.id), "intent": turn.signal, "reply": text,
             "run_id": str(outcome.run_id) if outcome.run_id else None, "options": outcome.options}
 
 
@@ -478,9 +494,8 @@ def _change(turn: Turn, claimed: tuple[ConversationDomain, Claim] | None) -> Out
             return Outcome(route="cancel", run_id=run.id, status="failed", reply=err.message)
         _frame(turn, "route", "route → cancel", route_summary(words(BRANCH_WORDS["cancel"]), words(
             gettext_noop("the person cancelled the waiting run"))), {"run": str(run.id)})
-        return Outcome(route="cancel", run_id=run.id, reply=(
-            "好的，已取消这次运行；它做过的更改会被撤销。" if turn.zh else
-            "Done: I cancelled the run; anything it changed is being undone."))
+        return Outcome(route="cancel", run_id=run.id, reply=words(
+            gettext_noop("Done: I cancelled the run; anything it changed is being undone.")))
     if run.status == RunStatus.AWAITING_INPUT and not CHANGE_OF_MIND.search(turn.text):
         return None  # the run's open question takes what the message says
     owner = domain_of_blueprint(run.blueprint)
@@ -501,13 +516,11 @@ def _change(turn: Turn, claimed: tuple[ConversationDomain, Claim] | None) -> Out
         return Outcome(route="change", run_id=run.id, reply=change.reply)
     if run.status in RUN_TERMINAL or run.cancel_requested:
         offer = [{"label": change.follow_up[:200], "answer": change.follow_up[:200]}] if change.follow_up else []
-        return Outcome(route="change_follow_up", run_id=run.id, options=offer, reply=(
-            "这次设置已经完成，所以我没有改动它。要按新的要求再建一个，请点下面的建议或直接告诉我。" if turn.zh else
+        return Outcome(route="change_follow_up", run_id=run.id, options=offer, reply=words(gettext_noop(
             "That setup has finished, so I left it as it is. To apply the change, I can start a new one: click the "
-            "suggestion below or tell me what to set up."))
-    return Outcome(route="change", run_id=run.id, status="failed", reply=(
-        "这次运行正在处理某一步；等它停下来等待时再说一次这个更改。" if turn.zh else
-        "The run is working on a step right now; say the change again once it waits."))
+            "suggestion below or tell me what to set up.")))
+    return Outcome(route="change", run_id=run.id, status="failed", reply=words(gettext_noop(
+        "The run is working on a step right now; say the change again once it waits.")))
 
 
 def _domain_turn(turn: Turn, domain: ConversationDomain) -> Outcome:
@@ -591,7 +604,8 @@ def _clarify(turn: Turn) -> Outcome:
                 {"role": "system", "content": narrative_context(conversation_id=turn.conversation.id)},
                 {"role": "user", "content": turn.text}]
     result = turn.model(messages, purpose="clarify", reply=True)
-    return Outcome(route="clarify", reply=result.text.strip() or "Could you say a little more about what you need?")
+    return Outcome(route="clarify", reply=result.text.strip() or words(
+        gettext_noop("Could you say a little more about what you need?")))
 
 
 def _analyze(turn: Turn) -> Outcome:
@@ -599,14 +613,13 @@ def _analyze(turn: Turn) -> Outcome:
     question most surely answers it; a question about the conversation's runs is the front's."""
     owner, claim = question_claims(turn.text)
     if owner is None:
-        reply, run_id = run_answer(membership=turn.membership, conversation_id=turn.conversation.id, zh=turn.zh)
+        reply, run_id = run_answer(membership=turn.membership, conversation_id=turn.conversation.id)
         _frame(turn, "observation", "observation: run status", reply, {"kind": claim.kind, "run": str(run_id or "")})
         return Outcome(route="analyze", reply=reply, run_id=run_id)
     answered = owner.analyze(turn, claim.kind)
     if answered is not None:
         return answered
-    return Outcome(route="analyze", reply=("我无法从记录中回答这个问题。" if turn.zh else
-                                           "I can't answer that from the records."))
+    return Outcome(route="analyze", reply=words(gettext_noop("I can't answer that from the records.")))
 
 
 def _resume_run(turn: Turn, run) -> Outcome:
@@ -617,11 +630,11 @@ def _resume_run(turn: Turn, run) -> Outcome:
     options = question.get("options") or []
     if _is_continue(turn.text):
         if not options:
-            return Outcome(route="resume_run", run_id=run.id,
-                           reply=question.get("text") or "The run is waiting for an answer; please give it.")
+            return Outcome(route="resume_run", run_id=run.id, reply=question.get("text") or words(
+                gettext_noop("The run is waiting for an answer; please give it.")))
         answer = options[0]["answer"]
-        shown = options[0].get("label_zh") or answer if turn.zh else answer
-        reply = f"继续，采用推荐的“{shown}”。" if turn.zh else f"Continuing with the first suggestion, “{answer}”."
+        reply = words(gettext_noop("Continuing with the first suggestion, “%(answer)s”."),
+                      answer=option_label(options[0]))
     else:
         # A click sends the option's label; "the first one", the label in the other language
         # or a close variant picks the same option (workflows.conversation.option_choose); the
@@ -631,19 +644,25 @@ def _resume_run(turn: Turn, run) -> Outcome:
         if index is None and options and owner is not None:
             index = owner.option_choose(turn.text, options)
         if options and index is None:
-            labels = [o.get("label_zh") or o["label"] if turn.zh else o.get("label_en") or o["label"] for o in options]
-            return Outcome(route="resume_run", run_id=run.id, options=options,
-                           reply=(f"“{turn.text[:60]}”不是可选项之一。请点选：" + "、".join(labels) + "，或回复“第一个”。"
-                                  if turn.zh else f"“{turn.text[:60]}” is not one of the options. Click one of "
-                                  + ", ".join(f"“{label}”" for label in labels) + ", or reply “the first one”."))
+            return Outcome(route="resume_run", run_id=run.id, options=options, reply=words(gettext_noop(
+                "“%(said)s” is not one of the options. Click one of %(labels)s, or reply “the first one”."),
+                said=turn.text[:60], labels=[words(gettext_noop("“%(label)s”"), label=option_label(o))
+                                             for o in options]))
         answer = options[index]["answer"] if options else turn.text
-        shown = (options[index].get("label_zh") or answer) if options and turn.zh else answer
-        reply = f"收到，继续处理：“{shown}”。" if turn.zh else f"Thanks — continuing with “{shown}”."
+        reply = words(gettext_noop("Thanks — continuing with “%(answer)s”."),
+                      answer=option_label(options[index]) if options else answer)
     try:
         with transaction.atomic():
             node_input_answer(membership=turn.membership, run_id=run.id, answer=answer)
     except Conflict:
-        return Outcome(route="resume_run", run_id=run.id, reply="That question was already answered.")
+        return Outcome(route="resume_run", run_id=run.id,
+                       reply=words(gettext_noop("That question was already answered.")))
     ledger_append(conversation_id=turn.conversation.id, run_id=run.id, milestone=f"input:{node.key}:{node.id}",
                   text="the user answered the run's question")
     return Outcome(route="resume_run", reply=reply, run_id=run.id)
+
+
+def option_label(option: dict[str, Any]) -> Stored:
+    """An offered option's label as a name in each reader's language (its answer, else its label)."""
+    en = option.get("label_en") or option.get("answer") or option.get("label") or ""
+    return localised(str(en), str(option.get("label_zh") or en))

@@ -22,7 +22,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.utils import translation
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 
 Stored = dict[str, Any] | str | None
 
@@ -35,6 +35,24 @@ def words(key: str, **params: Any) -> dict[str, Any]:
 def localised(en: str, zh: str | None = None) -> dict[str, str]:
     """A proper name in the reader's language: {"en": "Beijing", "zh-hans": "北京"}."""
     return {"en": en, "zh-hans": zh or en}
+
+
+def sentences(*parts: Any) -> Stored:
+    """Sentences said one after another, as words: joined as the reader's language joins them
+    ("A. B." / "甲。乙。"). Empty parts are left out; a single part is itself."""
+    kept = [p for p in parts if p]
+    if not kept:
+        return ""
+    said = kept[-1]
+    for part in reversed(kept[:-1]):
+        said = words(gettext_noop("%(first)s %(then)s"), first=part, then=said)
+    return said
+
+
+def english_aside(en: str) -> dict[str, str]:
+    """A detail said in English only (a name made of English codes, a reason code): the English
+    reader reads it, a reader of another language reads nothing in its place."""
+    return {"en": en, "zh-hans": ""}
 
 
 def is_words(value: Any) -> bool:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from django.utils import translation
 
-from workflows.blueprints import BLUEPRINTS
+from config.words import words_render
+from workflows.blueprints import BLUEPRINTS, step_title
 
 
 def _chinese() -> bool:
@@ -55,3 +56,14 @@ def blueprint_title(name: str) -> str:
     if spec is None:
         return (name or "").replace("_", " ").capitalize()
     return spec.get("title_zh") or spec["title"] if _chinese() else spec["title"]
+
+
+def activity_title_shown(activity) -> str:
+    """An Activity's title as the reader reads it: a run's with its blueprint's part
+    translated, a step's by the step's name, a message's as the person typed it."""
+    run = activity.run if activity.run_id else None
+    if activity.kind == "run" and run is not None:
+        return run_title_shown(activity.title, run.blueprint)
+    if activity.kind == "node" and activity.node_key:
+        return words_render(step_title(run.blueprint if run else "", activity.node_key))
+    return activity.title

@@ -54,9 +54,21 @@ def messages_for(conversation: Conversation, unread_since: datetime | None = Non
     return [ChatLine(role=m.role, text=m.text_shown, intent=m.intent, attachment_name=m.attachment_name,
                      attachment_rows=m.attachment_rows,
                      author=(m.author.get_full_name() or m.author.username) if m.author else "",
-                     options=m.options if i == last_asking and not answered else [], link=m.link_shown,
+                     options=options_shown(m.options) if i == last_asking and not answered else [],
+                     link=m.link_shown,
                      unread=unread_since is not None and m.role != "user" and m.created_at > unread_since)
             for i, m in enumerate(messages)]
+
+
+def options_shown(options: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Offered answers with their label in the reader's language (an option that names a
+    thing in both, {label_en, label_zh}, shows the reader's; any other as it was stored)."""
+    zh = (get_language() or "").lower().startswith("zh")
+    shown = []
+    for option in options or []:
+        label = (option.get("label_zh") if zh else option.get("label_en")) or option.get("label") or ""
+        shown.append({**option, "label": label})
+    return shown
 
 
 def frame_tools_for(conversation: Conversation) -> list[str]:

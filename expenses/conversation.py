@@ -31,7 +31,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
 from config.api import Conflict, DomainError
-from config.words import localised, words
+from config.words import Stored, localised, sentences, words
 from tenants.actors import Actor
 from timeline.models import Activity
 from workflows.blueprints import Door
@@ -159,35 +159,40 @@ def facts_read(text: str, today: date | None = None) -> ClaimFacts:
     return facts
 
 
-MISSING_EN = {"amount": "the total amount (e.g. 1,800 yuan)", "date": "the date of the first night (YYYY-MM-DD)",
-              "city": "the city", "nights": "how many nights you stayed"}
+MISSING_EN = {"amount": gettext_noop("the total amount (e.g. 1,800 yuan)"),
+              "date": gettext_noop("the date of the first night (YYYY-MM-DD)"),
+              "city": gettext_noop("the city"), "nights": gettext_noop("how many nights you stayed")}
 # A missing fact by its name, for the route frame's words (its code is the English).
 MISSING_NAMES_ZH = {"amount": "金额", "date": "日期", "city": "城市", "nights": "晚数"}
-MISSING_ZH = {"amount": "总金额（例如1800元）", "date": "入住日期（YYYY-MM-DD）", "city": "城市", "nights": "住了几晚"}
 
 
-def _money(amount: Decimal, currency: str, zh: bool) -> str:
-    """1,800 yuan / 1,800元; cents only when there are some."""
+def _money(amount: Decimal, currency: str) -> Stored:
+    """1,800 yuan / 1,800元; cents only when there are some (words)."""
     shown = f"{amount:,.0f}" if amount == amount.to_integral_value() else f"{amount:,.2f}"
     if currency == "CNY":
-        return f"{shown}元" if zh else f"{shown} yuan"
+        return words(gettext_noop("%(amount)s yuan"), amount=shown)
     return f"{shown} {currency}"
 
 
 def claim_words(*, category: str, city: str, start_date: date, nights: int, amount: Decimal, currency: str,
-                zh: bool) -> str:
-    """What was filed, as the user reads it: "lodging in Beijing, 2 nights from 2026-11-16, 1,800 yuan (900 yuan a night)"."""
-    per_night = ""
+                date_words: str = "") -> dict[str, Any]:
+    """What was filed, as the user reads it (words): "lodging in Beijing, 2 nights from 2026-11-16,
+    1,800 yuan (900 yuan a night)" / "北京住宿，2026-11-16起2晚，共1,800元（900元/晚）". `date_words`: how
+    an English request said the date ("next Monday"), shown beside it to an English reader."""
+    per_night: Stored = ""
     if nights:
-        each = _money(amount / nights, currency, zh)
-        per_night = f"（{each}/晚）" if zh else f" ({each} a night)"
-    if zh:
-        city_zh = CITIES.get(city.lower(), city)
-        return (f"{city_zh}{CATEGORY_ZH.get(category, '')}，{start_date.isoformat()}起{nights}晚，"
-                f"共{_money(amount, currency, zh)}{per_night}")
-    stay = f", {nights} night{'s' if nights != 1 else ''} from {start_date.isoformat()}" if nights else \
-        f", on {start_date.isoformat()}"
-    return f"{category} in {city}{stay}, {_money(amount, currency, zh)}{per_night}"
+        per_night = words(gettext_noop(" (%(each)s a night)"), each=_money(amount / nights, currency))
+    day = start_date.isoformat()
+    params = {"category": localised(category, CATEGORY_ZH.get(category, category)),
+              "city": localised(city, CITIES.get(city.lower(), city)),
+              "date": localised(f"{day} ({date_words})", day) if date_words else day,
+              "nights": nights, "money": _money(amount, currency), "per_night": per_night}
+    if nights == 1:
+        return words(gettext_noop("%(category)s in %(city)s, 1 night from %(date)s, %(money)s%(per_night)s"), **params)
+    if nights:
+        return words(gettext_noop("%(category)s in %(city)s, %(nights)s nights from %(date)s, %(money)s%(per_night)s"),
+                     **params)
+    return words(gettext_noop("%(category)s in %(city)s, on %(date)s, %(money)s%(per_night)s"), **params)
 
 
 def _last_route(conversation_id: int) -> str:
@@ -283,10 +288,10 @@ def claim_turn(turn: TurnContext, earlier: str | None, pending_invoice: int | No
     extra = {"invoice_id": str(invoice.id)} if invoice else {}
     pending = turn.pending(NAME)
     if facts.missing:
-        asked = [(MISSING_ZH if zh else MISSING_EN)[m] for m in facts.missing]
-        reply = (f"好的，我来提交报销单。还需要：{'、'.join(asked)}。" if zh else
-                 f"I can file that expense claim. I still need {', '.join(asked[:-1]) + ' and ' if len(asked) > 1 else ''}"
-                 f"{asked[-1]}.")
+        asked = [words(MISSING_EN[m]) for m in facts.missing]
+        reply = words(gettext_noop("I can file that expense claim. I still need %(asked)s."),
+                      asked=asked[0] if len(asked) == 1 else
+                      words(gettext_noop("%(names)s and %(last)s"), names=asked[:-1], last=asked[-1]))
         turn.frame("route", "route → expense_ask",
                    words(gettext_noop("Expense claim: asked for %(missing)s."),
                          missing=[localised(m, MISSING_NAMES_ZH.get(m)) for m in facts.missing]),
@@ -312,37 +317,30 @@ def claim_turn(turn: TurnContext, earlier: str | None, pending_invoice: int | No
                words(gettext_noop("Expense claim: the facts are complete; the claim run starts.")),
                {"facts": _facts_payload(facts), "run": str(run.id), "invoice": str(invoice_id) if invoice_id else None})
     filed = claim_words(category=params["category"], city=facts.city, start_date=facts.start_date,
-                        nights=facts.nights or 0, amount=facts.amount, currency=facts.currency, zh=zh)
-    if facts.date_words and not zh:
-        filed = filed.replace(facts.start_date.isoformat(), f"{facts.start_date.isoformat()} ({facts.date_words})", 1)
-    if zh:
-        reply = f"已提交报销申请：{filed}。我会按差旅制度检查；超出标准时需审批人同意后才会提交。"
-        reply += ("附上的发票会一并归入这张报销单。" if invoice_id else
-                  "请在此对话中附上发票（PDF、PNG 或 JPEG），我会把它归入这张报销单。")
-    else:
-        reply = (f"I've filed an expense claim: {filed}. I'll check it against the travel policy; if it is over "
-                 "the limit, an approver has to agree before it is submitted.")
-        reply += (" The invoice you attached is filed with the claim." if invoice_id else
-                  " Please attach the invoice (a PDF, PNG or JPEG) here in the chat and I'll file it with the claim.")
+                        nights=facts.nights or 0, amount=facts.amount, currency=facts.currency,
+                        date_words=facts.date_words if not zh else "")
+    reply = sentences(
+        words(gettext_noop("I've filed an expense claim: %(filed)s. I'll check it against the travel policy; if it "
+                           "is over the limit, an approver has to agree before it is submitted."), filed=filed),
+        words(gettext_noop("The invoice you attached is filed with the claim.")) if invoice_id else
+        words(gettext_noop("Please attach the invoice (a PDF, PNG or JPEG) here in the chat and I'll file it with "
+                           "the claim.")))
     return TurnReply(route=START_ROUTE, reply=reply, run_id=run.id, extra=extra)
 
 
 def later_invoice_turn(turn: TurnContext, run: Run, file: InvoiceFile) -> TurnReply:
     """An invoice sent after the claim started: filed to that claim, with its own idempotency key."""
-    zh = turn.zh
     claim = _claim_of(run)
     if claim is None:
         turn.frame("route", "route → expense_invoice", words(gettext_noop("A later invoice: the claim is not made yet.")),
                    {"run": str(run.id)})
-        return TurnReply(route=INVOICE_ROUTE, run_id=run.id, status="failed", reply=(
-            "报销单还在创建中，发票暂时无法归入。请稍后再发送一次。" if zh else
+        return TurnReply(route=INVOICE_ROUTE, run_id=run.id, status="failed", reply=words(gettext_noop(
             "The claim is still being created, so the invoice can't be filed to it yet. Please send it again "
-            "in a moment."))
+            "in a moment.")))
     what = claim_words(category=claim.category, city=claim.city, start_date=claim.start_date, nights=claim.nights,
-                       amount=claim.amount, currency=claim.currency, zh=zh)
+                       amount=claim.amount, currency=claim.currency)
     if claim.invoices.filter(checksum=file.checksum).exists():
-        reply = (f"这张发票已经归入报销单（{what}）。" if zh else
-                 f"That invoice is already filed with the claim ({what}).")
+        reply = words(gettext_noop("That invoice is already filed with the claim (%(what)s)."), what=what)
         return TurnReply(route=INVOICE_ROUTE, reply=reply, run_id=run.id)
     invoice = _staged(turn, file)
     try:
@@ -353,14 +351,14 @@ def later_invoice_turn(turn: TurnContext, run: Run, file: InvoiceFile) -> TurnRe
         turn.frame("route", "route → expense_invoice",
                    words(gettext_noop("A later invoice was refused: %(reason)s"), reason=err.message),
                    {"run": str(run.id), "claim": str(claim.id), "code": err.code})
-        reply = (f"这张发票无法归入报销单（{what}）：{err.message}" if zh else
-                 f"I couldn't file the invoice with the claim ({what}): {err.message}")
+        reply = words(gettext_noop("I couldn't file the invoice with the claim (%(what)s): %(why)s"), what=what,
+                      why=err.message)
         return TurnReply(route=INVOICE_ROUTE, reply=reply, run_id=run.id, status="failed")
     turn.frame("route", "route → expense_invoice",
                words(gettext_noop("A later invoice was filed to the conversation's claim.")),
                {"run": str(run.id), "claim": str(claim.id), "invoice": receipt.body["invoice_id"]})
-    reply = (f"已把发票“{invoice.filename}”归入报销单（{what}）。" if zh else
-             f"I've filed the invoice “{invoice.filename}” with your expense claim ({what}).")
+    reply = words(gettext_noop("I've filed the invoice “%(file)s” with your expense claim (%(what)s)."),
+                  file=invoice.filename, what=what)
     return TurnReply(route=INVOICE_ROUTE, reply=reply, run_id=run.id, extra={"invoice_id": str(invoice.id)})
 
 
@@ -406,8 +404,8 @@ class ExpensesConversation(ConversationDomain):
                 return later_invoice_turn(turn, run, file)
         return claim_turn(turn, None, None)
 
-    def run_title(self, run: Any, zh: bool) -> str | None:
-        return "报销申请" if zh else "The expense claim"
+    def run_title(self, run: Any) -> Any:
+        return words(gettext_noop("The expense claim"))
 
     def capability(self, zh: bool) -> str:
         return "提交报销" if zh else "file expense claims"

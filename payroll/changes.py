@@ -56,15 +56,13 @@ def change_read(turn: TurnContext, run: Any) -> Change | None:
     if "group_name" in update and not adds:
         reason = words(gettext_noop("renamed to “%(name)s” at %(who)s's word"), name=name,
                        who=turn.membership.user.get_full_name() or turn.membership.user.username)
-        reply = (f"好的，改名为“{name}”。之前的审批卡已撤回，我会按新名字重新准备并请审批人确认。" if turn.zh else
-                 f"Done: it will be called “{name}”. I withdrew the card waiting for approval and will ask the "
-                 "approver again with the new name.")
+        reply = words(gettext_noop("Done: it will be called “%(name)s”. I withdrew the card waiting for approval "
+                                   "and will ask the approver again with the new name."), name=name)
     else:
         reason = words(gettext_noop("changed at %(who)s's word: “%(text)s”"), text=turn.text[:200],
                        who=turn.membership.user.get_full_name() or turn.membership.user.username)
-        reply = (f"好的，按“{turn.text[:80]}”调整。之前的审批卡已撤回，我会重新匹配模板并请审批人确认。" if turn.zh else
-                 f"Done: I'm applying “{turn.text[:80]}”. I withdrew the card waiting for approval and will "
-                 "match the template again before asking the approver.")
+        reply = words(gettext_noop("Done: I'm applying “%(text)s”. I withdrew the card waiting for approval and "
+                                   "will match the template again before asking the approver."), text=turn.text[:80])
     follow_up = update.get("request") or run.params.get("request", "")
     before = run.params.get("group_name", "")
     if "group_name" in update and before and before in follow_up:

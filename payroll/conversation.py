@@ -21,7 +21,7 @@ from typing import Any
 
 from django.utils.translation import gettext, gettext_noop
 
-from config.words import Stored, is_words, localised, words, words_english, words_render
+from config.words import Stored, english_aside, is_words, localised, sentences, words, words_english, words_render
 from llm import backend_structured
 from llm.structured import structured_call, tool_calls_first
 from memory.services import memory_link
@@ -61,7 +61,7 @@ from .matching import (
     other_city_words,
     template_decide,
     template_fit,
-    template_label,
+    template_name_words,
 )
 from .models import PayrollGroup, PayrollTemplate
 from .previews import requirements_words, template_memories
@@ -250,46 +250,51 @@ def _plan_start(turn: TurnContext, *, request: str, requirements: dict[str, Any]
 
 
 def _plan_reply(turn: TurnContext, requirements: dict[str, Any], group_name: str, employees: list[str] | None,
-                new_employees: list[dict[str, str]], *, template=None, lead: str | None = None) -> str:
-    """What the user is told as the run starts: the template it will use (another city's said
-    plainly, each requested item it lacks listed), or why the next message asks which one —
-    without the question's own sentence, which the run's question says once."""
+                new_employees: list[dict[str, str]], *, template=None, lead: Stored = None) -> Stored:
+    """What the user is told as the run starts (words, read in each reader's language): the
+    template it will use (another city's said plainly, each requested item it lacks listed),
+    or why the next message asks which one — without the question's own sentence, which the
+    run's question says once."""
     decision = template_decide(requirements, template_catalog())
-    zh = turn.zh
     chosen = template or (decision.chosen if decision.kind == "clear" else None)
     if chosen is not None:
-        name = template_label(chosen, zh)
-        reply = (f"好的，我开始创建薪资组“{group_name}”，使用模板“{name}”：先做快照，导入前会请审批人确认。" if zh else
-                 f"I've started setting up “{group_name}” with the template “{name}” "
-                 f"({requirements_words(requirements)}): I'll take a snapshot first, and import it once an "
-                 "approver agrees.")
-        extra = _template_sentences(requirements, chosen, zh)
-        reply += extra if zh else (" " + extra if extra else "")
-        if lead:
-            reply = lead + ("" if zh else " ") + extra if lead else reply
+        extra = _template_sentences(requirements, chosen)
+        # What was asked for, in English words: the English reader reads it in brackets.
+        reply = lead or words(gettext_noop("I've started setting up “%(group)s” with the template “%(template)s” "
+                                           "(%(what)s): I'll take a snapshot first, and import it once an approver "
+                                           "agrees."),
+                              group=group_name, template=template_name_words(chosen),
+                              what=english_aside(requirements_words(requirements)))
+        reply = sentences(reply, extra)
     else:
-        place = (requirements.get("city") or {}).get("zh" if zh else "en") or requirements.get("region") or ""
+        city = requirements.get("city") or {}
+        place = localised(city.get("en") or requirements.get("region") or "",
+                          city.get("zh") or city.get("en") or requirements.get("region") or "")
         regional = [f for f in decision.fits if "region" in f.reasons]
         if decision.kind == "none" and requirements.get("region") and requirements.get("region") != "CN" \
                 and not regional:
-            why = (f"没有{place}专用的模板，" if zh else f"I found no template for {place}: ")
+            why = words(gettext_noop("I found no template for %(place)s: "), place=place)
         elif decision.kind == "none" and requirements.get("region") == "CN":
-            why = ("没有全国通用的模板，" if zh else "I found no nationwide template: ")
+            why = words(gettext_noop("I found no nationwide template: "))
         elif decision.kind == "choice":
-            why = ("有不止一个模板同样合适，" if zh else "more than one template fits equally well: ")
+            why = words(gettext_noop("more than one template fits equally well: "))
         else:
-            why = ("没有完全符合的模板，" if zh else "no template fits exactly: ")
-        reply = (f"我开始创建薪资组“{group_name}”。{why}接下来请在问题中选择要用的模板。" if zh else
-                 f"I've started setting up “{group_name}”; {why}the next message asks which one to use.")
+            why = words(gettext_noop("no template fits exactly: "))
+        reply = words(gettext_noop("I've started setting up “%(group)s”; %(why)sthe next message asks which one to "
+                                   "use."), group=group_name, why=why)
+    parts: list[Stored] = [reply]
     if employees:
-        reply += (f"导入后会把名单中的 {len(employees)} 名员工分配到该组。" if zh else
-                  f" Then I'll assign the {len(employees)} employees on your list.")
+        parts.append(words(gettext_noop("Then I'll assign the %(count)s employees on your list."),
+                           count=len(employees)))
     if new_employees:
         count = len(new_employees)
-        reply += (f"名单中有 {count} 名员工还不在系统中：审批人批准后会新建并分配到该组。" if zh else
-                  f" {count} employee{'s' if count != 1 else ''} on your list {'are' if count != 1 else 'is'} not in "
-                  "the payroll system yet: the approver will see them as new, and they are created on approval.")
-    return reply
+        parts.append(words(gettext_noop("%(count)s employee on your list is not in the payroll system yet: the "
+                                        "approver will see them as new, and they are created on approval.")
+                           if count == 1 else
+                           gettext_noop("%(count)s employees on your list are not in the payroll system yet: the "
+                                        "approver will see them as new, and they are created on approval."),
+                           count=count))
+    return sentences(*parts)
 
 
 def _explore(turn: TurnContext, state: ExplorationState, *, employees: list[str] | None,
@@ -309,11 +314,9 @@ def _explore(turn: TurnContext, state: ExplorationState, *, employees: list[str]
     if previous and asked >= 2:
         # Never the same question twice in a row, never a third time: say what was not
         # understood, how to answer, and what Keel assumes if nothing more is said.
-        outcome.question = ("我没能从您的回答中识别出城市或地区。请直接写城市名（例如“杭州”“上海”），或回复“全国”。"
-                            "如果您不再说明，我会按全国（所有城市）来设置。" if turn.zh else
-                            "I couldn't find a city or region in that. Please name the city (for example "
-                            "“Hangzhou” or “Shanghai”), or say “nationwide”. If you don't say, I'll set it up "
-                            "as nationwide (all of China).")
+        outcome.question = words(gettext_noop(
+            "I couldn't find a city or region in that. Please name the city (for example “Hangzhou” or "
+            "“Shanghai”), or say “nationwide”. If you don't say, I'll set it up as nationwide (all of China)."))
     stored = {**outcome.requirements, "_template_name": state.template_name, "_employee_ids": employees or [],
               "_new_employees": new_employees}
     pending.set({"kind": "explore", "request": state.request, "requirements": stored,
@@ -433,10 +436,15 @@ def _options_of(templates, zh: bool) -> list[dict[str, Any]]:
              "answer": t.name} for t in templates]
 
 
-def _labels(options: list[dict[str, Any]], zh: bool) -> str:
-    names = [(o.get("label_zh") or o["label"]) if zh else (o.get("label_en") or o["label"]) for o in options]
-    return "、".join(f"{n + 1}. “{x}”" for n, x in enumerate(names)) if zh else \
-        ", ".join(f"{n + 1}. “{x}”" for n, x in enumerate(names))
+def _option_name(option: dict[str, Any]) -> Stored:
+    """An offered template's name in each reader's language."""
+    en = option.get("label_en") or option.get("answer") or option.get("label") or ""
+    return localised(en, option.get("label_zh") or en)
+
+
+def _labels(options: list[dict[str, Any]]) -> Stored:
+    """"1. “A”, 2. “B”" (Chinese: 1. “甲”、2. “乙”), as words."""
+    return [words(gettext_noop("%(n)s. “%(name)s”"), n=n + 1, name=_option_name(o)) for n, o in enumerate(options)]
 
 
 def _waiting_question(turn: TurnContext):
@@ -468,11 +476,10 @@ def _with_items(requirements: dict[str, Any], template) -> dict[str, Any]:
     return {**requirements, "met": met, "not_met": not_met, "template_code": template.code}
 
 
-def _template_sentences(requirements: dict[str, Any], template, zh: bool) -> str:
-    """Another city's template said plainly, and each requested item it does not meet."""
-    parts = [other_city_words(requirements, template, zh),
-             not_met_words(_with_items(requirements, template).get("not_met") or [], template, zh)]
-    return ("" if zh else " ").join(p for p in parts if p)
+def _template_sentences(requirements: dict[str, Any], template) -> Stored:
+    """Another city's template said plainly, and each requested item it does not meet (words)."""
+    return sentences(other_city_words(requirements, template),
+                     not_met_words(_with_items(requirements, template).get("not_met") or [], template))
 
 
 def _stop_reply(turn: TurnContext, run=None) -> TurnReply:
@@ -483,15 +490,14 @@ def _stop_reply(turn: TurnContext, run=None) -> TurnReply:
 
             run_cancel(membership=turn.membership, run_id=run.id, reason="the user said to stop")
             return run.id
-        reply = ("好的，已停止，不会创建这个薪资组。" if turn.zh else
-                 "OK — I've stopped it; that group won't be set up.")
+        reply = words(gettext_noop("OK — I've stopped it; that group won't be set up."))
         return TurnReply(route="resume_run", reply=reply, start_run=stopped)
-    return TurnReply(route="resume_exploration", reply=("好的，那就先不创建了。" if turn.zh else
-                                                        "OK, I won't set it up. Tell me whenever you need it."))
+    return TurnReply(route="resume_exploration",
+                     reply=words(gettext_noop("OK, I won't set it up. Tell me whenever you need it.")))
 
 
 def _restart(turn: TurnContext, run, *, name: str, requirements: dict[str, Any], template,
-             lead: str, pending: dict[str, Any] | None = None) -> TurnReply:
+             lead: Stored, pending: dict[str, Any] | None = None) -> TurnReply:
     """The change needs a new run (a new name is reserved by the first steps): the waiting run
     is cancelled (its undo releases what it reserved) and a new one starts with the change and
     the chosen template, in the reply's commit."""
@@ -528,7 +534,6 @@ def _answer_node(turn: TurnContext, run, template, requirements: dict[str, Any])
     from workflows.services import node_input_answer
 
     turn.pending(NAME).clear()
-    zh = turn.zh
     requirements = _with_items(requirements, template)
 
     def answered() -> int:
@@ -536,22 +541,15 @@ def _answer_node(turn: TurnContext, run, template, requirements: dict[str, Any])
         Run.objects.filter(id=run.id).update(params={**run.params, "requirements": requirements})
         return run.id
 
-    label = template_label(template, zh)
-    reply = (f"收到，继续处理：“{label}”。" if zh else f"Thanks — continuing with “{label}”.")
-    extra = _template_sentences(requirements, template, zh)
-    reply += extra if zh else (" " + extra if extra else "")
-    return TurnReply(route="resume_run", reply=reply.strip(), start_run=answered)
+    reply = words(gettext_noop("Thanks — continuing with “%(answer)s”."), answer=template_name_words(template))
+    return TurnReply(route="resume_run", reply=sentences(reply, _template_sentences(requirements, template)),
+                     start_run=answered)
 
 
-def _assume_question(turn: TurnContext, options: list[dict[str, Any]], why: str) -> str:
-    zh = turn.zh
-    first = (options[0].get("label_zh") or options[0]["label"]) if zh else (options[0].get("label_en")
-                                                                           or options[0]["label"])
-    if zh:
-        return (f"{why}请选择模板：{_labels(options, True)}（回复名称或“第二个”即可）。"
-                f"如果您不再说明，我会使用“{first}”。")
-    return (f"{why}Which template should it use: {_labels(options, False)}? Reply with a name or “the second one”. "
-            f"If you don't say, I'll use “{first}”.")
+def _assume_question(turn: TurnContext, options: list[dict[str, Any]], why: Stored) -> Stored:
+    return sentences(why, words(gettext_noop("Which template should it use: %(labels)s? Reply with a name or “the "
+                                             "second one”. If you don't say, I'll use “%(first)s”."),
+                                labels=_labels(options), first=_option_name(options[0])))
 
 
 def _answer_template_question(turn: TurnContext, run, options: list[dict[str, Any]], asked: int,
@@ -589,18 +587,18 @@ def _answer_template_question(turn: TurnContext, run, options: list[dict[str, An
             options = _options_of(decision.options, zh)
     if template is None and asked >= 2:
         template = _template_named(assumed or options[0]["answer"])  # never a third time: the assumption
-    named = (f"好的，名称改为“{name}”。" if zh else f"OK — it'll be called “{name}”. ") if name != name_now else ""
+    named = words(gettext_noop("OK — it'll be called “%(name)s”."), name=name) if name != name_now else ""
     if template is not None:
         if name != name_now:
-            lead = (named + f"我已停止之前的设置，按新名称重新开始，使用模板“{template_label(template, True)}”。" if zh else
-                    named + f"I've stopped the earlier setup and started again under that name with the template "
-                    f"“{template.name}”.")
+            lead = sentences(named, words(gettext_noop("I've stopped the earlier setup and started again under that "
+                                                       "name with the template “%(template)s”."),
+                                          template=template_name_words(template)))
             return _restart(turn, run, name=name, requirements=merged, template=template, lead=lead)
         return _answer_node(turn, run, template, merged)
     # Not answered: the second (and last) time the question is put, with what Keel will assume.
-    why = ((f"“{turn.text[:40]}”不是可选项之一。" if zh else f"“{turn.text[:40]}” is not one of the options. ")
+    why = (words(gettext_noop("“%(said)s” is not one of the options."), said=turn.text[:40])
            if not read["name"] and not read["changes"] else "")
-    question = _assume_question(turn, options, named + why)
+    question = _assume_question(turn, options, sentences(named, why))
     assume = options[0]["answer"]
     state = {"kind": "template", "request": run.params.get("request") or "", "asked": 2, "assume": assume,
              "options": options, "requirements": merged, "question": question}
@@ -608,9 +606,9 @@ def _answer_template_question(turn: TurnContext, run, options: list[dict[str, An
         # The name is applied now: a new run under it goes on with the assumption, and a pick
         # in the next message switches the template while the approval waits.
         template = _template_named(assume)
-        lead = (f"{named}我已按新名称重新开始，暂时使用“{template_label(template, True)}”。" if zh else
-                f"{named}I've started it again under that name, with “{template.name}” for now. ")
-        question = _assume_question(turn, options, lead if not zh else lead)
+        lead = sentences(named, words(gettext_noop("I've started it again under that name, with “%(template)s” for "
+                                                   "now."), template=template_name_words(template)))
+        question = _assume_question(turn, options, lead)
         state.update(kind="assumed", question=question)
         reply = _restart(turn, run, name=name, requirements=merged, template=template, lead="",
                          pending=state)
@@ -625,29 +623,26 @@ def _answer_assumed(turn: TurnContext, state: dict[str, Any]) -> TurnReply:
     """The run went on with the assumption; a pick in this message switches the template."""
     from workflows.models import Run
 
-    zh = turn.zh
     run = Run.objects.filter(id=state.get("run_id"), tenant_id=turn.membership.tenant_id).first()
     options = state.get("options") or []
     before = dict(state.get("requirements") or {})
     read = answer_read(turn.text, options, before)
     if run is None:
         turn.pending(NAME).clear()
-        return TurnReply(route="resume_run", reply=("好的。" if zh else "OK."))
+        return TurnReply(route="resume_run", reply=words(gettext_noop("OK.")))
     if read["stop"] and read["index"] is None:
         return _stop_reply(turn, run)
     template = _template_named(options[read["index"]]["answer"]) if read["index"] is not None else None
     assumed = _template_named(state.get("assume") or "")
     if template is None or (assumed is not None and template.code == assumed.code):
         turn.pending(NAME).clear()
-        label = template_label(assumed, zh) if assumed else ""
-        reply = (f"好的，就用“{label}”继续。" if zh else f"OK — going on with “{label}”.")
+        reply = words(gettext_noop("OK — going on with “%(template)s”."),
+                      template=template_name_words(assumed) if assumed else "")
         if assumed is not None:
-            extra = _template_sentences(before, assumed, zh)
-            reply += extra if zh else (" " + extra if extra else "")
+            reply = sentences(reply, _template_sentences(before, assumed))
         return TurnReply(route="resume_run", reply=reply, run_id=run.id)
     requirements = _with_items(before, template)
-    lead = (f"好的，改用模板“{template_label(template, True)}”。" if zh else
-            f"OK — switching to the template “{template.name}”.")
+    lead = words(gettext_noop("OK — switching to the template “%(template)s”."), template=template_name_words(template))
     try:
         from workflows.services import run_revise
     except ImportError:  # no revision service: start again
@@ -660,13 +655,12 @@ def _answer_assumed(turn: TurnContext, state: dict[str, Any]) -> TurnReply:
                        params_update={"template_code": template.code, "requirements": requirements},
                        reason=f"the user chose the template “{template.name}”")
         except DomainError as refused:
-            return TurnReply(route="resume_run", run_id=run.id, reply=(
-                f"现在无法更换模板（{refused.message}）。请稍后再说一次。" if zh else
-                f"I couldn't switch the template just now ({refused.message}). Please say it again in a moment."))
+            return TurnReply(route="resume_run", run_id=run.id, reply=words(gettext_noop(
+                "I couldn't switch the template just now (%(why)s). Please say it again in a moment."),
+                why=refused.message))
         turn.pending(NAME).clear()
-        extra = _template_sentences(before, template, zh)
         return TurnReply(route="resume_run", run_id=run.id,
-                         reply=lead + (extra if zh else (" " + extra if extra else "")))
+                         reply=sentences(lead, _template_sentences(before, template)))
     return _restart(turn, run, name=run.params.get("group_name") or "", requirements=before, template=template,
                     lead=lead)
 
@@ -725,7 +719,7 @@ def _percent(rate: Decimal | None) -> str:
     return f"{value:f}%"
 
 
-def rate_answer(text: str, *, zh: bool) -> str | None:
+def rate_answer(text: str) -> Stored:
     """A configuration value quoted from the catalog: "the housing fund rate in the Shanghai template"."""
     lowered = text_normalize(text)
     codes = _rate_topic(lowered)
@@ -750,14 +744,14 @@ def rate_answer(text: str, *, zh: bool) -> str | None:
         return None
     template = ranked[0]
     items = [i for i in template.items.all() if any(part in i.code for part in codes)]
-    described = []
+    described: Stored = ""
     for i in items:
         how = _percent(i.rate) + (f" × {i.base}" if i.rate is not None and i.base else "") if i.rate is not None \
             else (i.formula or "")
-        described.append(f"{i.name_zh if zh else i.name}：{how}" if zh else f"{i.name}: {how}")
-    name = template.name_zh if zh and template.name_zh else template.name
-    return (f"模板“{name}”中，" + "；".join(described) + "。" if zh else
-            f"In the template “{name}”, " + "; ".join(described) + ".")
+        said = words(gettext_noop("%(item)s: %(how)s"), item=localised(i.name, i.name_zh or i.name), how=how)
+        described = words(gettext_noop("%(first)s; %(second)s"), first=described, second=said) if described else said
+    return words(gettext_noop("In the template “%(template)s”, %(items)s."), template=template_name_words(template),
+                 items=described)
 
 
 def _configuration(turn: TurnContext) -> TurnReply:
@@ -961,7 +955,7 @@ class PayrollConversation(ConversationDomain):
 
     def analyze(self, turn: TurnContext, kind: str) -> TurnReply | None:
         if kind == "rate":
-            reply = rate_answer(turn.text, zh=turn.zh)
+            reply = rate_answer(turn.text)
             if reply:
                 turn.frame("observation", "observation: template items", reply, {"kind": kind})
                 return TurnReply(route="analyze", reply=reply)
@@ -973,18 +967,18 @@ class PayrollConversation(ConversationDomain):
     def change(self, turn: TurnContext, run: Any) -> Change | None:
         return change_read(turn, run)  # payroll/changes.py
 
-    def run_title(self, run: Any, zh: bool) -> str | None:
+    def run_title(self, run: Any) -> Stored:
         name = run.params.get("group_name")
         if not name:
             return None
-        return f"“{name}”的设置" if zh else f"The setup of “{name}”"
+        return words(gettext_noop("The setup of “%(name)s”"), name=name)
 
-    def run_made(self, run: Any, zh: bool) -> str | None:
+    def run_made(self, run: Any) -> Stored:
         coordinate = StateCoordinate.objects.filter(run=run, key="group_id").order_by("-plan_version").first()
         group = coordinate and PayrollGroup.objects.filter(id=int(coordinate.value), tenant_id=run.tenant_id).first()
         if not group:
             return None
-        return f"薪资组“{group.name}”已创建。" if zh else f"The group “{group.name}” has been created."
+        return words(gettext_noop("The group “%(name)s” has been created."), name=group.name)
 
     def clarify_hint(self, text: str, zh: bool) -> str:
         missing = requirements_extract(text)["missing"] if text.strip() else ["region", "pay_frequency"]

@@ -22,6 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 
+from django.utils.translation import gettext_noop
+
+from config.words import Stored, words
 from llm import backend_structured
 from llm.structured import tool_calls_first
 from timeline.services import frame_record
@@ -41,7 +44,7 @@ class ExplorationOutcome:
     requirements: dict[str, Any]
     scratchpad: list[dict[str, Any]]
     iterations: int
-    question: str = ""
+    question: Stored = ""  # words (config.words)
     template_name: str | None = None
     reason: str = ""
 
@@ -68,19 +71,21 @@ def dependencies_known(requirements: dict[str, Any], template_name: str | None) 
 
 
 QUESTIONS = {
-    "region": "which city or region the group is for (for example Shanghai, Hangzhou, Singapore or nationwide)",
-    "pay_frequency": "how often they are paid (for example monthly or semi-monthly)",
-    "group_name": "what the new group should be called",
+    "region": gettext_noop("which city or region the group is for (for example Shanghai, Hangzhou, Singapore or "
+                           "nationwide)"),
+    "pay_frequency": gettext_noop("how often they are paid (for example monthly or semi-monthly)"),
+    "group_name": gettext_noop("what the new group should be called"),
 }
-QUESTIONS_ZH = {"region": "这个薪资组属于哪个城市或地区（例如上海、杭州、新加坡或全国）", "pay_frequency": "多久发一次薪（例如每月、半月）",
-                "group_name": "新薪资组叫什么名字"}
 
 
-def question_for(missing: list[str], *, zh: bool) -> str:
-    if zh:
-        return "为了继续，请告诉我" + "，以及".join(QUESTIONS_ZH[m] for m in missing) + "。回复后我会接着处理。"
-    return ("To go on I need to know " + " and ".join(QUESTIONS[m] for m in missing)
-            + ". Reply with that (or say “continue” once you have set it up) and I'll pick up from here.")
+def question_for(missing: list[str], *, zh: bool = False) -> Stored:
+    """What the user is asked for (words, read in each reader's language); `zh` is unused."""
+    asked: Stored = ""
+    for m in missing:
+        said = words(QUESTIONS[m])
+        asked = words(gettext_noop("%(first)s and %(then)s"), first=asked, then=said) if asked else said
+    return words(gettext_noop("To go on I need to know %(what)s. Reply with that (or say “continue” once you have "
+                              "set it up) and I'll pick up from here."), what=asked)
 
 
 CONTROL_TOOLS = [
@@ -217,13 +222,13 @@ def react_explore(*, state: ExplorationState, tenant_id: int, user_id: int, narr
                 output = tool.fn(ToolContext(tenant_id=tenant_id, run_id=0, node_id=0, node_key="explore",
                                              user_id=user_id, call_id=0, idempotency_key="", approval_id=None,
                                              params={}), arguments)
-                words = observation_words(action, output)
+                observed = observation_words(action, output)
             except Exception as err:  # a bad proposal is an observation, not a crash
-                output, words = {}, f"The tool refused: {err}"
-            _frame(activity_id, "observation", f"observation: {action}", words,
+                output, observed = {}, f"The tool refused: {err}"
+            _frame(activity_id, "observation", f"observation: {action}", observed,
                    {"action": action, "arguments": arguments, "output": output}, parent=thought)
             state.scratchpad.append({"thought": step["thought"], "action": action, "input": arguments,
-                                     "observation": words})
+                                     "observation": observed})
             if action == "list_templates" and len(output.get("templates") or []) == 1 and (
                     state.requirements.get("population") or state.requirements.get("items_named")):
                 template_name = state.template_name = output["templates"][0]["name"]

@@ -22,6 +22,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
+from config.words import Stored, localised, words
+
 WEIGHTS = {
     "region": 6,             # the template is for the request's city or country
     "nationwide": 2,         # a nationwide (CN) template for a mainland city
@@ -202,6 +206,16 @@ def template_label(template, zh: bool) -> str:
     return (template.name_zh or template.name) if zh else template.name
 
 
+def template_name_words(template) -> dict[str, str]:
+    """A template's name in each reader's language (config.words.localised)."""
+    return localised(template.name, template.name_zh or template.name)
+
+
+def item_name_words(item: str) -> dict[str, str]:
+    en, zh = ITEM_NAMES.get(item, (item.replace("_", " "), item))
+    return localised(en, zh)
+
+
 def items_met(requirements: dict[str, Any], template) -> tuple[list[str], list[dict[str, str]]]:
     """Each requested item is met (the template has it) or not met, with the reason in words
     (English; `not_met_words` says it in the user's language)."""
@@ -217,16 +231,13 @@ def items_met(requirements: dict[str, Any], template) -> tuple[list[str], list[d
     return met, not_met
 
 
-def not_met_words(not_met: list[dict[str, str]], template, zh: bool) -> str:
-    """The chat's sentence for what the template does not cover ("" when it covers everything)."""
+def not_met_words(not_met: list[dict[str, str]], template) -> Stored:
+    """The chat's sentence for what the template does not cover ("" when it covers everything), as words."""
     if not not_met:
         return ""
-    name = template_label(template, zh)
-    if zh:
-        items = "、".join(item_words(n["item"], True) for n in not_met)
-        return f"未满足：{items}——模板“{name}”中没有这一项，请在设置完成后添加，或选择其他模板。"
-    items = "; ".join(f"{item_words(n['item'], False)}: no such item in the template “{name}”" for n in not_met)
-    return f"Not met — {items}. Add it after setup, or choose another template."
+    items = words(gettext_noop("%(names)s: no such item in the template “%(template)s”"),
+                  names=[item_name_words(n["item"]) for n in not_met], template=template_name_words(template))
+    return words(gettext_noop("Not met — %(items)s. Add it after setup, or choose another template."), items=items)
 
 
 def template_city(template) -> tuple[str, str] | None:
@@ -239,8 +250,8 @@ def template_city(template) -> tuple[str, str] | None:
     return en, zh
 
 
-def other_city_words(requirements: dict[str, Any], template, zh: bool) -> str:
-    """Said plainly when the template is made for another city than the request's."""
+def other_city_words(requirements: dict[str, Any], template) -> Stored:
+    """Said plainly when the template is made for another city than the request's (words)."""
     region = requirements.get("region") or ""
     city = template_city(template)
     if not region.startswith("CN") or city is None:
@@ -248,15 +259,14 @@ def other_city_words(requirements: dict[str, Any], template, zh: bool) -> str:
     wanted = REGION_CITY.get(region, region.lower().replace("cn-", ""))
     if wanted == city[0].lower():
         return ""
-    place = _place(requirements, zh) if region != "CN" else ("全国" if zh else "nationwide")
-    name = template_label(template, zh)
-    if zh:
-        return f"没有{place}的模板，我会使用“{name}”——其社保和公积金比例是{city[1]}的，不是{place}的。"
+    name, its = template_name_words(template), localised(city[0], city[1])
     if region == "CN":
-        return (f"There is no nationwide template; I'll use “{name}” — its social insurance and housing fund "
-                f"rates are {city[0]}'s, not set nationwide.")
-    return (f"There is no {place} template; I'll use “{name}” — its social insurance and housing fund rates are "
-            f"{city[0]}'s, not {place}'s.")
+        return words(gettext_noop("There is no nationwide template; I'll use “%(template)s” — its social insurance "
+                                  "and housing fund rates are %(city)s's, not set nationwide."), template=name, city=its)
+    place = localised(_place(requirements, False), _place(requirements, True))
+    return words(gettext_noop("There is no %(place)s template; I'll use “%(template)s” — its social insurance and "
+                              "housing fund rates are %(city)s's, not %(place)s's."), place=place, template=name,
+                 city=its)
 
 
 def template_next_best(requirements: dict[str, Any], templates):

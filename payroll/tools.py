@@ -376,21 +376,22 @@ def _memory_preference(ctx: ToolContext, requirements: dict[str, Any], ranked):
         pair = next((p for p in ranked if str(p[1].id) == item.data.get("template_id") and p[0][0] > 0), None)
         if pair is None:
             continue
-        _memory_frame(ctx, item, pair[1].name)
+        _memory_frame(ctx, item, localised(pair[1].name, pair[1].name_zh or pair[1].name))
         _recalled.links = [memory_link(item)]
         return pair
     return None
 
 
-def _memory_frame(ctx: ToolContext, item, template_name: str) -> None:
+def _memory_frame(ctx: ToolContext, item, template_name: dict[str, str]) -> None:
 
 
     activity_id = node_activity_id(ctx.node_id)
     if not activity_id:
         return
     frame_record(activity_id=activity_id, kind="memory", name="memory: L3 experience",
-                 summary=f"Experience from an earlier approval ranked “{template_name}” first "
-                         "(context only; the import still needs its own approval).",
+                 summary=words(gettext_noop("Experience from an earlier approval ranked “%(template)s” first "
+                                            "(context only; the import still needs its own approval)."),
+                               template=template_name),
                  payload={"boundary": "planning", **memory_link(item)})
 
 

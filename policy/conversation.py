@@ -10,10 +10,11 @@ from datetime import date
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
-from config.words import words
+from config.words import english_aside, words
 from workflows.conversation import Claim, ConversationDomain, TurnContext, TurnReply, Vocabulary, text_normalize
 
-from .services import policy_answer
+from .models import PolicyVersion
+from .services import _unit, policy_answer
 
 NAME = "policy"
 PERSONA = "Keel answers questions about the company's travel policy."
@@ -63,17 +64,22 @@ def policy_reply(turn: TurnContext) -> TurnReply:
                {"question": turn.text, "date": on_date.isoformat(), "topic": topic, **result},
                operation="execute_tool", tool_name="policy_answer")
     answer = result.get("answer") or {}
+    # The reply is words (config.words): each reader reads it in their language; the policy's
+    # own lines are quoted as the policy states them.
     if result["state"] == "ANSWERED":
-        quote = " ".join(f"[{c['source']} line {c['line']}] {c['text']}" for c in answer.get("citation", []))
-        reply = (f"{answer['amount']} {answer['unit']}（{on_date.isoformat()} 适用）。依据：{quote}" if turn.zh else
-                 f"{answer['amount']} {answer['unit']} (the policy in force on {on_date.isoformat()}). "
-                 f"Source: {quote}")
+        citations = answer.get("citation", [])
+        quote = [words(gettext_noop("[%(source)s line %(line)s] %(text)s"), source=c["source"], line=c["line"],
+                       text=c["text"]) for c in citations]
+        version = (PolicyVersion.objects.filter(document__tenant=turn.membership.tenant, document__topic=topic,
+                                                label=citations[0]["source"]).first() if citations else None)
+        reply = words(gettext_noop("%(amount)s %(unit)s (the policy in force on %(date)s). Source: %(quote)s"),
+                      amount=answer["amount"], unit=_unit(version, answer["unit"]), date=on_date.isoformat(),
+                      quote=quote)
     elif result["state"] == "ABSTAINED":
-        reply = ("政策中没有足够的依据回答这个问题。" if turn.zh else
-                 f"I can't answer that from the policy ({result['reason'].replace('_', ' ')}).")
+        reply = words(gettext_noop("I can't answer that from the policy (%(reason)s)."),
+                      reason=english_aside(result["reason"].replace("_", " ")))
     else:
-        reply = ("我停止了这个问题的处理：" + result["reason"] if turn.zh else
-                 f"I stopped before answering ({result['reason'].replace('_', ' ')}).")
+        reply = words(gettext_noop("I stopped before answering (%(reason)s)."), reason=result["reason"].replace("_", " "))
     return TurnReply(route="analyze", reply=reply)
 
 

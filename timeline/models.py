@@ -11,6 +11,8 @@ from django.utils.translation import gettext_lazy as _
 from config.ids import BusinessIdField
 from config.words import words_render
 
+from .shown import activity_title_shown
+
 
 class Conversation(models.Model):
     id = BusinessIdField()
@@ -32,24 +34,27 @@ class Activity(models.Model):
     """One turn of the conversation, or one step group of a run (a node's work)."""
 
     class Kind(models.TextChoices):
-        MESSAGE = "message"
-        RUN = "run"
-        NODE = "node"
+        MESSAGE = "message", _("message")
+        RUN = "run", _("run")
+        NODE = "node", _("step")
 
     id = BusinessIdField()
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="activities")
-    kind = models.CharField(max_length=20, choices=Kind.choices)
-    title = models.CharField(max_length=200)
-    summary = models.TextField(blank=True, help_text="safe for business users; English, for search and logs")
-    summary_words = models.JSONField(null=True, blank=True,
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="activities",
+                                     verbose_name=_("conversation"))
+    kind = models.CharField(_("kind"), max_length=20, choices=Kind.choices)
+    title = models.CharField(_("title"), max_length=200)
+    summary = models.TextField(_("summary (English)"), blank=True,
+                               help_text="safe for business users; English, for search and logs")
+    summary_words = models.JSONField(_("summary as words"), null=True, blank=True,
                                      help_text="the summary as meaning (config.words), rendered for each reader")
-    status = models.CharField(max_length=30, default="in_progress")
-    intent = models.CharField(max_length=20, blank=True)
-    route = models.CharField(max_length=40, blank=True)
-    run = models.ForeignKey("workflows.Run", null=True, blank=True, on_delete=models.CASCADE, related_name="activities")
-    node_key = models.CharField(max_length=60, blank=True)
-    started_at = models.DateTimeField(auto_now_add=True)
-    ended_at = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(_("status"), max_length=30, default="in_progress")
+    intent = models.CharField(_("intent"), max_length=20, blank=True)
+    route = models.CharField(_("route"), max_length=40, blank=True)
+    run = models.ForeignKey("workflows.Run", null=True, blank=True, on_delete=models.CASCADE, related_name="activities",
+                            verbose_name=_("run"))
+    node_key = models.CharField(_("step key"), max_length=60, blank=True)
+    started_at = models.DateTimeField(_("started at"), auto_now_add=True)
+    ended_at = models.DateTimeField(_("ended at"), null=True, blank=True)
     # Rollups kept by frame_record, so a page shows totals without reading every frame.
     frame_count = models.IntegerField(default=0)
     error_count = models.IntegerField(default=0)
@@ -65,7 +70,7 @@ class Activity(models.Model):
         verbose_name, verbose_name_plural = _("activity"), _("activities")
 
     def __str__(self) -> str:
-        return self.title
+        return activity_title_shown(self)  # in the reader's language: a step by its blueprint's title
 
     @property
     def summary_shown(self) -> str:
@@ -100,44 +105,56 @@ class ActivityLink(models.Model):
 
 class Frame(models.Model):
     class Kind(models.TextChoices):
-        INTENT = "intent"
-        ROUTE = "route"
-        MODEL_CALL = "model_call"
-        THOUGHT = "thought"
-        ACTION = "action"
-        OBSERVATION = "observation"
-        TOOL_CALL = "tool_call"
-        STATE_CHANGE = "state_change"
-        APPROVAL = "approval"
-        PROVENANCE = "provenance"
-        VALIDATION = "validation"
-        PLAN = "plan"
-        ERROR = "error"
-        MEMORY = "memory"
+        INTENT = "intent", _("intent")
+        ROUTE = "route", _("route")
+        MODEL_CALL = "model_call", _("model call")
+        THOUGHT = "thought", _("thought")
+        ACTION = "action", _("action")
+        OBSERVATION = "observation", _("observation")
+        TOOL_CALL = "tool_call", _("tool call")
+        STATE_CHANGE = "state_change", _("state change")
+        APPROVAL = "approval", _("approval")
+        PROVENANCE = "provenance", _("provenance")
+        VALIDATION = "validation", _("validation")
+        PLAN = "plan", _("plan")
+        ERROR = "error", _("error")
+        MEMORY = "memory", _("memory")
+
+    class Status(models.TextChoices):
+        OK = "ok", _("ok")
+        ERROR = "error", _("error")
+        WAITING = "waiting", _("waiting")
+
+    class Level(models.TextChoices):
+        INFO = "info", _("info")
+        WARNING = "warning", _("warning")
+        ERROR = "error", _("error")
 
     id = BusinessIdField()
-    activity = models.ForeignKey(Activity, on_delete=models.CASCADE, related_name="frames")
-    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="children")
-    kind = models.CharField(max_length=20, choices=Kind.choices)
-    name = models.CharField(max_length=120)
-    status = models.CharField(max_length=20, default="ok")
-    level = models.CharField(max_length=10, default="info")
-    summary = models.TextField(blank=True, help_text="safe for business users; English, for search and logs")
-    summary_words = models.JSONField(null=True, blank=True,
+    activity = models.ForeignKey(Activity, on_delete=models.CASCADE, related_name="frames", verbose_name=_("activity"))
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="children",
+                               verbose_name=_("parent frame"))
+    kind = models.CharField(_("kind"), max_length=20, choices=Kind.choices)
+    name = models.CharField(_("name"), max_length=120)
+    status = models.CharField(_("status"), max_length=20, choices=Status.choices, default="ok")
+    level = models.CharField(_("level"), max_length=10, choices=Level.choices, default="info")
+    summary = models.TextField(_("summary (English)"), blank=True,
+                               help_text="safe for business users; English, for search and logs")
+    summary_words = models.JSONField(_("summary as words"), null=True, blank=True,
                                      help_text="the summary as meaning (config.words), rendered for each reader")
-    started_at = models.DateTimeField()
-    first_token_at = models.DateTimeField(null=True, blank=True)
-    ended_at = models.DateTimeField(null=True, blank=True)
-    latency_ms = models.FloatField(default=0)
+    started_at = models.DateTimeField(_("started at"))
+    first_token_at = models.DateTimeField(_("first token at"), null=True, blank=True)
+    ended_at = models.DateTimeField(_("ended at"), null=True, blank=True)
+    latency_ms = models.FloatField(_("latency (ms)"), default=0)
     # OpenTelemetry gen_ai.* semantic conventions
-    gen_ai_operation_name = models.CharField(max_length=40, blank=True)
-    gen_ai_provider_name = models.CharField(max_length=40, blank=True)
-    gen_ai_request_model = models.CharField(max_length=120, blank=True)
-    gen_ai_usage_input_tokens = models.IntegerField(default=0)
-    gen_ai_usage_output_tokens = models.IntegerField(default=0)
-    gen_ai_tool_name = models.CharField(max_length=80, blank=True)
-    gen_ai_tool_call_id = models.CharField(max_length=40, blank=True)
-    cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    gen_ai_operation_name = models.CharField(_("operation"), max_length=40, blank=True)
+    gen_ai_provider_name = models.CharField(_("model provider"), max_length=40, blank=True)
+    gen_ai_request_model = models.CharField(_("model"), max_length=120, blank=True)
+    gen_ai_usage_input_tokens = models.IntegerField(_("input tokens"), default=0)
+    gen_ai_usage_output_tokens = models.IntegerField(_("output tokens"), default=0)
+    gen_ai_tool_name = models.CharField(_("tool name"), max_length=80, blank=True)
+    gen_ai_tool_call_id = models.CharField(_("tool call id"), max_length=40, blank=True)
+    cost = models.DecimalField(_("cost"), max_digits=12, decimal_places=6, default=0)
 
     @property
     def summary_shown(self) -> str:
@@ -170,12 +187,14 @@ class FramePayload(models.Model):
 class Event(models.Model):
     """Append-only; seq is gapless per conversation. Browsers resume by seq."""
 
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="events")
-    seq = models.BigIntegerField()
-    type = models.CharField(max_length=60)
-    run = models.ForeignKey("workflows.Run", null=True, blank=True, on_delete=models.CASCADE, related_name="events")
-    data = models.JSONField(default=dict)
-    created_at = models.DateTimeField(auto_now_add=True)
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="events",
+                                     verbose_name=_("conversation"))
+    seq = models.BigIntegerField(_("sequence"))
+    type = models.CharField(_("type"), max_length=60)
+    run = models.ForeignKey("workflows.Run", null=True, blank=True, on_delete=models.CASCADE, related_name="events",
+                            verbose_name=_("run"))
+    data = models.JSONField(_("data"), default=dict)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
 
     class Meta:
         verbose_name, verbose_name_plural = _("event"), _("events")

@@ -64,7 +64,7 @@ BUSINESS_EVENT_KEYS = frozenset({
     "node", "plan_version", "from", "to", "reason", "control", "blueprint", "nodes", "approval", "summary",
     "deadline", "by", "comment", "replan", "waited_seconds", "question", "options", "replaced", "verdict",
     "activity", "activity_id", "run_id", "intent", "reply", "text", "delta", "status", "title", "index", "user",
-    "attachment", "route", "run",
+    "attachment", "route", "run", "words",
 })
 
 

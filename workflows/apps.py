@@ -1,8 +1,10 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class WorkflowsConfig(AppConfig):
     name = "workflows"
+    verbose_name = _("Workflows")  # the admin's app list, in the reader's language
 
     def ready(self) -> None:
         # Imported here, not at the top: Django loads apps.py before the models exist.

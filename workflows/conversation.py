@@ -86,11 +86,14 @@ class TurnContext(Protocol):
 
 @dataclass
 class TurnReply:
-    """What a turn answers. `start_run` starts the turn's run inside the reply's commit and
-    returns its id; `extra` is merged into the message's answer (e.g. an attachment's id)."""
+    """What a turn answers. `reply` is words (config.words: a message key and its parameters),
+    stored as meaning and rendered in each reader's language; a plain string only for text no
+    catalog holds (the person's own words, a model's free text), shown as it is. `start_run`
+    starts the turn's run inside the reply's commit and returns its id; `extra` is merged into
+    the message's answer (e.g. an attachment's id)."""
 
     route: str
-    reply: str
+    reply: Any
     run_id: int | None = None
     status: str = "completed"
     options: list[dict[str, Any]] = field(default_factory=list)
@@ -102,14 +105,14 @@ class TurnReply:
 class Change:
     """A change a message says to one of the domain's runs ("call it X", "use the Beijing
     template", "add a 13th-month bonus"): the params it updates, the steps that decide again
-    (and every step after them), why (words) and what to tell the person, in their language.
-    `follow_up` is a request that would start a new run with the change, offered when the run
-    has ended already."""
+    (and every step after them), why (words) and what to tell the person (words, rendered in
+    each reader's language). `follow_up` is a request that would start a new run with the
+    change, offered when the run has ended already."""
 
     params_update: dict[str, Any]
     replace: list[str]
     reason: Any
-    reply: str
+    reply: Any
     follow_up: str = ""
 
 
@@ -263,12 +266,12 @@ class ConversationDomain:
         once the run has ended."""
         return None
 
-    def run_title(self, run: Any, zh: bool) -> str | None:
-        """Its run as the subject of a sentence ("the setup of “Shanghai Sales”")."""
+    def run_title(self, run: Any) -> Any:
+        """Its run as the subject of a sentence ("the setup of “Shanghai Sales”"), as words."""
         return None
 
-    def run_made(self, run: Any, zh: bool) -> str | None:
-        """What a completed run of its made, in one sentence."""
+    def run_made(self, run: Any) -> Any:
+        """What a completed run of its made, in one sentence, as words."""
         return None
 
     def clarify_hint(self, text: str, zh: bool) -> str:

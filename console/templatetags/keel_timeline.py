@@ -7,6 +7,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, gettext_noop
 
 from console.blueprint_words import (
+    activity_title_shown,
     blueprint_title,
     criterion_shown,
     goal_shown,
@@ -17,6 +18,7 @@ from config.words import words as words_of
 from console.status import status_label as _status_label
 from console.status import status_labels_json as _status_labels_json
 from console.status import ui_words_json as _ui_words_json
+from timeline.shown import frame_name_shown
 from workflows.blueprints import step_title
 
 register = template.Library()
@@ -163,14 +165,8 @@ def activity_kind(kind: str) -> str:
 
 @register.filter
 def activity_title(activity) -> str:
-    """An Activity's title as the reader reads it: a run's with its blueprint's part
-    translated, a step's by the step's name, a message's as the person typed it."""
-    run = activity.run if activity.run_id else None
-    if activity.kind == "run" and run is not None:
-        return run_title_shown(activity.title, run.blueprint)
-    if activity.kind == "node" and activity.node_key:
-        return step_label(activity.node_key, run.blueprint if run else "")
-    return activity.title
+    """An Activity's title as the reader reads it (console.blueprint_words.activity_title_shown)."""
+    return activity_title_shown(activity)
 
 
 @register.filter
@@ -183,3 +179,9 @@ def run_title(run) -> str:
 @register.filter
 def blueprint_label(name: str) -> str:
     return blueprint_title(name)
+
+
+@register.filter
+def frame_name(name: str):
+    """A frame's name in the page's language, its codes marked as <code> (timeline.shown)."""
+    return frame_name_shown(name)

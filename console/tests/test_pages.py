@@ -84,6 +84,17 @@ def test_the_developer_timeline_shows_frames_waits_and_provenance():
     assert "wf-bar" in html
 
 
+def test_the_developer_timeline_reads_in_chinese_with_its_codes_as_code():
+    run = run_to_approval()
+    html = client_for("dora").get(f"/conversations/{run.conversation_id}/timeline/?view=developer",
+                                  HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert '<option value="tool_call" >工具调用</option>' in html and '<option value="info" >信息</option>' in html
+    assert '<span class="chip kind-plan">计划</span>' in html and "计划 v1" in html
+    assert "于步骤 <code>match</code>" in html and "回执 <code>" in html
+    assert "<code>match_salary_template</code>" in html  # a tool's name is a code, shown as one
+    assert " tok<" not in html and "plan v1" not in html
+
+
 def test_the_developer_timeline_shows_which_call_produced_the_template_id():
     from workflows.models import StateCoordinate
 

@@ -89,7 +89,7 @@ def conversation_timeline(request: HttpRequest, conversation_id: int) -> HttpRes
             activities = [a for a in activities if a.rows]
             context.update(activities=activities, hidden_activities=hidden)
         context.update(filters=filters, filter_query=filters.as_query(), tools=frame_tools_for(conversation),
-                       kinds=[k for k, _ in Frame.Kind.choices],
+                       kinds=Frame.Kind.choices, levels=Frame.Level.choices,
                        provenance=provenance_for_runs(run_ids), replayable_runs=run_ids)
     else:
         # Business users read what happened in plain words: the frames' summaries

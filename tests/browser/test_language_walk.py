@@ -54,31 +54,6 @@ CHINESE_NAMES = ["李伟", "张敏", "陈静", "王芳", "刘洋", "赵磊", "�
 # (page name prefix, a regular expression of the text shown): the walk forgives exactly these
 # fragments, on those pages, and nothing else.
 PENDING_OTHERS: list[tuple[str, str]] = [
-    # H5: the timeline's summaries, stored as English prose, and the developer view's codes.
-    ("timeline developer", r"^(intent|route|thought|action|observation|approval|provenance|validation|plan|error|memory|"
-                           r"info|warning|acceptance)$"),
-    ("timeline developer", r"意图 resolve · 路由 plan|\d+/\d+ tok|model: (intent|requirements)|plan v\d+|"
-                           r"于步骤 \w+|回执 [\w/?=@.-]+|intent resolve|route → plan"),
-    # H5 (timeline/admin.py, the timeline's models) and tenants/admin.py (no helper): the admin timeline.
-    ("admin timeline", r"Frames, in order:|plan v\d+|Keel admin|\bTimeline\b|\bAgents\b|\bApprovals\b|\bWorkflows\b|Model name|Add link|"
-                       r"Change or view list link|Replay results|Approval requests|Activities|\bEvents\b|\bFrames\b|"
-                       r"\bNodes\b|\bPlans\b|Provenance blocks|\bRuns\b|State coordinates|Tool calls|Transitions|"
-                       r"选择(activity|frame|event)查看|查看 activity|Activity object|以 (kind|status|level|type)|"
-                       r"\d+ (activities|frames|events)|\bSearch\b.*|Started at:?|Ended at:?|Conversation id:?|"
-                       r"Node key:?|Created at|Run id|\bSeq\b|^Type$|^Kind$|^Title$|^Status$|^Run$|^Name$|^Node$|"
-                       r"Frame count|Latency ms|Gen ai tool (name|call id)|^Activity$|Every frame of this activity.*|"
-                       r"waterfall \(\d+ ms\)|^(kind|name|status|latency|tokens|summary|payload|"
-                       r"info|ok|completed|acceptance)$|· call|node \w+|Payroll group setup: |Expense claim|"
-                       r"^(snapshot|match|interpret|persist|score|retrieve|submit|check|create|verify|import|trial)$|"
-                       r"Candidate matching|^Message$|model: \w+|memory: L3 experience|route → \w+|intent resolve|"
-                       r"^(Thought|Action|Observation|State Change|Approval|Provenance|Error|Validation|Memory|"
-                       r"Tool Call|Model Call|Plan|Route|Intent)$|Matched the template .*|Reserved the name .*|"
-                       r"Experience from an earlier approval .*|a catalog template was chosen.*|the snapshot exists.*"),
-    # H1/H2: Keel's replies to a Chinese request are stored as Chinese text, so an English reader
-    # of the same conversation (and its timeline) reads them in Chinese.
-    ("conversation", r"好的，我开始创建薪资组“沪销走查”，使用模板“销售人员（含提成）”：先做快照，导入前会请审批人确认。"),
-    ("timeline", r"好的，我开始创建薪资组“沪销走查”，使用模板“销售人员（含提成）”：先做快照，导入前会请审批人确认。"),
-    ("conversation", r"已提交报销申请：.*"),
 ]
 
 # The text a person reads, without what the page marks as data or code and without the text of the

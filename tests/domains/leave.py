@@ -97,8 +97,9 @@ class LeaveConversation(ConversationDomain):
         start = re.search(r"(\d{4}-\d{2}-\d{2})", turn.text)
         params = {"days": int(days.group(1)) if days else 1,
                   "start_date": start.group(1) if start else date.today().isoformat()}
-        reply = (f"好的，我已提交 {params['days']} 天休假（{params['start_date']} 起），等待审批。" if turn.zh else
-                 f"I've asked for {params['days']} days of leave from {params['start_date']}; an approver decides.")
+        reply = said("I've asked for %(days)s days of leave from %(start)s; an approver decides.",
+                     "好的，我已提交 %(days)s 天休假（%(start)s 起），等待审批。",
+                     days=params["days"], start=params["start_date"])
 
         def started() -> int:
             return run_start(membership=turn.membership, blueprint=BLUEPRINT, params=params,
@@ -106,8 +107,8 @@ class LeaveConversation(ConversationDomain):
 
         return TurnReply(route="leave_request", reply=reply, start_run=started)
 
-    def run_title(self, run, zh: bool) -> str | None:
-        return "请假申请" if zh else "The leave request"
+    def run_title(self, run):
+        return said("The leave request", "请假申请")
 
     def capability(self, zh: bool) -> str:
         return "请假" if zh else "book leave"

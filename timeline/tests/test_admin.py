@@ -53,7 +53,8 @@ def change_url(obj) -> str:
 def test_dora_sees_demos_activities_and_not_others(client, runs):
     ours, theirs = runs
     html = as_user(client, "dora").get(reverse("admin:timeline_activity_changelist")).content.decode()
-    assert "Payroll group setup: Shanghai Sales" in html and "node match" in html
+    # The run's activity by its title; the step's by the blueprint's title for the step, its key as code.
+    assert "Payroll group setup: Shanghai Sales" in html and "Match template" in html and "<code>match</code>" in html
     assert "Oscar Imports" not in html
 
 
@@ -147,3 +148,33 @@ def test_the_admin_index_offers_the_timeline_models_only(client):
                  "Approval requests", "Provenance blocks"):
         assert name in html, name
     assert "Memberships" not in html and "Users" not in html
+
+
+def test_the_admin_timeline_reads_in_chinese_with_its_codes_as_code(client, runs):
+    ours, _ = runs
+    as_user(client, "dora")
+    listing = client.get(reverse("admin:timeline_activity_changelist"), HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "Keel 管理后台" in listing and "匹配模板" in listing and "<code>match</code>" in listing
+    assert "node match" not in listing and "Started at" not in listing
+    activity = Activity.objects.get(run=ours, node_key="match")
+    page = client.get(change_url(activity), HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "瀑布图（" in page and "Every frame of this activity" not in page
+    assert "<code>match_salary_template</code>" in page  # a tool's name is a code, shown as one
+    frames = client.get(reverse("admin:timeline_frame_changelist"), HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "模型调用：<code>" in frames and "model: " not in frames
+
+
+def test_a_frame_name_is_a_sentence_in_the_readers_language_around_its_code():
+    from django.utils import translation
+
+    from timeline.shown import frame_name_shown
+
+    with translation.override("zh-hans"):
+        assert frame_name_shown("route → plan") == "路由 → <code>plan</code>"
+        assert frame_name_shown("retry 2 of 3") == "第 2 次重试（共 3 次）"
+        assert frame_name_shown("acceptance") == "验收"
+        assert frame_name_shown("match_salary_template") == "<code>match_salary_template</code>"
+    with translation.override("en"):
+        assert frame_name_shown("model: intent") == "model call: <code>intent</code>"
+        assert frame_name_shown("plan v2") == "plan v2"
+        assert frame_name_shown("<b>x</b>") == "<code>&lt;b&gt;x&lt;/b&gt;</code>"
