@@ -1,5 +1,6 @@
 import pytest
 from django.test import override_settings
+from django.utils import translation
 
 from tests.demo import demo_ensure
 from workflows.tests.helpers import no_broker
@@ -14,6 +15,15 @@ def django_db_setup(django_db_setup, django_db_blocker):
     # The demo's passwords hashed as the tests' own (_fast_password_hashing), not at full strength.
     with django_db_blocker.unblock(), override_settings(PASSWORD_HASHERS=FAST_HASHERS):
         demo_ensure()
+
+
+@pytest.fixture(autouse=True)
+def _language_of_the_settings():
+    """Each test starts in the settings' language and leaves none active: a test that reads a
+    page in Chinese must not make the next one's words Chinese (xdist runs them in any order)."""
+    translation.deactivate()
+    yield
+    translation.deactivate()
 
 
 @pytest.fixture(autouse=True)

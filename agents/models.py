@@ -32,6 +32,9 @@ class Message(models.Model):
     link = models.JSONField(default=dict, blank=True)
     # A message about what a run did is posted once per event that caused it (redelivery-safe).
     news_of = models.CharField(max_length=40, blank=True)
+    # The conversation's event a news message tells (its seq): events written in one
+    # transaction share a moment, and the chat reads them in the order they happened.
+    event_seq = models.BigIntegerField(null=True, blank=True)
     intent = models.CharField(max_length=20, blank=True)
     run = models.ForeignKey("workflows.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     attachment_name = models.CharField(max_length=200, blank=True)

@@ -101,7 +101,8 @@ def news_post(event_id: int) -> Message | None:
         with transaction.atomic():
             message = Message.objects.create(conversation_id=event.conversation_id, role=Message.Role.ASSISTANT,
                                              text=text, words=news.words, intent="news", run_id=event.run_id,
-                                             options=news.options, link=link, news_of=key)
+                                             options=news.options, link=link, news_of=key,
+                                             event_seq=event.seq)
             # The chat reads in the order things happened, not the order workers posted the news:
             # a rejection before the replan it caused, though both tasks ran at once.
             Message.objects.filter(id=message.id).update(created_at=event.created_at)

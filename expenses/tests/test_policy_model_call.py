@@ -57,7 +57,7 @@ def test_the_policy_decision_is_a_counted_frame_of_the_check_step_on_the_develop
 
     html = client_for("dora").get(f"/conversations/{run.conversation_id}/timeline/?view=developer"
                                   "&kind=model_call").content.decode()
-    assert 'data-frame-kind="model_call"' in html and "model: decide" in html
+    assert 'data-frame-kind="model_call"' in html and "model call: <code>decide</code>" in html
     assert "211/3" in html  # the frame's tokens, in/out
 
 
