@@ -36,10 +36,13 @@ def embedded_database(folder: Path) -> dict[str, Any]:
         server = get_server(folder, cleanup_mode="stop")
         info = server.get_postmaster_info()
     except Exception as err:  # initdb or pg_ctl refused: say why and where to look
+        log = folder / "log"
+        said = log.read_text(errors="replace").strip().splitlines()[-3:] if log.is_file() else []
         raise ImproperlyConfigured(
-            f"The embedded PostgreSQL could not start on {folder}: {err}. Its log is {folder / 'log'}. "
-            f"Is the folder another PostgreSQL's, or not writable? Set KEEL_PGDATA to another folder, "
-            f"or DATABASE_URL to use a PostgreSQL of your own.") from err
+            f"The embedded PostgreSQL could not start on {folder}: {err.__class__.__name__} {err}".rstrip()
+            + (f"; its log ends: {' | '.join(said)}" if said else "")
+            + ". Is the folder another PostgreSQL's (another version or user), or not writable? Set KEEL_PGDATA "
+            "to another folder, or DATABASE_URL to use a PostgreSQL of your own.") from err
     host, port = str(info.socket_dir), str(info.port)
     with psycopg.connect(host=host, port=port, user="postgres", dbname="postgres", autocommit=True) as conn:
         if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [EMBEDDED_DATABASE]).fetchone():
