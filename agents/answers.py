@@ -15,6 +15,7 @@ from tenants.models import Membership
 from workflows.blueprints import BLUEPRINTS
 from workflows.conversation import Claim, ConversationDomain, conversation_domains, domain_of_blueprint, text_normalize
 from workflows.models import Run, RunStatus
+from workflows.tools import question_words
 
 RUN_EN = (r"\b(status|progress|approv\w*|approver|who (needs|has|must|should) to|is it (done|ready|finished)|done yet|"
           r"(is|was) the group (ready|created|done)|why (did|was|is|has) (it|the|my)|what happened|where are we|"
@@ -116,5 +117,5 @@ def run_answer(*, membership: Membership, conversation_id: int) -> tuple[Stored,
     if run.status == RunStatus.AWAITING_INPUT:
         node = run.nodes.filter(status="awaiting_input", retired_in__isnull=True).first()
         if node and node.question:
-            parts.append(node.question.get("text", ""))
+            parts.append(question_words(node.question))
     return sentences(*parts), run.id

@@ -24,6 +24,7 @@ from timeline.models import Event
 from timeline.services import event_append
 from workflows.models import Node, Run, RunStatus
 from workflows.news import News, RunNews, news_tell
+from workflows.tools import question_words
 
 from .models import Message
 
@@ -45,12 +46,14 @@ def _approval(data: dict) -> ApprovalRequest | None:
 
 
 def _question(run: Run, data: dict) -> News | None:
-    """A run's question is already the tool's own words: posted as asked, with its options."""
+    """A run's question is already the tool's own words: posted as asked (its words, rendered
+    for each reader of the chat), with its options."""
     node = Node.objects.filter(run=run, key=data.get("node"), status="awaiting_input", retired_in__isnull=True).first()
     question = (node.question or {}) if node else {}
-    if not question.get("text"):
+    said = question_words(question)
+    if not said:
         return None
-    return News(words=question["text"], options=question.get("options") or [], link=question.get("link") or {})
+    return News(words=said, options=question.get("options") or [], link=question.get("link") or {})
 
 
 def news_compose(event: Event) -> News | None:

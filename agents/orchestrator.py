@@ -76,6 +76,7 @@ from workflows.conversation import (
 )
 from workflows.models import RUN_TERMINAL, Run, RunStatus
 from workflows.services import REVISABLE, active_nodes, node_input_answer, run_cancel, run_revise
+from workflows.tools import question_words
 
 from .answers import question_claims, run_answer
 from .intent import intent_classify, intent_messages, signal_parse
@@ -630,7 +631,7 @@ def _resume_run(turn: Turn, run) -> Outcome:
     options = question.get("options") or []
     if _is_continue(turn.text):
         if not options:
-            return Outcome(route="resume_run", run_id=run.id, reply=question.get("text") or words(
+            return Outcome(route="resume_run", run_id=run.id, reply=question_words(question) or words(
                 gettext_noop("The run is waiting for an answer; please give it.")))
         answer = options[0]["answer"]
         reply = words(gettext_noop("Continuing with the first suggestion, “%(answer)s”."),

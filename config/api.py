@@ -28,6 +28,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from config.ids import MAX_ID
+from config.words import is_words, words_render
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 
@@ -38,7 +39,13 @@ class DomainError(Exception):
     status_code = 400
     code = "invalid"
 
-    def __init__(self, message: str, *, code: str | None = None, extra: dict[str, Any] | None = None):
+    def __init__(self, message: Any, *, code: str | None = None, extra: dict[str, Any] | None = None):
+        # The message may be words (config.words): `message` is then their rendering in the
+        # language active now (the API's detail), `words` their meaning, for a reader who reads
+        # another language (a run's question that quotes the refusal).
+        self.words = message
+        if is_words(message):
+            message = words_render(message)
         super().__init__(message)
         self.message = message
         if code:

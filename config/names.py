@@ -17,9 +17,10 @@ import unicodedata
 from functools import lru_cache
 from pathlib import Path
 
-from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from config.api import DomainError
+from config.words import Stored, words, words_render
 
 CONFUSABLES = Path(__file__).with_name("unicode") / "confusables.txt"
 
@@ -54,29 +55,32 @@ def char_words(ch: str) -> str:
     return f"U+{ord(ch):04X}" + (f" {name}" if name else "")
 
 
-def name_normalised(value: str | None, *, field: str, max_length: int | None = None) -> str:
+def name_normalised(value: str | None, *, field: Stored, max_length: int | None = None) -> str:
     """The name in the form it is stored and shown: NFKC (fullwidth "Ｐ１" is "P1"), whitespace
     runs as one space, trimmed. Refused (400, naming `field` in the reader's language) when
     empty, when made only of invisible characters, when it holds one at all (the error
-    says which and where), or when longer than `max_length`."""
+    says which and where), or when longer than `max_length`. The refusal is words (its
+    `words`; `field` may be words too), so a run that quotes it reads in its reader's language."""
     text = unicodedata.normalize("NFKC", value or "")
+    named = words_render(field)
     if not "".join(ch for ch in text if not char_invisible(ch)).strip():
         if text.strip():
-            raise DomainError(_("The %(what)s is made only of invisible characters; give a name people can read.")
-                              % {"what": field}, code="invalid_name", extra={"field": field})
-        raise DomainError(_("Give the %(what)s; it may not be empty.") % {"what": field}, code="invalid",
-                          extra={"field": field})
+            raise DomainError(words(gettext_noop("The %(what)s is made only of invisible characters; give a name "
+                                                 "people can read."), what=field),
+                              code="invalid_name", extra={"field": named})
+        raise DomainError(words(gettext_noop("Give the %(what)s; it may not be empty."), what=field), code="invalid",
+                          extra={"field": named})
     for position, ch in enumerate(text, start=1):
         if char_invisible(ch):
             raise DomainError(
-                _("The %(what)s contains an invisible or text-direction character (%(character)s) at position "
-                  "%(position)s; type it again without that character.")
-                % {"what": field, "character": char_words(ch), "position": position},
-                code="invalid_name", extra={"field": field, "character": f"U+{ord(ch):04X}", "position": position})
+                words(gettext_noop("The %(what)s contains an invisible or text-direction character (%(character)s) "
+                                   "at position %(position)s; type it again without that character."),
+                      what=field, character=char_words(ch), position=position),
+                code="invalid_name", extra={"field": named, "character": f"U+{ord(ch):04X}", "position": position})
     text = " ".join(text.split())
     if max_length is not None and len(text) > max_length:
-        raise DomainError(_("The %(what)s may be at most %(MAX_NAME_LENGTH)s characters.")
-                          % {"what": field, "MAX_NAME_LENGTH": max_length}, code="invalid", extra={"field": field})
+        raise DomainError(words(gettext_noop("The %(what)s may be at most %(MAX_NAME_LENGTH)s characters."),
+                                what=field, MAX_NAME_LENGTH=max_length), code="invalid", extra={"field": named})
     return text
 
 

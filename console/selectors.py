@@ -19,13 +19,14 @@ from agents.models import Message
 from agents.replies import capabilities
 from approvals.models import ApprovalRequest
 from approvals.services import approval_recipients
-from config.words import Stored, value_text
+from config.words import Stored, value_text, words_render
 from tenants.models import Membership
 from timeline.models import Activity, Conversation, Event
 from workflows.blueprints import step_title
 from workflows.conversation import attachment_kinds, conversation_domains
 from workflows.models import RUN_TERMINAL, Node, Run, StateCoordinate, ToolCall, Transition
 from workflows.selectors import run_control_allowed
+from workflows.tools import question_words
 
 from .dag import Dag, dag_layout
 
@@ -221,7 +222,10 @@ def run_panel(membership: Membership, run) -> RunPanel:
     awaiting_input = next((n for n in nodes if n.status == "awaiting_input"), None)
     if awaiting_input is not None:
         waiting_on = _("your answer") if run.created_by_id == membership.user_id else _("the requester's answer")
-        question = awaiting_input.question or {"text": awaiting_input.status_reason}
+        # The question in the reader's language (its words; a row from before words: its text),
+        # its options' labels too.
+        asked = awaiting_input.question or {"text": awaiting_input.status_reason}
+        question = {**asked, "text": words_render(question_words(asked)), "options": options_shown(asked.get("options"))}
         since = awaiting_input.transitions.filter(to_status="awaiting_input").order_by("-at").values_list(
             "at", flat=True).first()
     approval = ApprovalRequest.objects.filter(run=run, status="pending").order_by("created_at").first()

@@ -1494,6 +1494,24 @@ ZH.update({
     "%(amount)s %(unit)s (the policy in force on %(date)s). Source: %(quote)s": "%(amount)s %(unit)s（%(date)s 适用）。依据：%(quote)s",
     "I can't answer that from the policy (%(reason)s).": "政策中没有足够的依据回答这个问题%(reason)s。",
     "I stopped before answering (%(reason)s).": "我停止了这个问题的处理：%(reason)s",
+    # A run's questions (workflows.tools.NeedsInput), as words: payroll.matching, payroll.tools, payroll.trial.
+    "Several templates fit equally well: %(templates)s. Which one should I use?": "有几个模板同样合适：%(templates)s。请选择一个。",
+    "The nearest are %(templates)s. Pick one, or tell me what to change.": "最接近的是：%(templates)s。请选择一个，或告诉我要改什么。",
+    "Which city or region is the group for?": "这个薪资组属于哪个城市或地区？",
+    "%(item)s and %(other)s": "%(item)s和%(other)s",
+    "There is no nationwide template for this yet.": "目前没有全国通用的此类模板。",
+    "There is no template for %(place)s yet.": "目前还没有%(place)s的模板。",
+    "No template has %(items)s.": "没有含%(items)s的模板。",
+    "No %(place)s template has %(items)s.": "%(place)s的模板都不含%(items)s。",
+    "No %(place)s template pays %(frequency)s.": "%(place)s没有%(frequency)s发薪的模板。",
+    "No template fits this exactly.": "没有完全符合的模板。",
+    "“%(answer)s” is not one of the templates offered. Click one, or reply “the first one”.": "“%(answer)s”不是可选的模板之一。请点选一个，或回复“第一个”。",
+    "Employee %(who)s is being assigned by another run (run %(run)s). Reply “retry” once that run has finished, or “cancel” to cancel this one.": "员工 %(who)s 正由另一次运行分配（运行 %(run)s）。请等那次运行结束后回复“重试”，或回复“取消”取消本次运行。",
+    "What should the new payroll group be called instead?": "新薪资组改叫什么名字？",
+    "%(name)s (%(number)s)": "%(name)s（%(number)s）",
+    "%(names)s and %(more)s more": "%(names)s 等（另有 %(more)s 人）",
+    "These employees have no salary yet, so the trial cannot compute them: %(names)s. Reply with the monthly base salary in CNY — one amount for all of them (e.g. “9000”), or one each (e.g. “%(example)s: 9000”).": "以下员工还没有工资，无法试算：%(names)s。请回复每月基本工资（元）：所有人一个金额（例如“9000”），或逐个写（例如“%(example)s: 9000”）。",
+    "I couldn't read a salary in “%(said)s”.": "没能从“%(said)s”中读出工资。",
 })
 
 # Issue 29: the admin timeline and the developer view of the timeline.

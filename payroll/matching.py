@@ -24,7 +24,7 @@ from typing import Any
 
 from django.utils.translation import gettext_noop
 
-from config.words import Stored, localised, words
+from config.words import Stored, localised, sentences, words
 
 WEIGHTS = {
     "region": 6,             # the template is for the request's city or country
@@ -288,18 +288,16 @@ def _place(requirements: dict[str, Any], zh: bool) -> str:
     return (city.get("zh") if zh else city.get("en")) or requirements.get("region") or ""
 
 
-def decision_question(decision: Decision, requirements: dict[str, Any]) -> str:
-    """What to tell and ask the user, in their language."""
-    zh = requirements.get("lang") == "zh"
-    names = [(t.name_zh or t.name) if zh else t.name for t in decision.options]
-    listed = ("、".join(f"“{n}”" for n in names)) if zh else ", ".join(f"“{n}”" for n in names)
+def decision_question(decision: Decision, requirements: dict[str, Any]) -> Stored:
+    """What to tell and ask the user, as words (rendered in each reader's language)."""
+    listed = [words(gettext_noop("“%(label)s”"), label=template_name_words(t)) for t in decision.options]
     if decision.kind == "choice":
-        return (f"有几个模板同样合适：{listed}。请选择一个。" if zh else
-                f"Several templates fit equally well: {listed}. Which one should I use?")
+        return words(gettext_noop("Several templates fit equally well: %(templates)s. Which one should I use?"),
+                     templates=listed)
     if decision.kind == "none":
-        return _no_fit(decision, requirements, zh) + (f"最接近的是：{listed}。请选择一个，或告诉我要改什么。" if zh else
-                                                      f" The nearest are {listed}. Pick one, or tell me what to change.")
-    return ("这个薪资组属于哪个城市或地区？" if zh else "Which city or region is the group for?")
+        return sentences(_no_fit(decision, requirements), words(gettext_noop(
+            "The nearest are %(templates)s. Pick one, or tell me what to change."), templates=listed))
+    return words(gettext_noop("Which city or region is the group for?"))
 
 
 ITEM_WORDS = {"commission": ("commission", "提成"), "overtime": ("overtime", "加班费"),
@@ -308,24 +306,34 @@ FREQ_WORDS = {"monthly": ("monthly", "按月"), "semi_monthly": ("twice a month"
               "weekly": ("weekly", "按周")}
 
 
-def _no_fit(decision: Decision, requirements: dict[str, Any], zh: bool) -> str:
-    place = _place(requirements, zh)
+def _both(parts: list[Stored]) -> Stored:
+    """"a and b" / "甲和乙", as words."""
+    said = parts[-1]
+    for part in reversed(parts[:-1]):
+        said = words(gettext_noop("%(item)s and %(other)s"), item=part, other=said)
+    return said
+
+
+def _no_fit(decision: Decision, requirements: dict[str, Any]) -> Stored:
+    """Why no template fits, as words."""
+    place = localised(_place(requirements, False), _place(requirements, True))
     regional = [f for f in decision.fits if "region" in f.reasons]  # made for this very place
     if requirements.get("region") and not regional:
         if requirements.get("region") == "CN":
-            return "目前没有全国通用的此类模板。" if zh else "There is no nationwide template for this yet."
-        return f"目前还没有{place}的模板。" if zh else f"There is no template for {place} yet."
+            return words(gettext_noop("There is no nationwide template for this yet."))
+        return words(gettext_noop("There is no template for %(place)s yet."), place=place)
     missing = [i for i in requirements.get("items_named") or [] if i in HARD_ITEMS
                and all(i in f.conflicts for f in regional)]
     if missing:
-        words = [ITEM_WORDS[i][1 if zh else 0] for i in missing]
-        return (f"{place}的模板都不含{'和'.join(words)}。" if zh else
-                f"No {place} template has {' and '.join(words)}.".replace("No  template", "No template"))
+        items = _both([localised(*ITEM_WORDS[i]) for i in missing])
+        if not place["en"]:
+            return words(gettext_noop("No template has %(items)s."), items=items)
+        return words(gettext_noop("No %(place)s template has %(items)s."), place=place, items=items)
     frequency = requirements.get("pay_frequency")
     if frequency in FREQ_WORDS and all("pay_frequency" in f.conflicts for f in regional):
-        word = FREQ_WORDS[frequency][1 if zh else 0]
-        return f"{place}没有{word}发薪的模板。" if zh else f"No {place} template pays {word}."
-    return "没有完全符合的模板。" if zh else "No template fits this exactly."
+        return words(gettext_noop("No %(place)s template pays %(frequency)s."), place=place,
+                     frequency=localised(*FREQ_WORDS[frequency]))
+    return words(gettext_noop("No template fits this exactly."))
 
 
 ORDINALS = [

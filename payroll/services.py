@@ -28,7 +28,7 @@ from approvals.matrix import approval_route
 from config.api import Conflict, DomainError, Forbidden, NotFound, Unprocessable, strict_int, strict_moment
 from config.ids import new_id
 from config.names import name_normalised, name_visible
-from config.words import words
+from config.words import Stored, words
 from idempotency.models import IdempotencyState
 
 # Receipt, KeyRequired and idempotency_lease are part of this module's interface, as before.
@@ -148,7 +148,7 @@ def _id_checked(value: Any, what: str) -> int:
     return number
 
 
-def _name_checked(value: str, what: str) -> str:
+def _name_checked(value: str, what: Stored) -> str:
     """A name as people read it (config.names): NFKC, refused with no readable character or
     any invisible one, at most MAX_NAME_LENGTH characters."""
     return name_normalised(value, field=what, max_length=MAX_NAME_LENGTH)
@@ -156,7 +156,7 @@ def _name_checked(value: str, what: str) -> str:
 
 def group_name_normalised(value: str) -> str:
     """A new group's name as it is stored (see _name_checked); DomainError (400) when it is not one."""
-    return _name_checked(value, _("group name"))
+    return _name_checked(value, words(gettext_noop("group name")))  # words: a run's question quotes the refusal
 
 
 # --- Services -----------------------------------------------------------------------------------
@@ -225,12 +225,14 @@ def records_claim(*, tenant_id: int, run_id: int | None, holder: str, group_name
             by = existing.holder if existing else "another request"
             if kind == ClaimKind.GROUP_NAME:
                 held = existing.name if existing else ""
+                # Words: the API says them in the caller's language, a run's question in its reader's.
                 if not held or held == group_name:
-                    message = _("The name “%(name)s” is being used for a new group by %(by)s.") % {
-                        "name": group_name, "by": by}
+                    message = words(gettext_noop("The name “%(name)s” is being used for a new group by %(by)s."),
+                                    name=group_name, by=by)
                 else:
-                    message = _("The name “%(name)s” reads the same as “%(held)s”, which is being used for a new "
-                                "group by %(by)s.") % {"name": group_name, "held": name_visible(held), "by": by}
+                    message = words(gettext_noop("The name “%(name)s” reads the same as “%(held)s”, which is being "
+                                                 "used for a new group by %(by)s."),
+                                    name=group_name, held=name_visible(held), by=by)
                 raise NameTaken(message, extra={"held_by": by})
             employee = Employee.objects.filter(tenant_id=tenant_id, id=int(key)).first()
             who = f"{employee.employee_no} ({employee.name})" if employee else key
@@ -251,9 +253,9 @@ def _group_name_free(tenant_id: int, group_name: str, *, own_record_id: int | No
     if other is None:
         return
     if other == group_name:
-        raise NameTaken(_("A payroll group named “%(name)s” already exists.") % {"name": group_name})
-    raise NameTaken(_("A payroll group named “%(existing)s” already exists; “%(name)s” reads the same.")
-                    % {"existing": name_visible(other), "name": group_name})
+        raise NameTaken(words(gettext_noop("A payroll group named “%(name)s” already exists."), name=group_name))
+    raise NameTaken(words(gettext_noop("A payroll group named “%(existing)s” already exists; “%(name)s” reads the "
+                                       "same."), existing=name_visible(other), name=group_name))
 
 
 def records_release(*, tenant_id: int, run_id: int | None = None, claim_ids: list[int] | None = None) -> int:

@@ -12,7 +12,7 @@ from django.utils.translation import gettext_noop
 
 from config.api import Conflict, DomainError
 from config.names import char_invisible
-from config.words import Stored, localised, words, words_english
+from config.words import Stored, localised, sentences, words, words_english
 from llm import backend_structured
 from llm.structured import structured_call
 from memory.services import memory_link, working_memory_record
@@ -318,9 +318,9 @@ def match_salary_template(ctx: ToolContext, arguments: dict[str, Any]) -> dict[s
             picked = [offered[index]] if index is not None else [
                 t for t in templates if answer.lower() in (t.name.lower(), t.code, (t.name_zh or ""))]
             if not picked:
-                raise NeedsInput((f"“{answer}”不是可选的模板之一。请点选一个，或回复“第一个”。" if zh else
-                                  f"“{answer}” is not one of the templates offered. Click one, or reply "
-                                  "“the first one”."), _options(offered, zh))
+                raise NeedsInput(words(gettext_noop("“%(answer)s” is not one of the templates offered. Click one, "
+                                                    "or reply “the first one”."), answer=answer),
+                                 _options(offered, zh))
             chosen = picked[0]
             fit = next((f for f in decision.fits if f.template.id == chosen.id), None)
             score, why = (fit.score, fit.reasons) if fit else (0, [])
@@ -466,17 +466,18 @@ def _scope_employee_ids(ctx: ToolContext, arguments: dict[str, Any]) -> list[int
 
 
 RETRY_ANSWERS = {"retry", "try again", "重试", "再试一次"}
+CALLED_INSTEAD = words(gettext_noop("What should the new payroll group be called instead?"))
 
 
 def _employee_held_question(ctx: ToolContext, held: EmployeeHeld) -> NeedsInput:
-    """Another run is assigning one of this run's employees: said in the run's language, with a
-    link to that run, and what to do — try again once it has finished, or cancel this run."""
+    """Another run is assigning one of this run's employees: said in words (each reader's
+    language), with a link to that run, and what to do — try again once it has finished, or
+    cancel this run."""
     zh = asked_in_chinese(ctx.params)
     who, other = held.extra.get("who") or held.extra.get("employee"), held.extra.get("run") or ""
-    text = (f"员工 {who} 正由另一次运行分配（运行 {other}）。请等那次运行结束后回复“重试”，或回复“取消”取消本次运行。"
-            if zh else f"Employee {who} is being assigned by another run (run {other}). Reply “retry” once that "
-                       "run has finished, or “cancel” to cancel this one.")
-    options = [{"label": "重试" if zh else "Retry", "answer": "retry"}]
+    text = words(gettext_noop("Employee %(who)s is being assigned by another run (run %(run)s). Reply “retry” once "
+                              "that run has finished, or “cancel” to cancel this one."), who=who, run=other)
+    options = [{"label": "重试" if zh else "Retry", "label_en": "Retry", "label_zh": "重试", "answer": "retry"}]
     link = {"href": reverse("run", args=[int(other)]), "label": words(gettext_noop("Open the other run"))} if other else {}
     return NeedsInput(text, options, link=link)
 
@@ -494,7 +495,7 @@ def snapshot_payroll_groups(ctx: ToolContext, arguments: dict[str, Any]) -> dict
         name = group_name_normalised(name)  # as it will be stored: the scope, the label and the import use it
     except DomainError as refused:  # empty, or hiding an invisible character: asked like a taken name
         readable = " ".join("".join(ch for ch in name if not char_invisible(ch)).split())
-        raise NeedsInput(f"{refused.message} What should the new payroll group be called instead?",
+        raise NeedsInput(sentences(refused.words, CALLED_INSTEAD),
                          [{"label": readable, "answer": readable}] if readable else []) from None
     employee_ids = _scope_employee_ids(ctx, arguments)
     run = Run.objects.select_related("created_by").get(id=ctx.run_id)
@@ -502,7 +503,7 @@ def snapshot_payroll_groups(ctx: ToolContext, arguments: dict[str, Any]) -> dict
         records_claim(tenant_id=ctx.tenant_id, run_id=ctx.run_id, holder=f"run {ctx.run_id} of {run.created_by}",
                       group_name=name, employee_ids=employee_ids)
     except NameTaken as taken:
-        raise NeedsInput(f"{taken.message} What should the new payroll group be called instead?",
+        raise NeedsInput(sentences(taken.words, CALLED_INSTEAD),
                          [{"label": f"{name} (2)", "answer": f"{name} (2)"}]) from None
     except EmployeeHeld as held:
         raise _employee_held_question(ctx, held) from None

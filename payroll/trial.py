@@ -21,13 +21,12 @@ from typing import Any
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
-from config.words import Stored, localised, words
+from config.words import Stored, localised, sentences, words
 from workflows.tools import Acceptance, NeedsInput, Tool, ToolBlocked, ToolContext, tool_register
 
 from .calculation import EmployeeInput, MonthResult, employee_months, trial
 from .models import Employee, EmployeePay, PayrollGroup
 from .rules import NATIONWIDE, CityRules, RulesNotInEffect, UnknownCity, city_find, city_rules
-from .requirements import asked_in_chinese
 from .services import Actor, employee_pay_record
 
 TRIAL_MONTHS = 3
@@ -239,28 +238,25 @@ def answer_read(answer: str, missing: list[dict[str, Any]]) -> dict[str, Decimal
     return {}
 
 
-def _names(missing: list[dict[str, Any]], zh: bool) -> str:
-    shown = [f"{m['name']}（{m['employee_no']}）" if zh else f"{m['name']} ({m['employee_no']})" for m in missing[:8]]
+def _names(missing: list[dict[str, Any]]) -> Stored:
+    """The first eight, "周敏 (T-2001), …" / "周敏（T-2001）、…", and how many more, as words."""
+    shown = [words(gettext_noop("%(name)s (%(number)s)"), name=m["name"], number=m["employee_no"])
+             for m in missing[:8]]
     more = len(missing) - len(shown)
-    if zh:
-        return "、".join(shown) + (f" 等 {len(missing)} 人" if more > 0 else "")
-    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+    if more > 0:
+        return words(gettext_noop("%(names)s and %(more)s more"), names=shown, more=more)
+    return shown
 
 
-def _question(missing: list[dict[str, Any]], zh: bool, unread: str = "") -> str:
-    example = missing[0]["employee_no"]
-    if zh:
-        return ((f"没能从“{unread[:60]}”中读出工资。" if unread else "")
-                + f"以下员工还没有工资，无法试算：{_names(missing, zh)}。请回复每月基本工资（元）："
-                  f"所有人一个金额（例如“9000”），或逐个写（例如“{example}: 9000”）。")
-    return ((f"I couldn't read a salary in “{unread[:60]}”. " if unread else "")
-            + f"These employees have no salary yet, so the trial cannot compute them: {_names(missing, zh)}. "
-              f"Reply with the monthly base salary in CNY — one amount for all of them (e.g. “9000”), or one each "
-              f"(e.g. “{example}: 9000”).")
-
-
-def _zh(ctx: ToolContext) -> bool:
-    return asked_in_chinese(ctx.params)
+def _question(missing: list[dict[str, Any]], unread: str = "") -> Stored:
+    """The missing salaries asked for, as words (each reader's language)."""
+    asked = words(gettext_noop("These employees have no salary yet, so the trial cannot compute them: %(names)s. "
+                               "Reply with the monthly base salary in CNY — one amount for all of them (e.g. “9000”), "
+                               "or one each (e.g. “%(example)s: 9000”)."),
+                  names=_names(missing), example=missing[0]["employee_no"])
+    if not unread:
+        return asked
+    return sentences(words(gettext_noop("I couldn't read a salary in “%(said)s”."), said=unread[:60]), asked)
 
 
 def trial_payroll(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -292,9 +288,9 @@ def trial_payroll(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]
             people = people_of_group(group, today)
             missing = [m for m in missing if m["key"] not in given]
         else:
-            raise NeedsInput(_question(missing, _zh(ctx), unread=answer))
+            raise NeedsInput(_question(missing, unread=answer))
     if missing:
-        raise NeedsInput(_question(missing, _zh(ctx)))
+        raise NeedsInput(_question(missing))
     try:
         output = trial_of(people, region, year=today.year)
     except NoCityRules as none:

@@ -209,12 +209,10 @@ def _execute_claimed(node, run, tool, me, approval_id, arguments, consumed) -> i
         provenance_block_record(node=node, run=run, block=block)
         return _finish(node, run, N.FAILED, str(block), me)
     except NeedsInput as question:
-        return _stop(node, run, N.AWAITING_INPUT, me, reason=question.question,
-                     question={"text": question.question, "options": question.options,
-                               **({"link": question.link} if question.link else {})},
+        return _stop(node, run, N.AWAITING_INPUT, me, reason=question.text, question=question.stored(),
                      lease_owner="", lease_expires_at=None,
-                     event=("input.requested", {"node": node.key, "question": question.question,
-                                                "options": question.options}))
+                     event=("input.requested", {"node": node.key, "question": question.text,
+                                                "words": question.question, "options": question.options}))
     except ToolBusy as busy:
         # The same request is still held by an earlier attempt (its lease in the system of
         # record has not run out): not a failure — wait, and the sweeper brings it back.

@@ -18,7 +18,7 @@ from typing import Any, Callable
 import jsonschema
 from django.utils.translation import gettext
 
-from config.words import Stored
+from config.words import Stored, words_english
 
 _validators: dict[int, tuple[dict, Any]] = {}
 
@@ -58,14 +58,33 @@ class ToolBusy(ToolError):
 
 
 class NeedsInput(Exception):
-    """The tool cannot choose without the user: the node waits for input."""
+    """The tool cannot choose without the user: the node waits for input. The question is
+    words (config.words, CONVENTIONS 12), rendered in each reader's language where it is shown
+    or asked again; a plain string is shown as it is."""
 
-    def __init__(self, question: str, options: list[dict[str, Any]] | None = None,
+    def __init__(self, question: Stored, options: list[dict[str, Any]] | None = None,
                  link: dict[str, Any] | None = None):
-        super().__init__(question)
+        super().__init__(words_english(question))
         self.question = question
         self.options = options or []
         self.link = link or {}  # {href, label (words)}: where the person can look before answering
+
+    @property
+    def text(self) -> str:
+        """The question in English: for API clients, search, the step's status reason."""
+        return words_english(self.question)
+
+    def stored(self) -> dict[str, Any]:
+        """`Node.question`: the words, their English as `text` (the API's field), the options."""
+        return {"text": self.text, "words": self.question, "options": self.options,
+                **({"link": self.link} if self.link else {})}
+
+
+def question_words(question: dict[str, Any] | None) -> Stored:
+    """What a stored question (`Node.question`) says, to render for its reader: its words, or
+    the text of a question stored before questions were words."""
+    question = question or {}
+    return question.get("words") or question.get("text") or ""
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ import pytest
 from approvals.models import ApprovalRequest, ApprovalRule
 from approvals.services import approval_decide
 from config.api import Conflict
+from config.words import words_render
 from payroll import services
 from payroll.models import PayrollGroup, PayrollTemplate, RecordClaim
 from payroll.tests.support import actor_for, api
@@ -131,8 +132,10 @@ def test_a_held_employee_is_told_in_chinese_in_a_chinese_run_with_one_full_stop(
                              params={"request": "给上海销售团队建一个含提成的月薪薪资组", "group_name": "上海后来者",
                                      "employee_ids": ids}))
     question = Node.objects.get(run=second, key="snapshot", retired_in__isnull=True).question
-    assert question["text"].startswith("员工 ") and f"运行 {first.id}" in question["text"]
-    assert "。。" not in question["text"] and ".。" not in question["text"]
+    chinese = words_render(question["words"], "zh-hans")  # the Chinese reader's; `text` is the English
+    assert chinese.startswith("员工 ") and f"运行 {first.id}" in chinese
+    assert "。。" not in chinese and ".。" not in chinese
+    assert question["text"].startswith("Employee ") and f"run {first.id}" in question["text"]
     for event in Event.objects.filter(run_id=second.id, type="input.requested"):
         news_post(event.id)
     told = Message.objects.get(run_id=second.id, intent="news")
