@@ -20,6 +20,7 @@ from console.status import status_labels_json as _status_labels_json
 from console.status import ui_words_json as _ui_words_json
 from timeline.shown import frame_name_shown
 from workflows.blueprints import step_title
+from workflows.tools import question_words
 
 register = template.Library()
 
@@ -78,6 +79,15 @@ PLAN_REASONS = {"initial plan": gettext_lazy("initial plan"), "accepted": gettex
 def plan_reason(reason: str) -> str:
     """A plan version's or a step's stored reason; the ones Keel itself writes read in the page's language."""
     return str(PLAN_REASONS.get(reason, reason))
+
+
+@register.filter
+def step_reason(node) -> str:
+    """A step's reason on the run page: a step waiting for an answer shows its question in the
+    page's language (its words); any other, its stored reason (plan_reason)."""
+    if node.status == "awaiting_input" and node.question:
+        return words_render(question_words(node.question))
+    return plan_reason(node.status_reason)
 
 
 @register.filter

@@ -86,6 +86,11 @@ def test_a_chinese_requests_template_question_reads_in_each_readers_language():
     en_page, zh_page = chat_page(conv, "en"), chat_page(conv, "zh-hans")
     assert english in en_page and chinese not in en_page
     assert chinese in zh_page and english not in zh_page
+    # The run page's step row: the question, cut to its first 120 characters, in the page's language.
+    run_en, run_zh = (html.unescape(client_for("alice").get(f"/runs/{run.id}/", HTTP_ACCEPT_LANGUAGE=lang)
+                                    .content.decode()) for lang in ("en", "zh-hans"))
+    assert english[:60] in run_en and chinese[:30] not in run_en
+    assert chinese[:30] in run_zh and english[:60] not in run_zh
     # The run panel too: the question and its buttons in the reader's language.
     with translation.override("en"):
         panel = run_panel(membership("alice"), run)
