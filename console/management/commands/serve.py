@@ -7,6 +7,8 @@ channel layer. Production: serves only, in one process or several
 """
 import asyncio
 import os
+import signal
+import sys
 
 import uvicorn
 from django.conf import settings
@@ -37,6 +39,9 @@ class Command(BaseCommand):
             shown = "localhost" if host in ("0.0.0.0", "::") else host
             settings.KEEL_BASE_URL = os.environ["KEEL_BASE_URL"] = f"http://{shown}:{port}"
         os.environ[SERVING] = "1"  # this process and the server processes it starts (config/serving.py)
+        # uvicorn shuts down on SIGTERM and then raises it again: as an exit, not a kill, so that
+        # what runs at exit runs (the embedded PostgreSQL stops with the server, config/database.py).
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         mode = "embedded (PostgreSQL from the wheel, in-memory broker and channel layer)" if settings.EMBEDDED else "production"
         config = uvicorn.Config("config.asgi:application", host=host, port=port, lifespan="off",
                                 ws="websockets-sansio", log_level="warning", access_log=False, workers=processes)
