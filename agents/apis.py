@@ -1,6 +1,5 @@
 """The conversation's messages: POST a turn (JSON or multipart with an attachment), GET
 the history. Thin: the orchestrator does the work and every check."""
-from django.db.models import F
 from django.urls import path
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
@@ -84,7 +83,7 @@ class MessageApi(ChatAttachmentUploads, APIView):
     @extend_schema(responses={200: MessageHistorySerializer(many=True)}, summary="The conversation's history.")
     def get(self, request: Request, conversation_id: int) -> Response:
         conversation = conversation_get_for(membership_for_user(request.user), conversation_id)
-        messages = Message.objects.filter(conversation=conversation).order_by("created_at", F("event_seq").asc(nulls_first=True), "id")
+        messages = Message.objects.filter(conversation=conversation).order_by(*Message.READ_ORDER)
         return Response(MessageHistorySerializer(messages, many=True).data)
 
 

@@ -1,6 +1,7 @@
 """The conversation front's records: messages, the Anchor and Ledger, memory, explorations."""
 from django.conf import settings
 from django.db import models
+from django.db.models import F
 from django.utils.translation import gettext_lazy as _
 
 from config.ids import BusinessIdField
@@ -35,6 +36,10 @@ class Message(models.Model):
     # The conversation's event a news message tells (its seq): events written in one
     # transaction share a moment, and the chat reads them in the order they happened.
     event_seq = models.BigIntegerField(null=True, blank=True)
+
+    # The order a conversation's messages are read in: as they happened, news of one moment by
+    # the events they tell (a rejection before the replan it caused).
+    READ_ORDER = ("created_at", F("event_seq").asc(nulls_first=True), "id")
     intent = models.CharField(max_length=20, blank=True)
     run = models.ForeignKey("workflows.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     attachment_name = models.CharField(max_length=200, blank=True)

@@ -9,7 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db.models import F, Sum
+from django.db.models import Sum
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import get_language
@@ -48,7 +48,7 @@ def messages_for(conversation: Conversation, unread_since: datetime | None = Non
     """The chat history: the conversation front's Message rows, its one source. Keel's
     messages after `unread_since` (the reader's last visit) are marked unread."""
     messages = list(Message.objects.filter(conversation=conversation).select_related("author")
-                    .order_by("created_at", F("event_seq").asc(nulls_first=True), "id"))
+                    .order_by(*Message.READ_ORDER))
     # Buttons only on the latest question: an answered one is history, not a control.
     last_asking = max((i for i, m in enumerate(messages) if m.options), default=None)
     answered = last_asking is not None and any(m.role == "user" for m in messages[last_asking + 1:])
