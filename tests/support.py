@@ -3,12 +3,15 @@ production), `celery worker` processes, a fresh PostgreSQL database, a Redis db.
 Plain functions; the fixtures in conftest.py call them."""
 from __future__ import annotations
 
+import atexit
 import http.cookiejar
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.parse
@@ -60,13 +63,14 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def pg_database_create() -> str:
-    """A fresh, empty database; returns its URL."""
+def pg_database_create(template: str | None = None) -> str:
+    """A fresh database, empty or a copy of the database `template` (a URL); returns its URL."""
     import psycopg
 
     name = f"keel_it_{uuid.uuid4().hex[:10]}"
+    copy = f' TEMPLATE "{template.rsplit("/", 1)[1]}"' if template else ""
     with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"{copy}')
     return PG_ADMIN_URL.rsplit("/", 1)[0] + "/" + name
 
 
@@ -139,13 +143,18 @@ def process_group_kill(proc: subprocess.Popen, sig: int = signal.SIGKILL) -> Non
 
 
 def _wait_for_worker(env: dict[str, str], hostname: str, timeout: float = 60) -> None:
+    """Ping the worker over its broker from this process (a `celery inspect ping` subprocess
+    costs a Python start-up each try) until it answers."""
+    from celery import Celery
+
+    app = Celery(broker=env["REDIS_URL"], set_as_current=False)
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        out = subprocess.run([PYTHON, "-m", "celery", "-A", "config", "inspect", "ping", "-d", hostname, "-t", "1"],
-                             cwd=ROOT, env=env, capture_output=True, text=True)
-        if "pong" in out.stdout:
-            return
-        time.sleep(0.3)
+    try:
+        while time.monotonic() < deadline:
+            if app.control.ping(destination=[hostname], timeout=0.5):
+                return
+    finally:
+        app.close()
     raise RuntimeError(f"celery worker {hostname} did not answer a ping within {timeout} s")
 
 
@@ -164,28 +173,66 @@ def _wait_for_http(url: str, proc: subprocess.Popen, timeout: float = 60) -> Non
     raise RuntimeError(f"{url} did not answer within {timeout} s")
 
 
-def keel_start(mode: str, tmp_path: Path, extra_env: dict[str, str] | None = None,
-               redis_db: int = SHARED_REDIS_DB) -> Keel:
-    """Migrate, seed and serve a fresh Keel. mode: 'embedded' or 'production'."""
-    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
-    env.update({"PYTHONUNBUFFERED": "1", "DJANGO_SETTINGS_MODULE": "config.settings",
-                "KEEL_CHANNEL_PREFIX": f"keel-test-{uuid.uuid4().hex[:8]}"})
+# One migrated and seeded database per test session and mode, copied for each Keel started:
+# migrating and seeding cost ~12 s, a copy well under one.
+_seeded: dict[str, str] = {}
+
+
+def _base_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL", "KEEL_PGDATA"}}
+    env.update({"PYTHONUNBUFFERED": "1", "DJANGO_SETTINGS_MODULE": "config.settings"})
+    return env
+
+
+def seeded_template(mode: str) -> str:
+    """What `make run` would have before it serves — migrated, demo seeded — made once per
+    test session: a database on the test PostgreSQL (production; its URL) or a stopped embedded
+    PostgreSQL's data folder (embedded; its path). Removed when the session ends."""
+    if mode in _seeded:
+        return _seeded[mode]
+    env = _base_env()
     if mode == "production":
         env["DATABASE_URL"] = pg_database_create()
+        atexit.register(pg_database_drop, env["DATABASE_URL"])
+    else:
+        env["KEEL_PGDATA"] = str(Path(_tmp_folder("keel-seeded-")) / "pgdata")
+    for args in (("migrate", "--noinput", "-v0"), ("seed_demo",)):
+        subprocess.run([PYTHON, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True, timeout=300)
+    if mode == "embedded":  # its processes exited, which stops the server; make sure before copying
+        embedded_stop(Path(env["KEEL_PGDATA"]))
+        (Path(env["KEEL_PGDATA"]) / ".handle_pids.json").unlink(missing_ok=True)
+    _seeded[mode] = env.get("DATABASE_URL") or env["KEEL_PGDATA"]
+    return _seeded[mode]
+
+
+def _tmp_folder(prefix: str) -> str:
+    folder = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
+
+
+def keel_start(mode: str, tmp_path: Path, extra_env: dict[str, str] | None = None,
+               redis_db: int = SHARED_REDIS_DB) -> Keel:
+    """Serve a fresh Keel — migrated and seeded, a copy of the session's `seeded_template` — and
+    wait for its first page. mode: 'embedded' or 'production'."""
+    env = _base_env()
+    env["KEEL_CHANNEL_PREFIX"] = f"keel-test-{uuid.uuid4().hex[:8]}"
+    if mode == "production":
+        env["DATABASE_URL"] = pg_database_create(template=seeded_template(mode))
         env["REDIS_URL"] = f"{TEST_REDIS_BASE}/{redis_db}"
         env["KEEL_QUEUE"] = f"keel-{uuid.uuid4().hex[:8]}"
         if redis_db != SHARED_REDIS_DB:
             redis_flush(env["REDIS_URL"])
     elif mode == "embedded":  # its own embedded PostgreSQL, as `make run` starts one
         env["KEEL_PGDATA"] = str(tmp_path / "pgdata")
+        # cp -a keeps the owner: as root, the wheel runs PostgreSQL as its own user
+        subprocess.run(["cp", "-a", seeded_template(mode), env["KEEL_PGDATA"]], check=True)
     else:
         raise ValueError(mode)
     env.update(extra_env or {})
     port = free_port()
     keel = Keel(base_url=f"http://127.0.0.1:{port}", env=env)
     try:
-        keel.manage("migrate", "--noinput", "-v0")
-        keel.manage("seed_demo")
         server = _spawn([PYTHON, "manage.py", "serve", "--port", str(port)], env, f"server-{mode}-{port}")
         keel.procs.append(server)
         _wait_for_http(keel.base_url + "/login/", server)
