@@ -5,7 +5,6 @@ import os
 import signal
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,8 +28,7 @@ def summary(values: list[float]) -> dict:
 
 
 def deployment(workers: int = 2, concurrency: int = 2, env: dict | None = None):
-    keel = keel_start("production", Path(tempfile.mkdtemp(prefix="keel-bench-")),
-                      {"KEEL_LOG_LEVEL": "WARNING", **(env or {})})
+    keel = keel_start("production", {"KEEL_LOG_LEVEL": "WARNING", **(env or {})})
     # Whatever ends the benchmark (an error, Ctrl-C, `timeout`), its processes go with it.
     atexit.register(keel_stop, keel)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))

@@ -16,10 +16,8 @@ Ends with one JSON line: {"p50_ms", "p99_ms", "p99_ratio"}.
 import argparse
 import json
 import os
-import tempfile
 import threading
 import time
-from pathlib import Path
 
 from common import Api, keel_start, keel_stop, percentile
 
@@ -61,7 +59,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=300)
     args = parser.parse_args()
 
-    keel = keel_start("production", Path(tempfile.mkdtemp(prefix="keel-bench-")), {"KEEL_LOG_LEVEL": "WARNING"})
+    keel = keel_start("production", {"KEEL_LOG_LEVEL": "WARNING"})
     try:
         os.environ.update({k: keel.env[k] for k in ("DATABASE_URL", "REDIS_URL", "KEEL_CHANNEL_PREFIX")})
         os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")

@@ -23,7 +23,6 @@ import random
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -194,11 +193,9 @@ def figures(keel, run_ids: list[str], soak: Soak, answered: set[str], elapsed: f
 
 
 def soak(*, runs: int = 30, kills: int = 300, collisions: int = 3, seed: int = 1, workers: int = 2,
-         concurrency: int = 2, kill_interval: float = 0.6, timeout: float = 900,
-         tmp: Path | None = None) -> dict:
+         concurrency: int = 2, kill_interval: float = 0.6, timeout: float = 900) -> dict:
     """Run the soak on a fresh deployment; returns the figures (and stops everything)."""
-    keel = keel_start("production", tmp or Path(tempfile.mkdtemp(prefix="keel-soak-")), ENV,
-                      redis_db=FLUSHED_REDIS_DB)
+    keel = keel_start("production", ENV, redis_db=FLUSHED_REDIS_DB)
     try:
         for _ in range(workers):
             keel.worker_start(concurrency=concurrency)

@@ -211,8 +211,7 @@ def _tmp_folder(prefix: str) -> str:
     return folder
 
 
-def keel_start(mode: str, tmp_path: Path, extra_env: dict[str, str] | None = None,
-               redis_db: int = SHARED_REDIS_DB) -> Keel:
+def keel_start(mode: str, extra_env: dict[str, str] | None = None, redis_db: int = SHARED_REDIS_DB) -> Keel:
     """Serve a fresh Keel — migrated and seeded, a copy of the session's `seeded_template` — and
     wait for its first page. mode: 'embedded' or 'production'."""
     env = _base_env()
@@ -224,8 +223,10 @@ def keel_start(mode: str, tmp_path: Path, extra_env: dict[str, str] | None = Non
         if redis_db != SHARED_REDIS_DB:
             redis_flush(env["REDIS_URL"])
     elif mode == "embedded":  # its own embedded PostgreSQL, as `make run` starts one
-        env["KEEL_PGDATA"] = str(tmp_path / "pgdata")
-        # cp -a keeps the owner: as root, the wheel runs PostgreSQL as its own user
+        # Not under pytest's temp folder: another pytest session starting on the machine makes
+        # that folder's root private again, and the wheel's PostgreSQL (a user of its own, when
+        # run as root) could no longer reach its data. cp -a keeps the owner.
+        env["KEEL_PGDATA"] = str(Path(_tmp_folder("keel-pgdata-")) / "pgdata")
         subprocess.run(["cp", "-a", seeded_template(mode), env["KEEL_PGDATA"]], check=True)
     else:
         raise ValueError(mode)
@@ -248,6 +249,7 @@ def keel_stop(keel: Keel) -> None:
         pg_database_drop(keel.env["DATABASE_URL"])
     if "KEEL_PGDATA" in keel.env:  # its processes were killed: none was left to stop the server
         embedded_stop(Path(keel.env["KEEL_PGDATA"]))
+        shutil.rmtree(Path(keel.env["KEEL_PGDATA"]).parent, ignore_errors=True)
 
 
 class Session:

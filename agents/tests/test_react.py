@@ -12,18 +12,15 @@ from payroll.services import configuration_checksum
 from timeline.models import Activity, Frame
 from timeline.services import conversation_create
 from workflows.models import Run
-from workflows.tests.helpers import membership, no_broker
-from tests.demo import demo_ensure
+from workflows.tests.helpers import membership
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
-def demo(monkeypatch):
-    monkeypatch.setenv("KEEL_LLM", "builtin")
-    demo_ensure()
-    with no_broker():
-        yield
+def _scripted_model_reset(demo, builtin_llm):
+    """The demo, no broker, the builtin model; afterwards every script rewinds to its first response."""
+    yield
     scripted_reset()
 
 

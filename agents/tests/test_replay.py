@@ -18,8 +18,7 @@ from workflows.blueprints import Door, blueprint_get
 from workflows.executor import steps_execute
 from workflows.models import Node, Run, ToolCall, Transition
 from workflows.services import run_start
-from workflows.tests.helpers import RUNNABLE, membership, no_broker, plan_unplanned
-from tests.demo import demo_ensure
+from workflows.tests.helpers import RUNNABLE, membership, plan_unplanned
 
 pytestmark = pytest.mark.django_db
 
@@ -31,11 +30,9 @@ def plan_position(blueprint: str, key: str) -> int:
 
 
 @pytest.fixture(autouse=True)
-def demo(monkeypatch):
-    monkeypatch.setenv("KEEL_LLM", "builtin")
-    demo_ensure()
-    with no_broker():
-        yield
+def _scripted_model_reset(demo, builtin_llm):
+    """The demo, no broker, the builtin model; afterwards every script rewinds to its first response."""
+    yield
     scripted_reset()
 
 

@@ -16,19 +16,17 @@ from approvals.services import (
 )
 from config.api import Conflict
 from timeline.models import Event
-from workflows.tests.helpers import membership, no_broker
+from workflows.tests.helpers import membership
 
-from .helpers import seed, waiting_approval
+from .helpers import waiting_approval
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
-def demo(monkeypatch):
+def _deadlines_from_the_matrix(demo, monkeypatch):
+    """The demo, no broker, and no KEEL_APPROVAL_DEADLINE_SECONDS from the environment."""
     monkeypatch.delenv("KEEL_APPROVAL_DEADLINE_SECONDS", raising=False)
-    seed()
-    with no_broker():
-        yield
 
 
 def test_it_takes_the_deadline_from_the_matrix():

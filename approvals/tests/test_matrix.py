@@ -16,18 +16,11 @@ from config.api import Conflict, Forbidden, Unprocessable
 from config.words import words_render
 from timeline.models import Event
 from workflows.tools import TOOLS, Measure, Tool, tool_register
-from workflows.tests.helpers import drive, membership, no_broker
+from workflows.tests.helpers import drive, membership
 
-from .helpers import seed, waiting_approval
+from .helpers import waiting_approval
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def demo():
-    seed()
-    with no_broker():
-        yield
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
 
 def limit(headcount=None, gross=None, roles=("approver", "admin")):

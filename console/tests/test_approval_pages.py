@@ -7,7 +7,7 @@ from django.test import Client
 
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
-from approvals.tests.helpers import seed, waiting_approval
+from approvals.tests.helpers import waiting_approval
 from config.words import localised
 from hr.models import Candidate, OutboxEvent, Tan
 from hr.services import Actor, tan_approve
@@ -15,17 +15,10 @@ from hr.supervisor import tan_event_consume
 from workflows import cards
 from workflows.models import Run
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership, no_broker
+from workflows.tests.helpers import drive, membership
 from workflows.tools import TOOLS
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def demo():
-    seed()
-    with no_broker():
-        yield
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
 
 def client_for(username: str) -> Client:

@@ -8,12 +8,6 @@ from django.test import Client
 from console.consumers import TenantConsumer
 from timeline.models import WiringCheck
 from timeline.services import wiring_check_complete
-from tests.demo import demo_ensure
-
-
-@pytest.fixture
-def demo(db):
-    demo_ensure()
 
 
 def test_it_dispatches_the_check_only_after_commit(demo, django_capture_on_commit_callbacks):

@@ -11,8 +11,7 @@ from llm import ModelResult
 from timeline.models import Frame
 from workflows.models import Node, Run
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership, no_broker
-from tests.demo import demo_ensure
+from workflows.tests.helpers import drive, membership
 
 pytestmark = pytest.mark.django_db
 OVER = {"category": "lodging", "city": "Beijing", "start_date": "2026-11-16", "nights": 2, "amount": "1800"}
@@ -29,11 +28,9 @@ class PricedBackend:
 
 
 @pytest.fixture(autouse=True)
-def demo(monkeypatch):
-    demo_ensure()
+def _priced_model(demo, monkeypatch):
+    """The demo, no broker, and every model call answered by PricedBackend."""
     monkeypatch.setattr(llm, "backend_get", lambda: PricedBackend())
-    with no_broker():
-        yield
 
 
 def client_for(username):

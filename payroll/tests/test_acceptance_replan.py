@@ -20,9 +20,8 @@ from timeline.models import Event, Frame
 from workflows.executor import node_execute
 from workflows.models import Node, NodeStatus, Plan, ToolCall
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership, no_broker, statuses
+from workflows.tests.helpers import drive, membership, statuses
 from workflows.tools import TOOLS
-from tests.demo import demo_ensure
 
 pytestmark = pytest.mark.django_db
 
@@ -30,11 +29,9 @@ REQUEST = "set up a monthly payroll group for our Shanghai sales team with commi
 
 
 @pytest.fixture(autouse=True)
-def demo(monkeypatch):
-    demo_ensure()
+def _no_retry_backoff(demo, monkeypatch):
+    """The demo, no broker, and failed tool calls retried at once."""
     monkeypatch.setenv("KEEL_RETRY_BACKOFF_SECONDS", "0")
-    with no_broker():
-        yield
 
 
 def start(**params):

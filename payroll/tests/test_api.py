@@ -11,14 +11,8 @@ from config.api import Forbidden
 from payroll.tests.support import LEGACY_CODE, actor_for, api, page, state_of, template
 from workflows.models import Run
 from workflows.tests.helpers import drive, membership, no_broker
-from tests.demo import demo_ensure
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def demo():
-    demo_ensure()
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
 
 def post(client, path: str, body, key: str | None = "k1", raw: bool = False):

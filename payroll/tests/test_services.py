@@ -18,14 +18,8 @@ from payroll.models import (
 )
 from payroll.tests.support import LEGACY_CODE, actor_for, state_of, template, tenant, tenant_restore
 from payroll.selectors import scope_checksum
-from tests.demo import demo_ensure
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def demo():
-    demo_ensure()
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
 
 def test_it_seeds_a_bilingual_catalog_and_employees_idempotently():

@@ -2,15 +2,8 @@ import json
 
 import pytest
 from django.test import Client
-from tests.demo import demo_ensure
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def demo(monkeypatch):
-    monkeypatch.setenv("KEEL_LLM", "builtin")
-    demo_ensure()
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo", "builtin_llm")]
 
 
 def logged_in(username: str) -> Client:

@@ -10,16 +10,9 @@ from policy.models import PolicyAnswerCache
 from policy.services import policy_answer
 from policy.workflow import CAP_GUARD, GRAPH_PATH, graph_load, policy_graph_walk
 from tenants.models import Tenant
-from tests.demo import demo_ensure
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo", "builtin_llm")]
 FULL_PATH = ["RETRIEVED", "VERIFIED", "DECIDED", "COMPOSED", "ANSWERED"]
-
-
-@pytest.fixture(autouse=True)
-def demo(monkeypatch):
-    monkeypatch.setenv("KEEL_LLM", "builtin")
-    demo_ensure()
 
 
 @pytest.fixture

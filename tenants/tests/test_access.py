@@ -5,14 +5,8 @@ from django.core.management import call_command
 from django.test import Client
 
 from tenants.models import Membership, Tenant
-from tests.demo import demo_ensure
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def demo():
-    demo_ensure()
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
 
 def logged_in(username: str) -> Client:

@@ -15,10 +15,8 @@ import pytest
 from axes.models import AccessFailureLog
 from django.core.management import call_command
 from django.test import Client
-from django.utils import timezone
 
 from tenants.login_throttle import Limit, lockouts
-from tests.demo import demo_ensure
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -130,11 +128,6 @@ def test_lock_outs_older_than_the_memory_no_longer_lengthen_the_next():
 
 
 # --- Through the log-in form and the token endpoint ---------------------------------------
-
-@pytest.fixture
-def demo(db):
-    demo_ensure()
-
 
 def token_post(username: str, password: str = "keel-demo", address: str = "10.0.0.1"):
     return Client().post("/api/v1/auth/token/", {"username": username, "password": password},

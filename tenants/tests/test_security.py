@@ -27,15 +27,9 @@ from config.parsers import json_depth
 from config.security import origin_tuple, websocket_origin_allowed
 from payroll.models import PayrollGroup
 from timeline.models import Conversation
-from tests.demo import demo_ensure
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBLEM = "application/problem+json"
-
-
-@pytest.fixture
-def demo(db):
-    demo_ensure()
 
 
 def token_post(username: str, password: str = "keel-demo", address: str = "10.0.0.1"):

@@ -27,9 +27,9 @@ def browser():
 
 
 @pytest.fixture(scope="module")
-def keel(tmp_path_factory):
+def keel():
     """The embedded default, exactly as `make run` serves it, on a fresh embedded PostgreSQL."""
-    keel = keel_start("embedded", tmp_path_factory.mktemp("keel"))
+    keel = keel_start("embedded")
     yield keel
     keel_stop(keel)
 

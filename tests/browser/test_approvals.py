@@ -192,8 +192,8 @@ def test_a_threshold_routes_a_large_import_to_ada(keel, new_page):
         expect(admin.get_by_text("Saved the rule")).to_be_visible()
 
 
-def test_an_approval_expires_without_any_request_and_the_card_refuses_it(browser, tmp_path):
-    keel = keel_start("embedded", tmp_path, {"KEEL_APPROVAL_DEADLINE_SECONDS": "2", "KEEL_SWEEP_SECONDS": "1"})
+def test_an_approval_expires_without_any_request_and_the_card_refuses_it(browser):
+    keel = keel_start("embedded", {"KEEL_APPROVAL_DEADLINE_SECONDS": "2", "KEEL_SWEEP_SECONDS": "1"})
     context = browser.new_context(viewport={"width": 1366, "height": 860})
     try:
         alice, bob = Api(keel.base_url, "alice"), Api(keel.base_url, "bob")

@@ -142,9 +142,9 @@ def model_server():
 
 
 @pytest.fixture(scope="module")
-def keel_model(tmp_path_factory, model_server):
+def keel_model(model_server):
     """The embedded default on the `openai` backend, answered by the loopback model server."""
-    keel = keel_start("embedded", tmp_path_factory.mktemp("keel-openai"), {
+    keel = keel_start("embedded", {
         "KEEL_LLM": "openai", "OPENAI_BASE_URL": model_server.base_url, "KEEL_LLM_MODEL": "fake-model",
         "OPENAI_API_KEY": ""})
     yield keel

@@ -11,10 +11,9 @@ REQUEST = "set up a monthly payroll group for our Shanghai sales team with commi
 
 
 @pytest.fixture(scope="module")
-def keel(tmp_path_factory):
+def keel():
     # The first template's import is verified one item short, for this run only.
-    keel = keel_start("embedded", tmp_path_factory.mktemp("keel"),
-                      {"KEEL_FAULTS": "verify_import.item_unseen#Browser Replan+cn-sales-commission=on"})
+    keel = keel_start("embedded", {"KEEL_FAULTS": "verify_import.item_unseen#Browser Replan+cn-sales-commission=on"})
     yield keel
     keel_stop(keel)
 

@@ -25,8 +25,8 @@ def approval_of(api: Api, run_id: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def keel(tmp_path_factory):
-    keel = keel_start("production", tmp_path_factory.mktemp("desk"), {"KEEL_SWEEP_SECONDS": "1"})
+def keel():
+    keel = keel_start("production", {"KEEL_SWEEP_SECONDS": "1"})
     keel.worker_start(concurrency=2)
     keel.beat_start()
     yield keel
@@ -111,8 +111,8 @@ def _matrix_post(session: Session, form: str) -> None:
         assert "Saved the rule" in resp.read().decode()
 
 
-def test_a_reminder_is_sent_once_before_the_deadline_and_the_run_then_expires(tmp_path):
-    keel = keel_start("production", tmp_path, {"KEEL_SWEEP_SECONDS": "1", "KEEL_REMINDER_SECONDS": "0.5",
+def test_a_reminder_is_sent_once_before_the_deadline_and_the_run_then_expires():
+    keel = keel_start("production", {"KEEL_SWEEP_SECONDS": "1", "KEEL_REMINDER_SECONDS": "0.5",
                                                "KEEL_APPROVAL_DEADLINE_SECONDS": "6"})
     try:
         keel.worker_start(concurrency=2, name="mailer")

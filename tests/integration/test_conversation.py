@@ -20,9 +20,8 @@ FINISHED = {"completed", "failed", "blocked", "rolled_back", "stopped"}
 
 
 @pytest.fixture(scope="module")
-def keel(tmp_path_factory):
-    keel = keel_start("production", tmp_path_factory.mktemp("conversation"),
-                      {"KEEL_LEASE_SECONDS": "3", "KEEL_SWEEP_SECONDS": "1"})
+def keel():
+    keel = keel_start("production", {"KEEL_LEASE_SECONDS": "3", "KEEL_SWEEP_SECONDS": "1"})
     keel.worker_start(concurrency=2)
     keel.worker_start(concurrency=2)
     keel.beat_start()
@@ -151,9 +150,8 @@ def model_server():
 
 
 @pytest.fixture(scope="module")
-def keel_openai(tmp_path_factory, model_server):
-    keel = keel_start("production", tmp_path_factory.mktemp("conversation-openai"),
-                      {"KEEL_LEASE_SECONDS": "3", "KEEL_SWEEP_SECONDS": "1", "KEEL_LLM": "openai",
+def keel_openai(model_server):
+    keel = keel_start("production", {"KEEL_LEASE_SECONDS": "3", "KEEL_SWEEP_SECONDS": "1", "KEEL_LLM": "openai",
                        "OPENAI_BASE_URL": model_server.base_url, "KEEL_LLM_MODEL": "fake-model",
                        "OPENAI_API_KEY": "", "KEEL_LLM_TIMEOUT": "20"})
     keel.worker_start(concurrency=2)

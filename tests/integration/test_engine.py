@@ -55,13 +55,13 @@ def checksum(keel) -> str:
 
 
 @pytest.fixture(scope="module")
-def keel(tmp_path_factory):
+def keel():
     # Payroll tools answer after 300 ms, as a remote system of record would: long
     # enough that parallel nodes visibly overlap.
     env = {**FAST, "KEEL_FAULTS": "snapshot_payroll_groups.before=sleep:0.3,match_salary_template.before=sleep:0.3,"
                                   "interpret_request.before#Always Timing Out=timeout",
            "KEEL_RETRY_BACKOFF_SECONDS": "0.2"}
-    keel = keel_start("production", tmp_path_factory.mktemp("engine"), env)
+    keel = keel_start("production", env)
     keel.worker_start(concurrency=2)
     keel.worker_start(concurrency=2)
     keel.beat_start()
@@ -153,8 +153,8 @@ def test_twenty_concurrent_approvals_give_one_decision_and_one_import(keel, apis
     assert groups_named(keel, "Twenty Clicks") == 1
 
 
-def test_waiting_runs_hold_no_worker_slot(tmp_path):
-    keel = keel_start("production", tmp_path, FAST)
+def test_waiting_runs_hold_no_worker_slot():
+    keel = keel_start("production", FAST)
     try:
         keel.worker_start(concurrency=1)
         keel.beat_start()
@@ -171,8 +171,8 @@ def test_waiting_runs_hold_no_worker_slot(tmp_path):
         keel_stop(keel)
 
 
-def test_an_approval_expires_without_any_request(tmp_path):
-    keel = keel_start("production", tmp_path, {**FAST, "KEEL_APPROVAL_DEADLINE_SECONDS": "2"})
+def test_an_approval_expires_without_any_request():
+    keel = keel_start("production", {**FAST, "KEEL_APPROVAL_DEADLINE_SECONDS": "2"})
     try:
         keel.worker_start(concurrency=2)
         keel.beat_start()
@@ -190,8 +190,8 @@ def test_an_approval_expires_without_any_request(tmp_path):
         keel_stop(keel)
 
 
-def test_a_worker_killed_after_the_import_wrote_loses_nothing_and_duplicates_nothing(tmp_path):
-    keel = keel_start("production", tmp_path, FAST)
+def test_a_worker_killed_after_the_import_wrote_loses_nothing_and_duplicates_nothing():
+    keel = keel_start("production", FAST)
     try:
         doomed_env = {**keel.env, "KEEL_FAULTS": "import_template.after=sleep:60"}
         healthy_env = keel.env
@@ -217,8 +217,8 @@ def test_a_worker_killed_after_the_import_wrote_loses_nothing_and_duplicates_not
         keel_stop(keel)
 
 
-def test_a_run_finishes_from_the_database_alone_after_the_broker_is_flushed(tmp_path):
-    keel = keel_start("production", tmp_path, FAST, redis_db=FLUSHED_REDIS_DB)
+def test_a_run_finishes_from_the_database_alone_after_the_broker_is_flushed():
+    keel = keel_start("production", FAST, redis_db=FLUSHED_REDIS_DB)
     try:
         first = keel.worker_start(concurrency=2)
         alice, bob = Api(keel.base_url, "alice"), Api(keel.base_url, "bob")
@@ -285,8 +285,8 @@ def test_a_tampered_template_id_is_a_provenance_block(keel, apis):
 
 
 @pytest.fixture
-def embedded(tmp_path):
-    keel = keel_start("embedded", tmp_path, FAST)
+def embedded():
+    keel = keel_start("embedded", FAST)
     yield keel
     keel_stop(keel)
 

@@ -12,8 +12,8 @@ DONE = {"completed", "failed", "blocked", "rolled_back", "stopped"}
 
 
 @pytest.fixture(scope="module")
-def keel(tmp_path_factory):
-    keel = keel_start("production", tmp_path_factory.mktemp("expenses-hr"), FAST)
+def keel():
+    keel = keel_start("production", FAST)
     keel.worker_start(concurrency=2)
     keel.beat_start()
     yield keel
@@ -138,8 +138,8 @@ def test_matching_runs_are_listed_by_blueprint(apis):
     assert runs and all(r["blueprint"] == "candidate_matching" for r in runs)
 
 
-def test_a_worker_killed_inside_the_skill_retries_it_whole_with_no_duplicate_match(tmp_path):
-    keel = keel_start("production", tmp_path, FAST)
+def test_a_worker_killed_inside_the_skill_retries_it_whole_with_no_duplicate_match():
+    keel = keel_start("production", FAST)
     try:
         healthy_env = keel.env
         keel.env = {**keel.env, "KEEL_FAULTS": "persist_matches.partial=sleep:60"}
@@ -179,7 +179,7 @@ def test_a_claim_run_recorded_on_workers_replays_there_with_the_scripted_backend
     the script (a frame of the check step names it)."""
     import json
 
-    keel = keel_start("production", tmp_path, FAST)
+    keel = keel_start("production", FAST)
     try:
         recorder = keel.worker_start(concurrency=1)
         keel.beat_start()

@@ -35,9 +35,8 @@ BOOKKEEPING = ("axes_", "django_session", "knox_authtoken", "auth_user", "django
 
 
 @pytest.fixture(scope="module")
-def keel(tmp_path_factory):
-    keel = keel_start("production", tmp_path_factory.mktemp("hostile"),
-                      {"KEEL_LOGIN_COOLOFF_SECONDS": str(COOLOFF_SECONDS)})
+def keel():
+    keel = keel_start("production", {"KEEL_LOGIN_COOLOFF_SECONDS": str(COOLOFF_SECONDS)})
     keel.worker_start(concurrency=2)
     yield keel
     keel_stop(keel)

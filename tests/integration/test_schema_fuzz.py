@@ -76,8 +76,8 @@ CLAIM = {"category": "lodging", "city": "Beijing", "start_date": "2026-11-16", "
 
 
 @pytest.fixture(scope="module")
-def keel(tmp_path_factory):
-    keel = keel_start("production", tmp_path_factory.mktemp("schema-fuzz"), FAST)
+def keel():
+    keel = keel_start("production", FAST)
     keel.worker_start(concurrency=2)
     keel.beat_start()
     yield keel

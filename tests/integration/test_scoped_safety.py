@@ -14,13 +14,13 @@ FINISHED = {"completed", "failed", "blocked", "rolled_back", "stopped", "cancell
 
 
 @pytest.fixture(scope="module")
-def keel(tmp_path_factory):
+def keel():
     # Verify fails for the one run that asks for it (a tagged fault), nobody else's.
     # Two runs' first imports are verified one item short (issue 17's replan), nobody else's.
     env = {**FAST, "KEEL_FAULTS": "verify_import.after#Verify Fails=fail,import_template.after=sleep:0.2,"
                                   "verify_import.item_unseen#Replan A+cn-sales-commission=on,"
                                   "verify_import.item_unseen#Replan B+cn-sales-commission=on"}
-    keel = keel_start("production", tmp_path_factory.mktemp("scoped"), env)
+    keel = keel_start("production", env)
     keel.worker_start(concurrency=2)
     keel.worker_start(concurrency=2)
     keel.beat_start()

@@ -11,11 +11,11 @@ from tests.support import ROOT
 
 
 @pytest.mark.timeout(1500)
-def test_the_short_soak_completes_every_run_once_under_kills(tmp_path):
+def test_the_short_soak_completes_every_run_once_under_kills():
     sys.path.insert(0, str(ROOT / "bench"))
     from soak import soak
 
-    figures = soak(runs=10, kills=20, collisions=2, seed=7, kill_interval=0.5, timeout=1200, tmp=tmp_path)
+    figures = soak(runs=10, kills=20, collisions=2, seed=7, kill_interval=0.5, timeout=1200)
     print(json.dumps(figures))
     assert figures["kills"] >= 20
     assert figures["stuck"] == 0 and figures["failed"] == figures["blocked"] == figures["rolled_back"] == 0, figures

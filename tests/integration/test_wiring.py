@@ -14,9 +14,9 @@ from tests.support import Api, Session, keel_start, keel_stop, proc_stats, wait_
 
 
 @pytest.fixture(params=["production", "production, two server processes", "embedded"])
-def keel(request, tmp_path):
+def keel(request):
     mode, _, processes = request.param.partition(", ")
-    keel = keel_start(mode, tmp_path, {"KEEL_WEB_PROCESSES": "2"} if processes else None)
+    keel = keel_start(mode, {"KEEL_WEB_PROCESSES": "2"} if processes else None)
     if mode == "production":
         keel.worker_start(concurrency=2)
     yield keel
@@ -82,8 +82,8 @@ def test_oscar_never_hears_of_demos_checks(keel):
     assert oscar.request("GET", f"/api/v1/wiring-checks/{check['id']}/")[0] == 404
 
 
-def test_a_server_process_that_dies_is_replaced_and_nobody_notices(tmp_path):
-    keel = keel_start("production", tmp_path, {"KEEL_WEB_PROCESSES": "2"})
+def test_a_server_process_that_dies_is_replaced_and_nobody_notices():
+    keel = keel_start("production", {"KEEL_WEB_PROCESSES": "2"})
     try:
         keel.worker_start(concurrency=1)
         alice = Api(keel.base_url, "alice")
