@@ -30,10 +30,13 @@ run: venv
 	$(PY) manage.py seed_demo
 	$(PY) manage.py serve --port $(PORT)
 
+# The layers and the unit tests first (they fail fastest), then the integration and browser
+# suites side by side: their tests mostly wait on real processes, each on both cores.
 test: venv-dev
 	bash scripts/services.sh
 	bash scripts/chromium.sh
-	$(MAKE) --no-print-directory test-layers test-unit test-integration test-browser
+	$(MAKE) --no-print-directory test-layers test-unit
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-integration test-browser
 
 # The loop while working: the layers and the unit tests.
 test-fast: test-layers test-unit
@@ -45,17 +48,17 @@ test-layers: venv-dev
 # Unit tests on PostgreSQL (DATABASE_URL's, else the embedded one), each in a transaction
 # rolled back, on both cores; in-memory broker and channel layer.
 test-unit: venv-dev
-	env -u REDIS_URL $(PY) -m pytest -q -n 2 $(APPS)
+	env -u REDIS_URL $(PY) -m pytest -q -n 2 --durations=15 $(APPS)
 
 # PostgreSQL, Redis and real worker processes; and the one unit test that needs Redis (a
 # worker's presence there), skipped by test-unit.
 test-integration: venv-dev
-	DATABASE_URL=$(PG_TEST_URL) REDIS_URL=$(REDIS_TEST_URL) $(PY) -m pytest -q tests/integration \
+	DATABASE_URL=$(PG_TEST_URL) REDIS_URL=$(REDIS_TEST_URL) $(PY) -m pytest -q -n 2 --dist loadfile --durations=15 tests/integration \
 	  "workflows/tests/test_siblings_finishing_at_once.py::test_a_worker_on_another_host_is_alive_while_it_holds_its_presence_in_redis"
 
 # Chromium against the embedded server, as `make run` serves it.
 test-browser: venv-dev
-	env -u DATABASE_URL -u REDIS_URL $(PY) -m pytest -q tests/browser
+	env -u DATABASE_URL -u REDIS_URL $(PY) -m pytest -q -n 2 --dist loadfile --durations=15 tests/browser
 
 clean:
 	rm -rf $(VENV) .pgdata staticfiles tests/artifacts

@@ -33,6 +33,8 @@ TEST_REDIS_BASE = os.environ.get("KEEL_TEST_REDIS", "redis://127.0.0.1:6379")
 # database of its own (FLUSHED_REDIS_DB), so it wipes nobody else's messages.
 # Two checkouts testing at once on one machine set KEEL_TEST_REDIS_DBS="shared,flushed".
 SHARED_REDIS_DB, FLUSHED_REDIS_DB = (int(n) for n in os.environ.get("KEEL_TEST_REDIS_DBS", "1,12").split(","))
+# xdist's workers flush a database each: gw0 12, gw1 11, …
+FLUSHED_REDIS_DB -= int(os.environ.get("PYTEST_XDIST_WORKER", "gw0")[2:])
 LOGS = ROOT / "tests" / "artifacts" / "logs"
 
 
@@ -187,9 +189,12 @@ def _base_env() -> dict[str, str]:
 def seeded_template(mode: str) -> str:
     """What `make run` would have before it serves — migrated, demo seeded — made once per
     test session: a database on the test PostgreSQL (production; its URL) or a stopped embedded
-    PostgreSQL's data folder (embedded; its path). Removed when the session ends."""
+    PostgreSQL's data folder (embedded; its path). Removed when the session ends. A session's
+    xdist workers share the one their controller made (`KEEL_SEEDED_<MODE>`, see `seeded_share`)."""
     if mode in _seeded:
         return _seeded[mode]
+    if os.environ.get(f"KEEL_SEEDED_{mode.upper()}"):
+        return os.environ[f"KEEL_SEEDED_{mode.upper()}"]
     env = _base_env()
     if mode == "production":
         env["DATABASE_URL"] = pg_database_create()
@@ -203,6 +208,12 @@ def seeded_template(mode: str) -> str:
         (Path(env["KEEL_PGDATA"]) / ".handle_pids.json").unlink(missing_ok=True)
     _seeded[mode] = env.get("DATABASE_URL") or env["KEEL_PGDATA"]
     return _seeded[mode]
+
+
+def seeded_share(mode: str) -> None:
+    """Make the session's seeded template now, in this process, for the processes it starts
+    later (xdist's workers) to copy: from a conftest's pytest_configure, in the controller."""
+    os.environ[f"KEEL_SEEDED_{mode.upper()}"] = seeded_template(mode)
 
 
 def _tmp_folder(prefix: str) -> str:

@@ -1,46 +1,14 @@
-"""The engine on PostgreSQL + Redis + real `celery worker` processes (and the
-same flows in the embedded default). DESIGN.md §4 is the specification."""
+"""The engine on PostgreSQL + Redis + real `celery worker` processes, on one deployment for
+the module (faults, each on a deployment of its own: test_engine_faults.py; the embedded
+default: test_embedded_default.py). DESIGN.md §4 is the specification."""
 import threading
 from datetime import datetime
 
 import psycopg
 import pytest
-import redis
 
-from tests.support import (
-    FLUSHED_REDIS_DB,
-    Api,
-    keel_start,
-    keel_stop,
-    process_group_kill,
-    wait_until,
-)
-
-REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
-FAST = {"KEEL_LEASE_SECONDS": "3", "KEEL_SWEEP_SECONDS": "1", "KEEL_IDEMPOTENCY_LEASE_SECONDS": "5"}
-
-
-def start_run(alice: Api, **params) -> dict:
-    status, run = alice.post("/api/v1/runs/", {"blueprint": "payroll_group_setup",
-                                               "params": {"request": REQUEST, "group_name": "Shanghai Sales",
-                                                          **params}})
-    assert status == 201, run
-    return run
-
-
-def pending_approval(bob: Api, run_id: str) -> dict:
-    approvals = [a for a in bob.get("/api/v1/approvals/?status=pending")["results"] if a["run"] == run_id]
-    assert len(approvals) == 1, approvals
-    return approvals[0]
-
-
-def groups_named(keel, name: str) -> int:
-    if "DATABASE_URL" not in keel.env:
-        return len([g for g in Api(keel.base_url, "dora").get("/api/v1/payroll/groups/")["results"]
-                    if g["name"] == name])
-    with psycopg.connect(keel.env["DATABASE_URL"]) as conn:
-        return conn.execute("SELECT count(*) FROM payroll_payrollgroup WHERE name = %s", (name,)).fetchone()[0]
-
+from tests.integration.payroll_runs import FAST, groups_named, pending_approval, start_run
+from tests.support import Api, keel_start, keel_stop
 
 def checksum(keel) -> str:
     import subprocess
@@ -153,89 +121,6 @@ def test_twenty_concurrent_approvals_give_one_decision_and_one_import(keel, apis
     assert groups_named(keel, "Twenty Clicks") == 1
 
 
-def test_waiting_runs_hold_no_worker_slot():
-    keel = keel_start("production", FAST)
-    try:
-        keel.worker_start(concurrency=1)
-        keel.beat_start()
-        alice, bob = Api(keel.base_url, "alice"), Api(keel.base_url, "bob")
-        waiting = [start_run(alice, group_name=f"Waiting {i}") for i in range(3)]
-        for run in waiting:
-            alice.wait_for_run(run["id"], {"awaiting_approval"})
-        fourth = start_run(alice, group_name="Fourth")
-        alice.wait_for_run(fourth["id"], {"awaiting_approval"})
-        bob.post(f"/api/v1/approvals/{pending_approval(bob, fourth['id'])['id']}/approve/")
-        assert alice.wait_for_run(fourth["id"], {"completed", "failed"})["status"] == "completed"
-        assert all(alice.get(f"/api/v1/runs/{r['id']}/")["status"] == "awaiting_approval" for r in waiting)
-    finally:
-        keel_stop(keel)
-
-
-def test_an_approval_expires_without_any_request():
-    keel = keel_start("production", {**FAST, "KEEL_APPROVAL_DEADLINE_SECONDS": "2"})
-    try:
-        keel.worker_start(concurrency=2)
-        keel.beat_start()
-        alice, bob = Api(keel.base_url, "alice"), Api(keel.base_url, "bob")
-        run = start_run(alice, group_name="Expiring")
-        run = alice.wait_for_run(run["id"], {"awaiting_approval"})
-        approval = [a for a in bob.get("/api/v1/approvals/")["results"] if a["run"] == run["id"]][0]
-        # nobody does anything: the sweeper expires it
-        run = alice.wait_for_run(run["id"], {"blocked"}, timeout=20)
-        assert "expired" in run["status_reason"]
-        status, body = bob.post(f"/api/v1/approvals/{approval['id']}/approve/")
-        assert status == 409 and body["status"] == "expired"
-        assert groups_named(keel, "Expiring") == 0
-    finally:
-        keel_stop(keel)
-
-
-def test_a_worker_killed_after_the_import_wrote_loses_nothing_and_duplicates_nothing():
-    keel = keel_start("production", FAST)
-    try:
-        doomed_env = {**keel.env, "KEEL_FAULTS": "import_template.after=sleep:60"}
-        healthy_env = keel.env
-        keel.env = doomed_env
-        doomed = keel.worker_start(concurrency=1)
-        keel.env = healthy_env
-        keel.beat_start()
-        alice, bob = Api(keel.base_url, "alice"), Api(keel.base_url, "bob")
-        run = start_run(alice, group_name="Survivor")
-        alice.wait_for_run(run["id"], {"awaiting_approval"})
-        bob.post(f"/api/v1/approvals/{pending_approval(bob, run['id'])['id']}/approve/")
-        wait_until(lambda: groups_named(keel, "Survivor") == 1, "the import to write its group")
-        assert alice.get(f"/api/v1/runs/{run['id']}/")["status"] == "running"  # the node has not completed
-        process_group_kill(doomed)  # SIGKILL to the worker and its pool children
-        keel.worker_start(concurrency=1)
-        run = alice.wait_for_run(run["id"], {"completed", "failed"}, timeout=60)
-        assert run["status"] == "completed", run["status_reason"]
-        assert groups_named(keel, "Survivor") == 1
-        assert {n["key"]: n["attempts"] for n in run["nodes"]}["import"] == 2
-        crash = next(m for m in alice.get("/api/v1/metrics/")["metrics"] if m["key"] == "crash_recoveries")
-        assert (crash["numerator"], crash["denominator"]) == (1, 1)
-    finally:
-        keel_stop(keel)
-
-
-def test_a_run_finishes_from_the_database_alone_after_the_broker_is_flushed():
-    keel = keel_start("production", FAST, redis_db=FLUSHED_REDIS_DB)
-    try:
-        first = keel.worker_start(concurrency=2)
-        alice, bob = Api(keel.base_url, "alice"), Api(keel.base_url, "bob")
-        run = start_run(alice, group_name="From The Database")
-        alice.wait_for_run(run["id"], {"awaiting_approval"})
-        process_group_kill(first)  # every worker stopped
-        bob.post(f"/api/v1/approvals/{pending_approval(bob, run['id'])['id']}/approve/")
-        redis.Redis.from_url(keel.env["REDIS_URL"]).flushdb()  # the dispatch is gone with the broker
-        keel.worker_start(concurrency=2)
-        keel.beat_start()
-        run = alice.wait_for_run(run["id"], {"completed", "failed"}, timeout=60)
-        assert run["status"] == "completed", run["status_reason"]
-        assert groups_named(keel, "From The Database") == 1
-    finally:
-        keel_stop(keel)
-
-
 def test_a_timeout_is_retried_by_the_sweeper_with_backoff_each_attempt_counted_until_the_cap(keel, apis):
     alice, _ = apis
     run = start_run(alice, group_name="Always Timing Out")
@@ -282,23 +167,3 @@ def test_a_tampered_template_id_is_a_provenance_block(keel, apis):
     assert "provenance block on template_id" in bad["status_reason"]
     assert not [a for a in bob.get("/api/v1/approvals/")["results"] if a["run"] == bad["id"]]
     assert groups_named(keel, "Tampered") == 0
-
-
-@pytest.fixture
-def embedded():
-    keel = keel_start("embedded", FAST)
-    yield keel
-    keel_stop(keel)
-
-
-def test_the_same_flows_work_in_the_embedded_default(embedded):
-    alice, bob = Api(embedded.base_url, "alice"), Api(embedded.base_url, "bob")
-    run = start_run(alice, group_name="Embedded")
-    alice.wait_for_run(run["id"], {"awaiting_approval"})
-    bob.post(f"/api/v1/approvals/{pending_approval(bob, run['id'])['id']}/approve/")
-    assert alice.wait_for_run(run["id"], {"completed", "failed"})["status"] == "completed"
-    legacy = start_run(alice, template_code="cn-sh-legacy-grade-2015", group_name="Embedded Legacy")
-    alice.wait_for_run(legacy["id"], {"awaiting_approval"})
-    bob.post(f"/api/v1/approvals/{pending_approval(bob, legacy['id'])['id']}/approve/")
-    assert alice.wait_for_run(legacy["id"], {"rolled_back", "failed"})["status"] == "rolled_back"
-    assert groups_named(embedded, "Embedded") == 1 and groups_named(embedded, "Embedded Legacy") == 0
