@@ -12,12 +12,14 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -177,7 +179,8 @@ def _wait_for_http(url: str, proc: subprocess.Popen, timeout: float = 60) -> Non
 
 # One migrated and seeded database per test session and mode, copied for each Keel started:
 # migrating and seeding cost ~12 s, a copy well under one.
-_seeded: dict[str, str] = {}
+_templates: dict[str, str] = {}
+_template_locks = {kind: threading.Lock() for kind in ("migrated", "production", "embedded")}
 
 
 def _base_env() -> dict[str, str]:
@@ -186,34 +189,61 @@ def _base_env() -> dict[str, str]:
     return env
 
 
-def seeded_template(mode: str) -> str:
-    """What `make run` would have before it serves — migrated, demo seeded — made once per
-    test session: a database on the test PostgreSQL (production; its URL) or a stopped embedded
-    PostgreSQL's data folder (embedded; its path). Removed when the session ends. A session's
-    xdist workers share the one their controller made (`KEEL_SEEDED_<MODE>`, see `seeded_share`)."""
-    if mode in _seeded:
-        return _seeded[mode]
-    if os.environ.get(f"KEEL_SEEDED_{mode.upper()}"):
-        return os.environ[f"KEEL_SEEDED_{mode.upper()}"]
+def _manage(env: dict[str, str], *args: str) -> None:
+    subprocess.run([PYTHON, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True, timeout=300)
+
+
+def template(kind: str) -> str:
+    """A database made once per test session, for tests to copy instead of migrating anew
+    (~12 s each time); removed when the session ends. Its kind:
+    - "migrated": `migrate` on the test PostgreSQL, nothing seeded (its URL): the unit tests'
+      database is a copy (`migrated_template_use`);
+    - "production": what `make run` has before it serves, migrated and the demo seeded (its URL);
+    - "embedded": the same in a stopped embedded PostgreSQL's data folder (its path).
+    A session's xdist workers use the ones their controller made (`templates_share`)."""
+    if os.environ.get(f"KEEL_TEMPLATE_{kind.upper()}"):
+        return os.environ[f"KEEL_TEMPLATE_{kind.upper()}"]
+    with _template_locks[kind]:  # templates_share makes them on threads; "production" needs "migrated"
+        if kind not in _templates:
+            _templates[kind] = _template_make(kind)
+    return _templates[kind]
+
+
+def _template_make(kind: str) -> str:
     env = _base_env()
-    if mode == "production":
+    if kind == "migrated":
         env["DATABASE_URL"] = pg_database_create()
         atexit.register(pg_database_drop, env["DATABASE_URL"])
-    else:
+        _manage(env, "migrate", "--noinput", "-v0")
+    elif kind == "production":
+        env["DATABASE_URL"] = pg_database_create(template=template("migrated"))
+        atexit.register(pg_database_drop, env["DATABASE_URL"])
+        _manage(env, "seed_demo")
+    elif kind == "embedded":
         env["KEEL_PGDATA"] = str(Path(_tmp_folder("keel-seeded-")) / "pgdata")
-    for args in (("migrate", "--noinput", "-v0"), ("seed_demo",)):
-        subprocess.run([PYTHON, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True, timeout=300)
-    if mode == "embedded":  # its processes exited, which stops the server; make sure before copying
+        _manage(env, "migrate", "--noinput", "-v0")
+        _manage(env, "seed_demo")
+        # its processes exited, which stops the server; make sure before it is copied
         embedded_stop(Path(env["KEEL_PGDATA"]))
         (Path(env["KEEL_PGDATA"]) / ".handle_pids.json").unlink(missing_ok=True)
-    _seeded[mode] = env.get("DATABASE_URL") or env["KEEL_PGDATA"]
-    return _seeded[mode]
+    else:
+        raise ValueError(kind)
+    return env.get("DATABASE_URL") or env["KEEL_PGDATA"]
 
 
-def seeded_share(mode: str) -> None:
-    """Make the session's seeded template now, in this process, for the processes it starts
+def templates_share(*kinds: str) -> None:
+    """Make these templates now, side by side, in this process, for the processes it starts
     later (xdist's workers) to copy: from a conftest's pytest_configure, in the controller."""
-    os.environ[f"KEEL_SEEDED_{mode.upper()}"] = seeded_template(mode)
+    with ThreadPoolExecutor() as pool:
+        made = dict(zip(kinds, pool.map(template, kinds)))
+    for kind, made_at in made.items():
+        os.environ[f"KEEL_TEMPLATE_{kind.upper()}"] = made_at
+
+
+def migrated_template_use(settings) -> None:
+    """pytest-django's test database becomes a copy of the session's migrated template: its
+    own migrate then finds every migration applied."""
+    settings.DATABASES["default"].setdefault("TEST", {})["TEMPLATE"] = template("migrated").rsplit("/", 1)[1]
 
 
 def _tmp_folder(prefix: str) -> str:
@@ -223,12 +253,12 @@ def _tmp_folder(prefix: str) -> str:
 
 
 def keel_start(mode: str, extra_env: dict[str, str] | None = None, redis_db: int = SHARED_REDIS_DB) -> Keel:
-    """Serve a fresh Keel — migrated and seeded, a copy of the session's `seeded_template` — and
+    """Serve a fresh Keel — migrated and seeded, a copy of the session's `template(mode)` — and
     wait for its first page. mode: 'embedded' or 'production'."""
     env = _base_env()
     env["KEEL_CHANNEL_PREFIX"] = f"keel-test-{uuid.uuid4().hex[:8]}"
     if mode == "production":
-        env["DATABASE_URL"] = pg_database_create(template=seeded_template(mode))
+        env["DATABASE_URL"] = pg_database_create(template=template("production"))
         env["REDIS_URL"] = f"{TEST_REDIS_BASE}/{redis_db}"
         env["KEEL_QUEUE"] = f"keel-{uuid.uuid4().hex[:8]}"
         if redis_db != SHARED_REDIS_DB:
@@ -238,7 +268,7 @@ def keel_start(mode: str, extra_env: dict[str, str] | None = None, redis_db: int
         # that folder's root private again, and the wheel's PostgreSQL (a user of its own, when
         # run as root) could no longer reach its data. cp -a keeps the owner.
         env["KEEL_PGDATA"] = str(Path(_tmp_folder("keel-pgdata-")) / "pgdata")
-        subprocess.run(["cp", "-a", seeded_template(mode), env["KEEL_PGDATA"]], check=True)
+        subprocess.run(["cp", "-a", template("embedded"), env["KEEL_PGDATA"]], check=True)
     else:
         raise ValueError(mode)
     env.update(extra_env or {})

@@ -11,8 +11,9 @@
   var root, queue, queueBody, fold, slot, toast;
   var asking = null;         // the decision a key asked to confirm: {action, id}, or null
   var phone = window.matchMedia ? window.matchMedia("(max-width: 600px)") : { matches: false };
-  var busy = false;          // one decision in flight at a time: a double click decides once
+  var busy = false;          // a decision in flight, until the desk has moved on: a double click decides once
   var refreshing = null;
+  var wanted = null;         // the card last asked for: an older card's answer arriving later is dropped
 
   function $(sel, el) { return (el || document).querySelector(sel); }
   function $all(sel, el) { return Array.prototype.slice.call((el || document).querySelectorAll(sel)); }
@@ -20,6 +21,7 @@
   function items() { return $all('[data-testid="queue-item"]', queue); }
   function card() { return $("#approval-card", slot); }
   function selectedId() { var c = card(); return c ? c.dataset.approvalId : null; }
+  function shownOrComing() { return wanted || selectedId(); }
 
   function say(text, kind) {
     toast.textContent = text;
@@ -47,19 +49,26 @@
 
   function loadCard(id, focus) {
     if (!id) return Promise.resolve();
+    wanted = id;
     markSelected(id, focus);
     return fetchHtml("/approvals/" + id + "/card/").then(function (html) {
+      if (id !== wanted) return;   // another card was asked for meanwhile: its answer decides
+      wanted = null;
       slot.innerHTML = html;
       tick();
       reask();
       if (location.pathname !== "/approvals/" + id + "/") history.replaceState(null, "", "/approvals/" + id + "/");
+    }, function (err) {
+      if (id === wanted) wanted = null;
+      throw err;
     });
   }
 
   function loadQueue() {
-    var id = selectedId();
+    var id = shownOrComing();
     return fetchHtml("/approvals/queue/" + (id ? "?selected=" + id : "")).then(function (html) {
       queueBody.innerHTML = html;
+      id = shownOrComing();
       markSelected(id, document.activeElement === document.body || queue.contains(document.activeElement));
       // Keep the top bar's count true as well.
       var count = $('[data-testid="queue-count"]', queue), badge = document.querySelector('[data-testid="pending-count"]');
@@ -75,8 +84,9 @@
     refreshing = { again: false, ids: [changedId] };
     var ids = refreshing.ids;
     loadQueue().then(function () {
-      var current = selectedId();
-      if (current && ids.indexOf(current) >= 0 && !busy) return loadCard(current, false);
+      if (busy) return;   // the decision in flight moves the desk on, to the next card
+      var current = shownOrComing();
+      if (current && ids.indexOf(current) >= 0) return loadCard(current, false);
       if (!current) { var first = items()[0]; if (first) return loadCard(first.dataset.approvalId, false); }
     }).catch(function () {}).then(function () {
       var again = refreshing.again; refreshing = null;
@@ -87,7 +97,7 @@
   function move(step) {
     var list = items();
     if (!list.length) return;
-    var at = list.findIndex(function (li) { return li.dataset.approvalId === selectedId(); });
+    var at = list.findIndex(function (li) { return li.dataset.approvalId === shownOrComing(); });
     var next = list[Math.max(0, Math.min(list.length - 1, at < 0 ? 0 : at + step))];
     loadCard(next.dataset.approvalId, true);
   }
@@ -182,22 +192,24 @@
     }).then(function (r) {
       return r.json().catch(function () { return {}; }).then(function (data) { return { status: r.status, data: data }; });
     }).then(function (res) {
-      busy = false;
       if (res.status === 200) {
         var verb = fmt(action, {});
         say(verb + ": " + ($('[data-testid="card-summary"]', c) || {}).textContent, "ok");
         // Move on to the next waiting approval, as a mail client does after archiving.
         var at = order.indexOf(id), next = order[at + 1] || order[at - 1];
+        // Pushes that arrive meanwhile re-read the queue but leave the card to this (refresh):
+        // the decided card's own push must not bring it back over the next one.
         return loadQueue().then(function () {
           var still = items().map(function (li) { return li.dataset.approvalId; });
           if (next && still.indexOf(next) >= 0) return loadCard(next, true);
           if (still.length) return loadCard(still[0], true);
           return loadCard(id, false);
-        });
+        }).catch(function () {}).then(function () { busy = false; });
       }
+      busy = false;
       var text = (res.data && res.data.detail) || fmt("failed", { status: res.status });
       return loadCard(id, false).then(function () { refuse(card(), text); });
-    }).catch(function (err) {
+    }, function (err) {
       busy = false;
       refuse(c, fmt("unsent", { error: err.message }));
       $all("[data-action]", c).forEach(function (b) { b.disabled = false; });

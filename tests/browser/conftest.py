@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import sync_playwright
 
-from tests.support import keel_start, keel_stop, seeded_share
+from tests.support import keel_start, keel_stop, templates_share
 
 # Playwright's sync API runs an event loop in this thread; Django's async-safety
 # check would otherwise refuse ORM calls made by fixtures here.
@@ -20,7 +20,7 @@ def pytest_configure(config):
     """Migrate and seed one embedded PostgreSQL for the whole session before xdist's workers
     start; each module's Keel serves a copy of it (tests/support.py)."""
     if not hasattr(config, "workerinput"):  # the controller, or a session without workers
-        seeded_share("embedded")
+        templates_share("embedded")
 
 
 @pytest.fixture(scope="session")

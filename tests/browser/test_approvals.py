@@ -94,6 +94,35 @@ def test_bob_works_through_a_queue_of_three_with_the_keyboard(keel, new_page):
         bob.post(f"/api/v1/approvals/{approval['id']}/reject/", {"comment": "test cleanup"})
 
 
+def test_after_a_decision_the_desk_stays_on_the_next_card_when_the_decided_one_is_slow_to_reload(keel, new_page):
+    """The decided card's own push re-reads it; on a slow line that answer came after the next
+    card's and put the decided card back (seen under load: the queue said 1 left, the card
+    still showed the rejected one). The fetch of the decided card is held 2 s here."""
+    alice, bob = Api(keel.base_url, "alice"), Api(keel.base_url, "bob")
+    first, second = start_run(alice, "Slow One"), start_run(alice, "Slow Two")
+    decided = approval_of(bob, first["id"])["id"]
+    page = new_page()
+    page.add_init_script("""(() => {
+      const real = window.fetch;
+      window.fetch = (url, options) => {
+        const answer = real(url, options);
+        if (!window.slowCard || !String(url).includes("/approvals/" + window.slowCard + "/card/")) return answer;
+        return answer.then((r) => new Promise((done) => setTimeout(() => done(r), 2000)));
+      };
+    })()""")
+    log_in(page, keel.base_url, "bob")
+    page.goto(keel.base_url + f"/approvals/{decided}/")
+    expect(page.locator("#approvals-inbox[data-socket=open]")).to_have_count(1)
+    expect(card(page)).to_contain_text("“Slow One”")
+    page.evaluate(f"window.slowCard = '{decided}'")
+    page.get_by_test_id("approve").click()
+    expect(card(page)).to_contain_text("“Slow Two”", timeout=15000)
+    page.wait_for_timeout(3000)  # the held answer has arrived by now
+    expect(card(page)).to_contain_text("“Slow Two”")
+    expect(page.locator(".queue-item.selected")).to_contain_text("Slow Two")
+    assert approval_of(bob, second["id"])["status"] == "pending"
+
+
 def test_ada_cannot_approve_the_run_she_started(keel, new_page):
     ada, bob = Api(keel.base_url, "ada"), Api(keel.base_url, "bob")
     run = start_run(ada, "Ada's Own")
