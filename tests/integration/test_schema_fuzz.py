@@ -34,7 +34,7 @@ import pytest
 
 from tests.support import ROOT, Api, keel_start, keel_stop, wait_until
 
-MAX_EXAMPLES = int(os.environ.get("KEEL_FUZZ_MAX_EXAMPLES", "15"))
+MAX_EXAMPLES = int(os.environ.get("KEEL_FUZZ_MAX_EXAMPLES", "10"))
 # A new seed per run unless one is given (to replay a failure): the clock, in seconds.
 SEED = os.environ.get("KEEL_FUZZ_SEED") or str(int(time.time()))
 # Every check schemathesis has (KEEL_FUZZ_CHECKS / KEEL_FUZZ_EXCLUDE_CHECKS narrow it).
