@@ -50,8 +50,8 @@ def embedded_database(folder: Path) -> dict[str, Any]:
         if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [EMBEDDED_DATABASE]).fetchone():
             try:
                 conn.execute(f'CREATE DATABASE "{EMBEDDED_DATABASE}"')
-            except psycopg.errors.DuplicateDatabase:
-                pass  # another process created it first
+            except (psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
+                pass  # another process created it first (at the same moment: the catalog's unique index says so)
     return {"ENGINE": "django.db.backends.postgresql", "NAME": EMBEDDED_DATABASE, "USER": "postgres",
             "PASSWORD": "", "HOST": host, "PORT": port, "CONN_MAX_AGE": 0, "CONN_HEALTH_CHECKS": True}
 
