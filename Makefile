@@ -30,14 +30,14 @@ run: venv
 	$(PY) manage.py seed_demo
 	$(PY) manage.py serve --port $(PORT)
 
-# The layers first (they fail fastest), then the unit, integration and browser suites side by
-# side, each on both cores: the integration and browser tests mostly wait on real processes,
-# and the unit tests fill the cores meanwhile. Each suite's output is printed when it ends.
+# The layers and the unit tests first (they fail fastest, and the unit tests keep both cores
+# busy), then the integration and browser suites side by side: their tests mostly wait on real
+# processes, each suite on both cores. Each suite's output is printed when it ends.
 test: venv-dev
 	bash scripts/services.sh
 	bash scripts/chromium.sh
-	$(MAKE) --no-print-directory test-layers
-	$(MAKE) --no-print-directory -j3 --output-sync=target test-unit test-integration test-browser
+	$(MAKE) --no-print-directory test-layers test-unit
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-integration test-browser
 
 # The loop while working: the layers and the unit tests.
 test-fast: test-layers test-unit
