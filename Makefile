@@ -25,10 +25,9 @@ $(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
 	$(PIP) -r requirements-dev.txt
 	touch $@
 
+# Migrate, seed the demo (idempotently) and serve, in one process.
 run: venv
-	$(PY) manage.py migrate --noinput -v0
-	$(PY) manage.py seed_demo
-	$(PY) manage.py serve --port $(PORT)
+	$(PY) manage.py serve --port $(PORT) --migrate-and-seed
 
 # The layers and the unit tests first (they fail fastest, and the unit tests keep both cores
 # busy), then the integration and browser suites side by side: their tests mostly wait on real

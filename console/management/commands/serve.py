@@ -12,6 +12,7 @@ import sys
 
 import uvicorn
 from django.conf import settings
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 from uvicorn.supervisors import Multiprocess
@@ -31,10 +32,17 @@ class Command(BaseCommand):
                             help="server processes sharing the port (production only; default KEEL_WEB_PROCESSES "
                                  "or 1). Each answers requests on its own core; websockets work across them "
                                  "through the Redis channel layer.")
+        parser.add_argument("--migrate-and-seed", action="store_true",
+                            help="first migrate the database and seed the demo (idempotent), in this process: "
+                                 "what `make run` does, without two more Python start-ups")
 
-    def handle(self, *args, host: str, port: int, processes: int, **options):
+    def handle(self, *args, host: str, port: int, processes: int, migrate_and_seed: bool, **options):
         if processes < 1:
             raise CommandError("--processes must be at least 1")
+        if migrate_and_seed:
+            call_command("migrate", interactive=False, verbosity=0)
+            call_command("seed_demo", stdout=self.stdout)
+            connections.close_all()  # the server's threads take their own
         if not settings.KEEL_BASE_URL_SET:  # links in emails lead here (config/settings.py)
             shown = "localhost" if host in ("0.0.0.0", "::") else host
             settings.KEEL_BASE_URL = os.environ["KEEL_BASE_URL"] = f"http://{shown}:{port}"
