@@ -127,6 +127,7 @@ def test_a_chinese_reader_walks_the_console_and_reads_no_english_sentence(keel, 
     group = page.locator("main a[href^='/payroll/groups/']").first
     if group.count():
         group.click()
+        page.wait_for_url(re.compile(r"/payroll/groups/\d+/"))  # read the group's page, not the one it leaves
         no_english_sentence(page, "a payroll group")
 
     # Bob files a lodging claim for no night: the service refuses it, and the page says why in Chinese.
