@@ -177,8 +177,8 @@ def _wait_for_http(url: str, proc: subprocess.Popen, timeout: float = 60) -> Non
     raise RuntimeError(f"{url} did not answer within {timeout} s")
 
 
-# One migrated and seeded database per test session and mode, copied for each Keel started:
-# migrating and seeding cost ~12 s, a copy well under one.
+# The session's templates (`template`), made once each, copied for each Keel started and for
+# pytest-django's test database: migrating and seeding cost ~12 s, a copy well under one.
 _templates: dict[str, str] = {}
 _template_locks = {kind: threading.Lock() for kind in ("migrated", "production", "embedded")}
 
@@ -196,8 +196,8 @@ def _manage(env: dict[str, str], *args: str) -> None:
 def template(kind: str) -> str:
     """A database made once per test session, for tests to copy instead of migrating anew
     (~12 s each time); removed when the session ends. Its kind:
-    - "migrated": `migrate` on the test PostgreSQL, nothing seeded (its URL): the unit tests'
-      database is a copy (`migrated_template_use`);
+    - "migrated": `migrate` on the test PostgreSQL, nothing seeded (its URL): in the integration
+      session, pytest-django's test database is a copy (`migrated_template_use`);
     - "production": what `make run` has before it serves, migrated and the demo seeded (its URL);
     - "embedded": the same in a stopped embedded PostgreSQL's data folder (its path).
     A session's xdist workers use the ones their controller made (`templates_share`)."""
