@@ -58,12 +58,12 @@ test-unit: venv-dev
 # PostgreSQL, Redis and real worker processes; and the one unit test that needs Redis (a
 # worker's presence there), skipped by test-unit.
 test-integration: venv-dev
-	DATABASE_URL=$(PG_TEST_URL) REDIS_URL=$(REDIS_TEST_URL) $(PY) -m pytest -q -n 2 --dist loadfile --durations=15 tests/integration \
+	DATABASE_URL=$(PG_TEST_URL) REDIS_URL=$(REDIS_TEST_URL) $(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder --durations=15 tests/integration \
 	  "workflows/tests/test_siblings_finishing_at_once.py::test_a_worker_on_another_host_is_alive_while_it_holds_its_presence_in_redis"
 
 # Chromium against the embedded server, as `make run` serves it.
 test-browser: venv-dev
-	env -u DATABASE_URL -u REDIS_URL $(PY) -m pytest -q -n 2 --dist loadfile --durations=15 tests/browser
+	env -u DATABASE_URL -u REDIS_URL $(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder --durations=15 tests/browser
 
 clean:
 	rm -rf $(VENV) .pgdata staticfiles tests/artifacts

@@ -9,6 +9,17 @@ from workflows.tests.helpers import no_broker
 FAST_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+def pytest_collection_modifyitems(items):
+    """The longest modules first (`pytestmark = pytest.mark.long(seconds)`, the longest first),
+    the others in their order. xdist hands a suite's modules to its workers in this order
+    (`--dist loadfile --no-loadscope-reorder`): a long module started last ran alone while the
+    other worker had finished."""
+    def seconds(item) -> float:
+        mark = item.get_closest_marker("long")
+        return mark.args[0] if mark else 0
+    items.sort(key=lambda item: -seconds(item))
+
+
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup, django_db_blocker):
     """The test database, migrated (pytest-django) and seeded once: tests roll back to it."""

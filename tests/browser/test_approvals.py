@@ -1,10 +1,13 @@
 """The approver's desk in a real browser against the embedded server (issue 7)."""
 import re
 
+import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import log_in, screenshot
 from tests.support import Api, keel_start, keel_stop
+
+pytestmark = pytest.mark.long(90)  # seconds; started first (conftest.py)
 
 REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
 

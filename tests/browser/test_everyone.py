@@ -11,6 +11,8 @@ from tests.browser.conftest import log_in, screenshot
 from tests.browser.test_console import approve
 from tests.support import Api
 
+pytestmark = pytest.mark.long(70)  # seconds; started first (conftest.py)
+
 # The words a person reads, in each language the browser may ask for.
 WORDS = {
     "en": {"status": "Status", "apply": "Apply", "started_by": "Started by", "from": "From", "to": "To",

@@ -1,9 +1,12 @@
 """The engine under faults, each test on a deployment of its own: a worker killed after its
 effect, the broker flushed, an approval nobody answers, waiting runs and worker slots."""
+import pytest
 import redis
 
 from tests.integration.payroll_runs import FAST, groups_named, pending_approval, start_run
 from tests.support import FLUSHED_REDIS_DB, Api, keel_start, keel_stop, process_group_kill, wait_until
+
+pytestmark = pytest.mark.long(120)  # seconds; started first (conftest.py)
 
 
 def test_waiting_runs_hold_no_worker_slot():

@@ -9,6 +9,8 @@ import pytest
 
 from tests.support import ROOT
 
+pytestmark = pytest.mark.long(90)  # seconds; started first (conftest.py)
+
 
 @pytest.mark.timeout(1500)
 def test_the_short_soak_completes_every_run_once_under_kills():

@@ -1,12 +1,13 @@
 """Blueprints are data a domain registers; each node's acceptance criteria are checked
 against its receipt, recorded, and shown."""
+import jsonschema
 import pytest
 from django.core.management import call_command
 from django.test import Client
 
 from approvals.services import approval_decide
 from approvals.models import ApprovalRequest
-from workflows.blueprints import BLUEPRINTS, blueprint_register
+from workflows.blueprints import BLUEPRINT_SCHEMA, BLUEPRINTS, blueprint_register
 from workflows.services import run_start
 from workflows.tests.helpers import drive, membership, statuses
 
@@ -24,6 +25,10 @@ def strict_chain():
                                    "arguments": {}, "acceptance": ["the ledger balances"]}]})
     yield "strict_chain"
     BLUEPRINTS.pop("strict_chain")
+
+
+def test_the_blueprint_schema_is_a_valid_schema():
+    jsonschema.Draft202012Validator.check_schema(BLUEPRINT_SCHEMA)  # registration no longer checks it each time
 
 
 def test_the_payroll_blueprint_is_registered_by_the_payroll_app_as_data():
