@@ -29,6 +29,10 @@ def browser():
         pytest.fail(f"{CHROMIUM} is missing: `make test` installs Debian's chromium package")
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        # Every page asks for reduced motion (keel.css then pulses nothing): an animated status
+        # keeps headless Chromium drawing ~60 frames a second for as long as its page is open.
+        new_context = browser.new_context
+        browser.new_context = lambda **options: new_context(**{"reduced_motion": "reduce", **options})
         yield browser
         browser.close()
 

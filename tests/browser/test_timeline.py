@@ -79,3 +79,22 @@ def test_a_dropped_websocket_resumes_and_every_sequence_number_arrives_once(keel
     # On the wire too: across both connections, each number was sent exactly once.
     sent = [json.loads(f)["event"]["seq"] for f in sockets if '"timeline.event"' in f]
     assert sorted(sent) == list(range(first_seq + 1, last_seq + 1))
+
+
+def test_a_waiting_approval_pulses_unless_the_reader_asked_for_less_motion(keel, browser):
+    """The open wait on the timeline pulses; a reader whose system asks for reduced motion
+    sees it still (keel.css), and so does every browser test (tests/browser/conftest.py)."""
+    conversation_id, run_id = run_in_new_conversation(keel.base_url, "Motion Sales")
+    Api(keel.base_url, "alice").wait_for_run(run_id, {"awaiting_approval"})
+    animation = {}
+    for motion in ("no-preference", "reduce"):
+        context = browser.new_context(viewport={"width": 1366, "height": 860}, reduced_motion=motion)
+        page = context.new_page()
+        log_in(page, keel.base_url, "dora")
+        page.goto(f"{keel.base_url}/conversations/{conversation_id}/timeline/?view=developer")
+        open_wait = page.locator(".wait-open").first
+        expect(open_wait).to_be_attached()
+        animation[motion] = open_wait.evaluate("el => getComputedStyle(el).animationName")
+        context.close()
+    assert animation == {"no-preference": "keel-pulse", "reduce": "none"}
+    approve(keel.base_url, run_id)  # leaves no run waiting for the module's next test
