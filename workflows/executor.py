@@ -86,10 +86,23 @@ log = logging.getLogger(__name__)
 N = NodeStatus
 
 
+# 1. A step arrives (a node id, a claimed node, a fan-out's chunk). The hot path (workflows/sql.py,
+# no ORM query) takes what it can; the general path the rest (gates, compensations, expired leases).
+
+
 def in_place_enabled() -> bool:
     # When a node leaves exactly one ready successor, run it on this worker
     # without a broker hop; the sweeper still covers a crash in between.
     return os.environ.get("KEEL_IN_PLACE", "1") != "0"
+
+
+def steps_execute(step: int | sql.Claimed | None, *, plain: bool = False) -> None:
+    """Run a step and, in place, the successors it leaves to this worker: a node id
+    (claimed here if it is ours to run; `plain`: see node_execute) or a node already
+    claimed."""
+    while step is not None:
+        step = claimed_execute(step) if isinstance(step, sql.Claimed) else node_execute(step, plain=plain)
+        plain = False
 
 
 def node_execute(node_id: int, *, plain: bool = False) -> int | sql.Claimed | None:
@@ -154,6 +167,38 @@ def node_execute(node_id: int, *, plain: bool = False) -> int | sql.Claimed | No
     return _execute_claimed(node, run, tool, me, approval_id, arguments, consumed)
 
 
+def claimed_execute(claimed: sql.Claimed) -> int | sql.Claimed | None:
+    """Run a node this worker has claimed, and finish it."""
+    node, run, me = claimed.node, claimed.run, worker_name()
+    tool = tool_get(node.tool)
+    call = _inline_run(node, run, tool)
+    if call is None:  # not plain, or its tool failed: the general path runs it (and records a failure)
+        return _execute_claimed(node, run, tool, me, None, None, None)
+    return _plain_hop(node, run, me, call, ready=False, alone=not claimed.busy)
+
+
+def nodes_execute(node_ids: list[int]) -> list[int | sql.Claimed | None]:
+    """A chunk of a fan-out. Side-effect-free nodes are claimed in one statement and
+    completed in one transaction per run; the others one by one, as usual. Returns
+    the steps to continue with in place."""
+    inline = [name for name in fast_tools() if TOOLS[name].inline]
+    claimed = _claim_chunk(node_ids, inline)
+    taken = {c.node.id for c in claimed}
+    steps: list[int | sql.Claimed | None] = []
+    by_run: dict[int, list] = {}
+    for c in claimed:
+        tool = tool_get(c.node.tool)
+        call = _inline_run(c.node, c.run, tool)
+        if call is None:
+            steps.append(c)  # runs through claimed_execute
+        else:
+            by_run.setdefault(c.run.id, []).append((c, call))
+    for items in by_run.values():
+        steps.append(_finish_many(items))
+    steps += [node_id for node_id in node_ids if node_id not in taken]
+    return steps
+
+
 def node_hand_over(node: Node, run: Run) -> None:
     """Claim this node, just made ready in the current transaction, for the worker its
     message goes to (its lease named HANDED_OVER), and send the message once the
@@ -170,294 +215,8 @@ def node_hand_over(node: Node, run: Run) -> None:
         transaction.on_commit(lambda: messages_send([(NODE_RUN, [node.id])]))
 
 
-def _take_over(node: Node, me: str) -> bool:
-    """Compare-and-set on the handed-over lease: exactly one worker takes it."""
-    taken = Node.objects.filter(id=node.id, status=N.IN_PROGRESS, lease_owner=node.lease_owner).update(
-        lease_owner=me, lease_expires_at=timezone.now() + timedelta(seconds=lease_seconds()))
-    if taken:
-        node.lease_owner = me
-    return bool(taken)
+# 2. The claim: a lease on a ready node, by compare-and-set, or a lease taken over.
 
-
-def _reclaim(node: Node, run: Run, me: str) -> bool:
-    """Take over an expired lease. Compare-and-set on the old lease. A deferral ("not
-    yet": the system of record still held the request's key) let its lease go to wait, so
-    its takeover goes on with the same attempt; any other takeover (a crash, a lease its
-    live worker outlived, a retry, a lost hand-over) is a new attempt."""
-    waited = node.lease_owner.startswith(LET_GO_DEFERRED)
-    cause = reclaim_cause(node.lease_owner)  # before the transaction: it may ask Redis
-    with transaction.atomic():
-        taken = Node.objects.filter(id=node.id, status=N.IN_PROGRESS, lease_expires_at=node.lease_expires_at).update(
-            lease_owner=me, attempts=F("attempts") + (0 if waited else 1),
-            lease_expires_at=timezone.now() + timedelta(seconds=lease_seconds()))
-        if taken:
-            event_append(conversation_id=run.conversation_id, run_id=run.id, type="node.reclaimed",
-                         data={"node": node.key, "previous_owner": node.lease_owner, "owner": me, "cause": cause})
-    if taken and cause == LEASE_EXPIRED:
-        log.warning("step %s (node %s): its lease ran out while its worker %s may still be running it; "
-                    "taken over by %s", node.key, node.id, node.lease_owner, me)
-    return bool(taken)
-
-
-def _execute_claimed(node, run, tool, me, approval_id, arguments, consumed) -> int | None:
-    try:
-        if arguments is None:
-            arguments, consumed = arguments_resolve(node, run)
-        call, output = tool_call_execute(node=node, run=run, arguments=arguments, consumed=consumed,
-                                         approval_id=approval_id)
-    except ProvenanceBlocked as block:
-        provenance_block_record(node=node, run=run, block=block)
-        return _finish(node, run, N.FAILED, str(block), me)
-    except NeedsInput as question:
-        return _stop(node, run, N.AWAITING_INPUT, me, reason=question.text, question=question.stored(),
-                     lease_owner="", lease_expires_at=None,
-                     event=("input.requested", {"node": node.key, "question": question.text,
-                                                "words": question.question, "options": question.options}))
-    except ToolBusy as busy:
-        # The same request is still held by an earlier attempt (its lease in the system of
-        # record has not run out): not a failure — wait, and the sweeper brings it back.
-        return _defer(node, run, me, str(busy))
-    except ToolBlocked as err:  # acting now would be wrong: stop with the reason, change nothing
-        return _finish(node, run, N.BLOCKED, str(err), me)
-    except TRANSIENT_ERRORS as err:  # a timeout, a lost connection: again, later, up to a cap
-        return _retry_later(node, run, tool, me, err, arguments)
-    except DomainError as err:
-        if err.code == IN_PROGRESS_CODE:
-            return _defer(node, run, me, err.message)
-        return _fail(node, run, tool, err.message, me, arguments, None)
-    except Exception as err:  # the tool's own failure: recorded, never a hang
-        log.exception("node %s failed", node.key)
-        return _fail(node, run, tool, str(err) or err.__class__.__name__, me, arguments, None)
-
-    ctx = ToolContext(tenant_id=run.tenant_id, run_id=run.id, node_id=node.id, node_key=node.key,
-                      user_id=run.created_by_id, call_id=call.id, idempotency_key=call.idempotency_key,
-                      approval_id=approval_id, params=run.params)
-    results = tool.accept(ctx, arguments, output) if tool.accept else []
-    checked = {r.criterion for r in results}
-    # A criterion the blueprint asks for that the tool did not check is not met: the
-    # receipt decides completion, never the absence of a check.
-    results += [Acceptance(c, False, "not checked against the receipt") for c in node.acceptance if c not in checked]
-    failed = [r for r in results if not r.ok]
-    outcome = [{"criterion": r.criterion, "met": r.ok, "detail": r.detail} for r in results]
-    if results and node.activity_id:  # one statement, a transaction by itself
-        frame_record(activity_id=node.activity_id, kind="validation", name="acceptance",
-                     status="error" if failed else "ok",
-                     summary=_acceptance_summary(run, node, results),
-                     payload={"criteria": [r.__dict__ for r in results], "receipt_ref": str(call.id)})
-    if failed:
-        # The reason is stored English (search, logs, the replan's why): a detail given as words reads in English.
-        reason = "acceptance not met: " + "; ".join(
-            f"{r.criterion} ({words_english(r.detail)})" if r.detail else r.criterion for r in failed)
-        return _fail(node, run, tool, reason, me, arguments, output, result_ref=str(call.id),
-                     acceptance_results=outcome)
-    step = _finish(node, run, N.COMPLETED, "accepted", me, result_ref=str(call.id), acceptance_results=outcome)
-    if approval_id is not None and tool.experience is not None:
-        learners_call(run.tenant_id)
-    return step
-
-
-def _acceptance_summary(run: Run, node: Node, results: list[Acceptance]) -> Stored:
-    """Each criterion checked, met or not, in the reader's language (the blueprint's
-    "acceptance_zh"), one after the other."""
-    checked = [words(gettext_noop("%(criterion)s: met") if r.ok else gettext_noop("%(criterion)s: not met"),
-                     criterion=criterion_words(run.blueprint, node.key, r.criterion)) for r in results]
-    summary = checked[-1]
-    for earlier in reversed(checked[:-1]):
-        summary = words(gettext_noop("%(first)s; %(rest)s"), first=earlier, rest=summary)
-    return summary
-
-
-def _stop(node, run, to: str, me: str, *, expected: str = N.IN_PROGRESS, reason: str, settle_reason: str = "",
-          event: tuple[str, dict] | None = None, **fields) -> None:
-    """A step stops outside a hop (it asks for input; a ready step is refused): its
-    transition, `event` and the run settled, in one transaction that takes the run's lock
-    first — the order a hop takes its locks (run, node, conversation). Taken after the
-    step's event, the lock waited for a sibling's completion that held it and waited in
-    turn for the conversation's: PostgreSQL broke the deadlock by rolling one of the two
-    back, and that step's outcome was lost (issue 30). Under the lock the settling also
-    sees a sibling's completion that committed first."""
-    def write() -> bool:
-        with events_batched():
-            _run_lock(run)
-            if not node_transition(node, to, expected=expected, reason=reason, worker=me, **fields):
-                return False
-            if event is not None:
-                event_append(conversation_id=run.conversation_id, run_id=run.id, type=event[0], data=event[1])
-            run_settle(run, reason=settle_reason)
-            return True
-
-    if not _recorded(write, node, to):
-        _not_recorded(node, to, me)
-    return None
-
-
-_run_lock = run_lock  # the run's row lock, first in a transaction that changes one of its steps
-
-
-# PostgreSQL rolled the whole transaction (or statement) back: a deadlock with another
-# writer, a serialization failure. Nothing of it was written: it may be tried again.
-_ROLLED_BACK = frozenset({"40P01", "40001"})
-RECORD_TRIES = 3
-
-
-def _recorded(write: Callable[[], object], node, to: str):
-    """`write()` — a statement that commits by itself, or a transaction — records a step's
-    outcome `to`; run it until it commits. A step's outcome is never lost while its worker
-    lives: one PostgreSQL rolled back whole is tried again; any other error is logged as
-    what it is (the outcome not recorded: the step waits for its lease to run out) and
-    raised. Inside a caller's transaction (which the error aborted) it is only raised: the
-    caller's own error handling decides."""
-    for attempt in range(1, RECORD_TRIES + 1):
-        try:
-            return write()
-        except Exception as err:
-            if transaction.get_connection().in_atomic_block:
-                raise
-            if attempt < RECORD_TRIES and getattr(err.__cause__, "sqlstate", None) in _ROLLED_BACK:
-                log.warning("step %s (node %s): recording its outcome (%s) was rolled back (%s); recording it "
-                            "again", node.key, node.id, to, str(err).splitlines()[0])
-                continue
-            log.error("step %s (node %s): its outcome (%s) was not recorded; the step runs again once its lease "
-                      "runs out", node.key, node.id, to, exc_info=True)
-            raise
-    raise AssertionError("unreachable")
-
-
-def _not_recorded(node, to: str, me: str) -> None:
-    """A step's outcome lost its compare-and-set: someone else moved the node first (a
-    worker that took its lease over, a cancel). Never in silence: the log says what the
-    node is now (issue 30)."""
-    now = Node.objects.filter(id=node.id).values("status", "lease_owner", "retired_in").first()
-    if now is None:
-        state = "gone"
-    else:
-        state = now["status"] + (f", held by {now['lease_owner']}" if now["lease_owner"] else "") + (
-            f", retired in plan v{now['retired_in']}" if now["retired_in"] else "")
-    log.warning("step %s (node %s): its outcome (%s, by %s) was not recorded: the node is %s",
-                node.key, node.id, to, me, state)
-
-
-# DESIGN.md §4: a system of record refuses a request whose idempotency key is still
-# held by an earlier attempt (a worker that died mid-write holds it until its lease
-# runs out). That is "not yet", never "failed": the step waits and tries again.
-IN_PROGRESS_CODE = "idempotency_in_progress"
-
-
-def _defer(node, run, me: str, why: str) -> None:
-    """Keep the node claimed but let its lease run out soon; the sweeper then hands it
-    to a worker again (the reclaim path), which replays or takes over the key."""
-    with transaction.atomic():
-        # A second: the sweeper's next pass brings it back (each pass tries once, so a key
-        # held for a minute costs a dozen cheap refusals, not a stuck step).
-        # The lease names why it was let go, so a takeover is not mistaken for a crash.
-        deferred = Node.objects.filter(id=node.id, status=N.IN_PROGRESS, lease_owner=me).update(
-            lease_owner=f"{LET_GO_DEFERRED}{me}"[:120], lease_expires_at=timezone.now() + timedelta(seconds=1))
-        if deferred:
-            event_append(conversation_id=run.conversation_id, run_id=run.id, type="node.deferred",
-                         data={"node": node.key, "reason": why})
-    return None
-
-
-def transient_retry_cap() -> int:
-    return int(os.environ.get("KEEL_TRANSIENT_RETRIES", "3"))
-
-
-def transient_backoff(retry: int) -> float:
-    """Seconds before retry number `retry` (1, 2, …): exponential, capped."""
-    base = float(os.environ.get("KEEL_RETRY_BACKOFF_SECONDS", "0.5"))
-    return min(base * 2 ** (retry - 1), 30.0)
-
-
-def _retry_later(node, run, tool, me: str, err: Exception, arguments) -> None:
-    """A transient failure: keep the node claimed with a lease that runs out after the
-    backoff; the sweeper then hands it to a worker again (the reclaim path, which counts
-    the attempt), under the same idempotency key. Past the cap it is a failure."""
-    why = f"{err.__class__.__name__}: {err}".rstrip(": ")
-    done = Node.objects.values_list("retries", flat=True).get(id=node.id)
-    cap = transient_retry_cap()
-    if done >= cap:
-        return _fail(node, run, tool, f"gave up after {done + 1} attempts ({why})", me, arguments, None)
-    delay = transient_backoff(done + 1)
-    with transaction.atomic():
-        scheduled = Node.objects.filter(id=node.id, status=N.IN_PROGRESS, lease_owner=me).update(
-            retries=F("retries") + 1, lease_owner=f"{LET_GO_RETRY}{me}"[:120],
-            lease_expires_at=timezone.now() + timedelta(seconds=delay))
-        if scheduled:
-            event_append(conversation_id=run.conversation_id, run_id=run.id, type="node.retry_scheduled",
-                         data={"node": node.key, "retry": done + 1, "cap": cap, "delay_seconds": delay,
-                               "error": why})
-            if node.activity_id:
-                frame_record(activity_id=node.activity_id, kind="error", name=f"retry {done + 1} of {cap}",
-                             status="error", level="warning",
-                             summary=words(gettext_noop("%(goal)s: a passing failure; trying again in "
-                                                        "%(delay)ss (%(retry)s of %(cap)s)."),
-                                           goal=node.goal_meaning, delay=f"{delay:g}", retry=done + 1, cap=cap),
-                             payload={"error": why, "retry": done + 1, "cap": cap, "delay_seconds": delay})
-    return None
-
-
-# How many times one step may be replaced after failing, before the run fails.
-FAILURE_REPLAN_CAP = 2
-
-
-def _fail(node, run, tool, reason: str, me: str, arguments, output, **finish) -> int | sql.Claimed | None:
-    """A step failed for good. If its tool says how to plan around the failure, replace it
-    and its not-yet-run descendants (a local replan with its diff); else fail it."""
-    replace, update = _failure_replan(node, run, tool, reason, arguments, output)
-    if update is None:
-        return _finish(node, run, N.FAILED, reason, me, **finish)
-    extra = {"acceptance_results": finish["acceptance_results"]} if finish.get("acceptance_results") else {}
-
-    def write() -> bool:
-        with events_batched():
-            _run_lock(run)  # first, as a hop takes it (see _stop)
-            if not node_transition(node, N.FAILED, expected=N.IN_PROGRESS, reason=reason, worker=me,
-                                   result_ref=finish.get("result_ref", ""), lease_owner="", lease_expires_at=None,
-                                   **extra):
-                return False
-            if node.activity_id:
-                activity_close(activity_id=node.activity_id, status=N.FAILED)
-            plan_replan(run=run, replace=replace,
-                        reason=words(gettext_noop("step %(step)s failed: %(reason)s"), step=node.key,
-                                     reason=reason[:500]),
-                        params_update=update, trigger={"kind": "failure", "node": node.key, "reason": reason[:500]})
-            return True
-
-    if not _recorded(write, node, N.FAILED):
-        _not_recorded(node, N.FAILED, me)
-    return None
-
-
-def _failure_replan(node, run, tool, reason, arguments, output) -> tuple[list[str], dict | None]:
-    """(nodes to replace, params update) — or ([], None): no local replan."""
-    if tool.failure_replan is None or run.cancel_requested:
-        return [], None
-    if Node.objects.filter(run_id=run.id, key=node.key).count() > FAILURE_REPLAN_CAP:
-        return [], None
-    active = {n.key: n for n in active_nodes(run.id).only("key", "status", "depends_on")}
-    replace, grew = [node.key], True
-    while grew:  # the failed step and everything downstream of it
-        grew = False
-        for n in active.values():
-            if n.key not in replace and set(n.depends_on) & set(replace):
-                replace.append(n.key)
-                grew = True
-    if any(active[k].status not in (N.PENDING, N.READY) for k in replace if k != node.key):
-        return [], None  # a descendant already ran: only a person's retry or the undo may follow
-    try:
-        update = tool.failure_replan(dict(run.params), dict(arguments or node.arguments), output, reason)
-    except Exception:
-        log.exception("failure replan of %s", node.key)
-        return [], None
-    return replace, update
-
-
-_LOST = object()  # an outcome's compare-and-set lost: nothing was written
-
-
-# --- The hot path (workflows/sql.py): a hop in one transaction of a few prepared
-# statements, no ORM queries. What it does not cover (approval gates, compensations,
-# expired leases, inputs, failures of the tool) takes the general path above.
 
 _fast_tools: tuple[int, list[str]] = (-1, [])
 
@@ -469,14 +228,6 @@ def fast_tools() -> list[str]:
         _fast_tools = (len(TOOLS), sorted(name for name, tool in TOOLS.items()
                                           if not tool.needs_approval and not is_compensation(name)))
     return _fast_tools[1]
-
-
-def _claim_chunk(node_ids: list[int], tools: list[str] | None = None) -> list[sql.Claimed]:
-    """Claim ready nodes in one transaction: one statement, then the cap and the events."""
-    now = timezone.now()
-    with events_batched():
-        claimed = _claim_in_transaction(node_ids, worker_name(), now, tools)
-    return claimed
 
 
 _UNCLAIMED = object()
@@ -549,75 +300,44 @@ def _claim_in_transaction(node_ids: list[int], me: str, now, tools: list[str] | 
     return claimed
 
 
-def steps_execute(step: int | sql.Claimed | None, *, plain: bool = False) -> None:
-    """Run a step and, in place, the successors it leaves to this worker: a node id
-    (claimed here if it is ours to run; `plain`: see node_execute) or a node already
-    claimed."""
-    while step is not None:
-        step = claimed_execute(step) if isinstance(step, sql.Claimed) else node_execute(step, plain=plain)
-        plain = False
+def _claim_chunk(node_ids: list[int], tools: list[str] | None = None) -> list[sql.Claimed]:
+    """Claim ready nodes in one transaction: one statement, then the cap and the events."""
+    now = timezone.now()
+    with events_batched():
+        claimed = _claim_in_transaction(node_ids, worker_name(), now, tools)
+    return claimed
 
 
-def claimed_execute(claimed: sql.Claimed) -> int | sql.Claimed | None:
-    """Run a node this worker has claimed, and finish it."""
-    node, run, me = claimed.node, claimed.run, worker_name()
-    tool = tool_get(node.tool)
-    call = _inline_run(node, run, tool)
-    if call is None:  # not plain, or its tool failed: the general path runs it (and records a failure)
-        return _execute_claimed(node, run, tool, me, None, None, None)
-    return _plain_hop(node, run, me, call, ready=False, alone=not claimed.busy)
+def _take_over(node: Node, me: str) -> bool:
+    """Compare-and-set on the handed-over lease: exactly one worker takes it."""
+    taken = Node.objects.filter(id=node.id, status=N.IN_PROGRESS, lease_owner=node.lease_owner).update(
+        lease_owner=me, lease_expires_at=timezone.now() + timedelta(seconds=lease_seconds()))
+    if taken:
+        node.lease_owner = me
+    return bool(taken)
 
 
-def nodes_execute(node_ids: list[int]) -> list[int | sql.Claimed | None]:
-    """A chunk of a fan-out. Side-effect-free nodes are claimed in one statement and
-    completed in one transaction per run; the others one by one, as usual. Returns
-    the steps to continue with in place."""
-    inline = [name for name in fast_tools() if TOOLS[name].inline]
-    claimed = _claim_chunk(node_ids, inline)
-    taken = {c.node.id for c in claimed}
-    steps: list[int | sql.Claimed | None] = []
-    by_run: dict[int, list] = {}
-    for c in claimed:
-        tool = tool_get(c.node.tool)
-        call = _inline_run(c.node, c.run, tool)
-        if call is None:
-            steps.append(c)  # runs through claimed_execute
-        else:
-            by_run.setdefault(c.run.id, []).append((c, call))
-    for items in by_run.values():
-        steps.append(_finish_many(items))
-    steps += [node_id for node_id in node_ids if node_id not in taken]
-    return steps
+def _reclaim(node: Node, run: Run, me: str) -> bool:
+    """Take over an expired lease. Compare-and-set on the old lease. A deferral ("not
+    yet": the system of record still held the request's key) let its lease go to wait, so
+    its takeover goes on with the same attempt; any other takeover (a crash, a lease its
+    live worker outlived, a retry, a lost hand-over) is a new attempt."""
+    waited = node.lease_owner.startswith(LET_GO_DEFERRED)
+    cause = reclaim_cause(node.lease_owner)  # before the transaction: it may ask Redis
+    with transaction.atomic():
+        taken = Node.objects.filter(id=node.id, status=N.IN_PROGRESS, lease_expires_at=node.lease_expires_at).update(
+            lease_owner=me, attempts=F("attempts") + (0 if waited else 1),
+            lease_expires_at=timezone.now() + timedelta(seconds=lease_seconds()))
+        if taken:
+            event_append(conversation_id=run.conversation_id, run_id=run.id, type="node.reclaimed",
+                         data={"node": node.key, "previous_owner": node.lease_owner, "owner": me, "cause": cause})
+    if taken and cause == LEASE_EXPIRED:
+        log.warning("step %s (node %s): its lease ran out while its worker %s may still be running it; "
+                    "taken over by %s", node.key, node.id, node.lease_owner, me)
+    return bool(taken)
 
 
-def _finish_many(items: list[tuple[sql.Claimed, dict]]) -> int | sql.Claimed | None:
-    """Complete independent claimed nodes of one run in one transaction."""
-    run, me, now = items[0][0].run, worker_name(), timezone.now()
-    lost: list[Node] = []
-
-    def write() -> int | sql.Claimed | None:
-        finished = []
-        with events_batched():
-            for c, call in items:
-                ref = str(sql.inline_call_record(node=c.node, run=run, now=now, **call))
-                finished.append({"id": c.node.id, "to": N.COMPLETED, "reason": "accepted", "result_ref": ref,
-                                 "acceptance_results": []})
-            run_status, won = sql.nodes_finish(run.id, finished, me=me, now=now)
-            run.status = run_status
-            won_set = set(won)
-            done = [c.node for c, _ in items if c.node.id in won_set]
-            lost[:] = [c.node for c, _ in items if c.node.id not in won_set]
-            # Nodes someone else finished keep their call rows: the same idempotency key, harmless.
-            node_transitions_recorded(run, [(n.key, n.plan_version, N.IN_PROGRESS, N.COMPLETED, "accepted")
-                                            for n in done])
-            if not done:
-                return None
-            return _promote(run, [n.key for n in done], me, now)
-
-    step = _recorded(write, items[0][0].node, N.COMPLETED)
-    for node in lost:
-        _not_recorded(node, N.COMPLETED, me)
-    return step
+# 3. The tool runs: inline when plain, else through the pipeline, its receipt checked.
 
 
 def _inline_run(node, run, tool) -> dict | None:
@@ -644,6 +364,83 @@ def _inline_run(node, run, tool) -> dict | None:
                                                               goal=node.goal_meaning)
     return {"tool": tool, "arguments": arguments, "output": output, "idempotency_key": ctx.idempotency_key,
             "started": started, "latency_ms": latency, "summary": summary}
+
+
+def _execute_claimed(node, run, tool, me, approval_id, arguments, consumed) -> int | None:
+    try:
+        if arguments is None:
+            arguments, consumed = arguments_resolve(node, run)
+        call, output = tool_call_execute(node=node, run=run, arguments=arguments, consumed=consumed,
+                                         approval_id=approval_id)
+    except ProvenanceBlocked as block:
+        provenance_block_record(node=node, run=run, block=block)
+        return _finish(node, run, N.FAILED, str(block), me)
+    except NeedsInput as question:
+        return _stop(node, run, N.AWAITING_INPUT, me, reason=question.text, question=question.stored(),
+                     lease_owner="", lease_expires_at=None,
+                     event=("input.requested", {"node": node.key, "question": question.text,
+                                                "words": question.question, "options": question.options}))
+    except ToolBusy as busy:
+        # The same request is still held by an earlier attempt (its lease in the system of
+        # record has not run out): not a failure — wait, and the sweeper brings it back.
+        return _defer(node, run, me, str(busy))
+    except ToolBlocked as err:  # acting now would be wrong: stop with the reason, change nothing
+        return _finish(node, run, N.BLOCKED, str(err), me)
+    except TRANSIENT_ERRORS as err:  # a timeout, a lost connection: again, later, up to a cap
+        return _retry_later(node, run, tool, me, err, arguments)
+    except DomainError as err:
+        if err.code == IN_PROGRESS_CODE:
+            return _defer(node, run, me, err.message)
+        return _fail(node, run, tool, err.message, me, arguments, None)
+    except Exception as err:  # the tool's own failure: recorded, never a hang
+        log.exception("node %s failed", node.key)
+        return _fail(node, run, tool, str(err) or err.__class__.__name__, me, arguments, None)
+
+    ctx = ToolContext(tenant_id=run.tenant_id, run_id=run.id, node_id=node.id, node_key=node.key,
+                      user_id=run.created_by_id, call_id=call.id, idempotency_key=call.idempotency_key,
+                      approval_id=approval_id, params=run.params)
+    results = tool.accept(ctx, arguments, output) if tool.accept else []
+    checked = {r.criterion for r in results}
+    # A criterion the blueprint asks for that the tool did not check is not met: the
+    # receipt decides completion, never the absence of a check.
+    results += [Acceptance(c, False, "not checked against the receipt") for c in node.acceptance if c not in checked]
+    failed = [r for r in results if not r.ok]
+    outcome = [{"criterion": r.criterion, "met": r.ok, "detail": r.detail} for r in results]
+    if results and node.activity_id:  # one statement, a transaction by itself
+        frame_record(activity_id=node.activity_id, kind="validation", name="acceptance",
+                     status="error" if failed else "ok",
+                     summary=_acceptance_summary(run, node, results),
+                     payload={"criteria": [r.__dict__ for r in results], "receipt_ref": str(call.id)})
+    if failed:
+        # The reason is stored English (search, logs, the replan's why): a detail given as words reads in English.
+        reason = "acceptance not met: " + "; ".join(
+            f"{r.criterion} ({words_english(r.detail)})" if r.detail else r.criterion for r in failed)
+        return _fail(node, run, tool, reason, me, arguments, output, result_ref=str(call.id),
+                     acceptance_results=outcome)
+    step = _finish(node, run, N.COMPLETED, "accepted", me, result_ref=str(call.id), acceptance_results=outcome)
+    if approval_id is not None and tool.experience is not None:
+        learners_call(run.tenant_id)
+    return step
+
+
+def _acceptance_summary(run: Run, node: Node, results: list[Acceptance]) -> Stored:
+    """Each criterion checked, met or not, in the reader's language (the blueprint's
+    "acceptance_zh"), one after the other."""
+    checked = [words(gettext_noop("%(criterion)s: met") if r.ok else gettext_noop("%(criterion)s: not met"),
+                     criterion=criterion_words(run.blueprint, node.key, r.criterion)) for r in results]
+    summary = checked[-1]
+    for earlier in reversed(checked[:-1]):
+        summary = words(gettext_noop("%(first)s; %(rest)s"), first=earlier, rest=summary)
+    return summary
+
+
+# 4. The outcome is recorded (completed, failed or planned around, stopped, deferred, retried).
+
+
+_LOST = object()  # an outcome's compare-and-set lost: nothing was written
+
+
+_NOT_ALONE = object()
 
 
 def _finish(node, run, to: str, reason: str, me: str, result_ref: str = "",
@@ -728,9 +525,6 @@ def _plain_hop(node, run, me: str, call: dict, *, ready: bool, alone: bool) -> i
     return step
 
 
-_NOT_ALONE = object()
-
-
 def _plain_hop_once(node, run, me: str, call: dict, *, ready: bool, anyway: bool) -> int | sql.Claimed | None | object:
     now = timezone.now()
     changes = [(node.key, node.plan_version, N.READY, N.IN_PROGRESS, "claimed")] if ready else []
@@ -766,6 +560,221 @@ def _plain_hop_once(node, run, me: str, call: dict, *, ready: bool, anyway: bool
             events_take(run.conversation_id)  # the statement wrote them
         counts_take(run.id)  # and counted them
         return _promoted(run, hop.promotion, events is not None, in_place, now)
+
+
+def _finish_many(items: list[tuple[sql.Claimed, dict]]) -> int | sql.Claimed | None:
+    """Complete independent claimed nodes of one run in one transaction."""
+    run, me, now = items[0][0].run, worker_name(), timezone.now()
+    lost: list[Node] = []
+
+    def write() -> int | sql.Claimed | None:
+        finished = []
+        with events_batched():
+            for c, call in items:
+                ref = str(sql.inline_call_record(node=c.node, run=run, now=now, **call))
+                finished.append({"id": c.node.id, "to": N.COMPLETED, "reason": "accepted", "result_ref": ref,
+                                 "acceptance_results": []})
+            run_status, won = sql.nodes_finish(run.id, finished, me=me, now=now)
+            run.status = run_status
+            won_set = set(won)
+            done = [c.node for c, _ in items if c.node.id in won_set]
+            lost[:] = [c.node for c, _ in items if c.node.id not in won_set]
+            # Nodes someone else finished keep their call rows: the same idempotency key, harmless.
+            node_transitions_recorded(run, [(n.key, n.plan_version, N.IN_PROGRESS, N.COMPLETED, "accepted")
+                                            for n in done])
+            if not done:
+                return None
+            return _promote(run, [n.key for n in done], me, now)
+
+    step = _recorded(write, items[0][0].node, N.COMPLETED)
+    for node in lost:
+        _not_recorded(node, N.COMPLETED, me)
+    return step
+
+
+# DESIGN.md §4: a system of record refuses a request whose idempotency key is still
+# held by an earlier attempt (a worker that died mid-write holds it until its lease
+# runs out). That is "not yet", never "failed": the step waits and tries again.
+IN_PROGRESS_CODE = "idempotency_in_progress"
+
+
+def _defer(node, run, me: str, why: str) -> None:
+    """Keep the node claimed but let its lease run out soon; the sweeper then hands it
+    to a worker again (the reclaim path), which replays or takes over the key."""
+    with transaction.atomic():
+        # A second: the sweeper's next pass brings it back (each pass tries once, so a key
+        # held for a minute costs a dozen cheap refusals, not a stuck step).
+        # The lease names why it was let go, so a takeover is not mistaken for a crash.
+        deferred = Node.objects.filter(id=node.id, status=N.IN_PROGRESS, lease_owner=me).update(
+            lease_owner=f"{LET_GO_DEFERRED}{me}"[:120], lease_expires_at=timezone.now() + timedelta(seconds=1))
+        if deferred:
+            event_append(conversation_id=run.conversation_id, run_id=run.id, type="node.deferred",
+                         data={"node": node.key, "reason": why})
+    return None
+
+
+def transient_retry_cap() -> int:
+    return int(os.environ.get("KEEL_TRANSIENT_RETRIES", "3"))
+
+
+def transient_backoff(retry: int) -> float:
+    """Seconds before retry number `retry` (1, 2, …): exponential, capped."""
+    base = float(os.environ.get("KEEL_RETRY_BACKOFF_SECONDS", "0.5"))
+    return min(base * 2 ** (retry - 1), 30.0)
+
+
+def _retry_later(node, run, tool, me: str, err: Exception, arguments) -> None:
+    """A transient failure: keep the node claimed with a lease that runs out after the
+    backoff; the sweeper then hands it to a worker again (the reclaim path, which counts
+    the attempt), under the same idempotency key. Past the cap it is a failure."""
+    why = f"{err.__class__.__name__}: {err}".rstrip(": ")
+    done = Node.objects.values_list("retries", flat=True).get(id=node.id)
+    cap = transient_retry_cap()
+    if done >= cap:
+        return _fail(node, run, tool, f"gave up after {done + 1} attempts ({why})", me, arguments, None)
+    delay = transient_backoff(done + 1)
+    with transaction.atomic():
+        scheduled = Node.objects.filter(id=node.id, status=N.IN_PROGRESS, lease_owner=me).update(
+            retries=F("retries") + 1, lease_owner=f"{LET_GO_RETRY}{me}"[:120],
+            lease_expires_at=timezone.now() + timedelta(seconds=delay))
+        if scheduled:
+            event_append(conversation_id=run.conversation_id, run_id=run.id, type="node.retry_scheduled",
+                         data={"node": node.key, "retry": done + 1, "cap": cap, "delay_seconds": delay,
+                               "error": why})
+            if node.activity_id:
+                frame_record(activity_id=node.activity_id, kind="error", name=f"retry {done + 1} of {cap}",
+                             status="error", level="warning",
+                             summary=words(gettext_noop("%(goal)s: a passing failure; trying again in "
+                                                        "%(delay)ss (%(retry)s of %(cap)s)."),
+                                           goal=node.goal_meaning, delay=f"{delay:g}", retry=done + 1, cap=cap),
+                             payload={"error": why, "retry": done + 1, "cap": cap, "delay_seconds": delay})
+    return None
+
+
+# How many times one step may be replaced after failing, before the run fails.
+FAILURE_REPLAN_CAP = 2
+
+
+def _fail(node, run, tool, reason: str, me: str, arguments, output, **finish) -> int | sql.Claimed | None:
+    """A step failed for good. If its tool says how to plan around the failure, replace it
+    and its not-yet-run descendants (a local replan with its diff); else fail it."""
+    replace, update = _failure_replan(node, run, tool, reason, arguments, output)
+    if update is None:
+        return _finish(node, run, N.FAILED, reason, me, **finish)
+    extra = {"acceptance_results": finish["acceptance_results"]} if finish.get("acceptance_results") else {}
+
+    def write() -> bool:
+        with events_batched():
+            run_lock(run)  # first, as a hop takes it (see _stop)
+            if not node_transition(node, N.FAILED, expected=N.IN_PROGRESS, reason=reason, worker=me,
+                                   result_ref=finish.get("result_ref", ""), lease_owner="", lease_expires_at=None,
+                                   **extra):
+                return False
+            if node.activity_id:
+                activity_close(activity_id=node.activity_id, status=N.FAILED)
+            plan_replan(run=run, replace=replace,
+                        reason=words(gettext_noop("step %(step)s failed: %(reason)s"), step=node.key,
+                                     reason=reason[:500]),
+                        params_update=update, trigger={"kind": "failure", "node": node.key, "reason": reason[:500]})
+            return True
+
+    if not _recorded(write, node, N.FAILED):
+        _not_recorded(node, N.FAILED, me)
+    return None
+
+
+def _failure_replan(node, run, tool, reason, arguments, output) -> tuple[list[str], dict | None]:
+    """(nodes to replace, params update) — or ([], None): no local replan."""
+    if tool.failure_replan is None or run.cancel_requested:
+        return [], None
+    if Node.objects.filter(run_id=run.id, key=node.key).count() > FAILURE_REPLAN_CAP:
+        return [], None
+    active = {n.key: n for n in active_nodes(run.id).only("key", "status", "depends_on")}
+    replace, grew = [node.key], True
+    while grew:  # the failed step and everything downstream of it
+        grew = False
+        for n in active.values():
+            if n.key not in replace and set(n.depends_on) & set(replace):
+                replace.append(n.key)
+                grew = True
+    if any(active[k].status not in (N.PENDING, N.READY) for k in replace if k != node.key):
+        return [], None  # a descendant already ran: only a person's retry or the undo may follow
+    try:
+        update = tool.failure_replan(dict(run.params), dict(arguments or node.arguments), output, reason)
+    except Exception:
+        log.exception("failure replan of %s", node.key)
+        return [], None
+    return replace, update
+
+
+def _stop(node, run, to: str, me: str, *, expected: str = N.IN_PROGRESS, reason: str, settle_reason: str = "",
+          event: tuple[str, dict] | None = None, **fields) -> None:
+    """A step stops outside a hop (it asks for input; a ready step is refused): its
+    transition, `event` and the run settled, in one transaction that takes the run's lock
+    first — the order a hop takes its locks (run, node, conversation). Taken after the
+    step's event, the lock waited for a sibling's completion that held it and waited in
+    turn for the conversation's: PostgreSQL broke the deadlock by rolling one of the two
+    back, and that step's outcome was lost (issue 30). Under the lock the settling also
+    sees a sibling's completion that committed first."""
+    def write() -> bool:
+        with events_batched():
+            run_lock(run)
+            if not node_transition(node, to, expected=expected, reason=reason, worker=me, **fields):
+                return False
+            if event is not None:
+                event_append(conversation_id=run.conversation_id, run_id=run.id, type=event[0], data=event[1])
+            run_settle(run, reason=settle_reason)
+            return True
+
+    if not _recorded(write, node, to):
+        _not_recorded(node, to, me)
+    return None
+
+
+# PostgreSQL rolled the whole transaction (or statement) back: a deadlock with another
+# writer, a serialization failure. Nothing of it was written: it may be tried again.
+_ROLLED_BACK = frozenset({"40P01", "40001"})
+RECORD_TRIES = 3
+
+
+def _recorded(write: Callable[[], object], node, to: str):
+    """`write()` — a statement that commits by itself, or a transaction — records a step's
+    outcome `to`; run it until it commits. A step's outcome is never lost while its worker
+    lives: one PostgreSQL rolled back whole is tried again; any other error is logged as
+    what it is (the outcome not recorded: the step waits for its lease to run out) and
+    raised. Inside a caller's transaction (which the error aborted) it is only raised: the
+    caller's own error handling decides."""
+    for attempt in range(1, RECORD_TRIES + 1):
+        try:
+            return write()
+        except Exception as err:
+            if transaction.get_connection().in_atomic_block:
+                raise
+            if attempt < RECORD_TRIES and getattr(err.__cause__, "sqlstate", None) in _ROLLED_BACK:
+                log.warning("step %s (node %s): recording its outcome (%s) was rolled back (%s); recording it "
+                            "again", node.key, node.id, to, str(err).splitlines()[0])
+                continue
+            log.error("step %s (node %s): its outcome (%s) was not recorded; the step runs again once its lease "
+                      "runs out", node.key, node.id, to, exc_info=True)
+            raise
+    raise AssertionError("unreachable")
+
+
+def _not_recorded(node, to: str, me: str) -> None:
+    """A step's outcome lost its compare-and-set: someone else moved the node first (a
+    worker that took its lease over, a cancel). Never in silence: the log says what the
+    node is now (issue 30)."""
+    now = Node.objects.filter(id=node.id).values("status", "lease_owner", "retired_in").first()
+    if now is None:
+        state = "gone"
+    else:
+        state = now["status"] + (f", held by {now['lease_owner']}" if now["lease_owner"] else "") + (
+            f", retired in plan v{now['retired_in']}" if now["retired_in"] else "")
+    log.warning("step %s (node %s): its outcome (%s, by %s) was not recorded: the node is %s",
+                node.key, node.id, to, me, state)
+
+
+# 5. The run goes on: successors promoted, one claimed in place or all dispatched, the run settled.
 
 
 def _claim_for(me: str, now) -> tuple[str, object, list[str]]:
