@@ -35,13 +35,14 @@ run: venv
 	$(PY) manage.py serve --port $(PORT) --migrate-and-seed
 
 # The layers and the unit tests first (they fail fastest, and the unit tests keep both cores
-# busy), then the integration and browser suites side by side: their tests mostly wait on real
-# processes, each suite on both cores. Each suite's output is printed when it ends.
+# busy), then the integration and browser suites side by side, each on both cores, with the
+# databases their Keels copy made once for both (tests/templates.py). Each suite's output is
+# printed when it ends.
 test: venv-dev
 	bash scripts/services.sh
 	bash scripts/chromium.sh
 	$(MAKE) --no-print-directory test-layers test-unit
-	$(MAKE) --no-print-directory -j2 --output-sync=target test-integration test-browser
+	$(PY) -m tests.templates $(MAKE) --no-print-directory -j2 --output-sync=target test-integration test-browser
 
 # The loop while working: the layers and the unit tests.
 test-fast: test-layers test-unit

@@ -1,7 +1,10 @@
 """Where a hop's time goes, in one process (no broker in between): run a chain's
 nodes one by one through the executor, counting statements and timing each.
 
-    .venv/bin/python bench/hop_profile.py [--n 200] [--in-place 0|1] [--cprofile FILE]
+    .venv/bin/python bench/hop_profile.py [--n 200] [--in-place 0|1] [--plain 0|1] [--cprofile FILE]
+
+`--plain 1` runs each node as its broker message does when its sender knew its tool
+side-effect-free (workflows.dispatch): read, run, and claim and complete in one statement.
 """
 import argparse
 import cProfile
@@ -16,6 +19,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=200)
     parser.add_argument("--in-place", type=int, default=0)
+    parser.add_argument("--plain", type=int, default=0)
     parser.add_argument("--cprofile", default="")
     args = parser.parse_args()
     keel = deployment(workers=0)
@@ -62,7 +66,7 @@ def main() -> None:
                 if profiler and (i >= 10 or args.in_place):
                     profiler.enable()
                 t0, c0 = time.perf_counter(), time.process_time()
-                node_run.run(node_id)
+                node_run.run(node_id, bool(args.plain))
                 times.append((time.perf_counter() - t0) * 1000)
                 cpu.append((time.process_time() - c0) * 1000)
                 if profiler:
