@@ -45,6 +45,10 @@ PRODUCTION = KEEL_ENV == "production"
 DEMO_SECRET_KEY = "keel-embedded-demo-key-not-for-production"
 SECRET_KEY = os.environ.get("SECRET_KEY", DEMO_SECRET_KEY)
 DEBUG = env_bool("KEEL_DEBUG", False)
+# The test suite's own Keels log in hundreds of times, and PBKDF2 at full strength costs ~0.3 s
+# of a server's CPU a log-in: KEEL_FAST_PASSWORD_HASHING=1 stores and checks passwords with a
+# fast hash instead (tests/support.py sets it). Never for real users: production refuses it.
+FAST_PASSWORD_HASHING = env_bool("KEEL_FAST_PASSWORD_HASHING", False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
 # Full origins (scheme://host[:port]) trusted for CSRF *and* for websockets (config/security.py).
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -90,6 +94,9 @@ def production_refusals() -> list[str]:
                         "characters, e.g. the output of `python -c \"import secrets; print(secrets.token_urlsafe(64))\"`.")
     if DEBUG:
         refusals.append("KEEL_DEBUG is on: debug pages show settings and source to anyone.")
+    if FAST_PASSWORD_HASHING:
+        refusals.append("KEEL_FAST_PASSWORD_HASHING is on: passwords would be stored with a fast hash, "
+                        "quick to crack from a copy of the database.")
     return refusals
 
 
@@ -255,6 +262,8 @@ AUTH_PASSWORD_VALIDATORS = [
     # password change (form, admin, changepassword), the one hook all paths share.
     {"NAME": "tenants.tokens.TokensRevokedOnPasswordChange"},
 ]
+if FAST_PASSWORD_HASHING:
+    PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 # axes looks for its middleware by name; ours is its subclass with the async path
 # fixed (tenants/login_throttle.py), so its "middleware missing" warning is wrong.

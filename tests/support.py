@@ -185,7 +185,10 @@ _template_locks = {kind: threading.Lock() for kind in ("migrated", "production",
 
 def _base_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL", "KEEL_PGDATA"}}
-    env.update({"PYTHONUNBUFFERED": "1", "DJANGO_SETTINGS_MODULE": "config.settings"})
+    env.update({"PYTHONUNBUFFERED": "1", "DJANGO_SETTINGS_MODULE": "config.settings",
+                # Its seeded users' passwords hashed fast: a log-in through the form costs the server
+                # no 0.3 s of PBKDF2 (tests log in hundreds of times; config/settings.py).
+                "KEEL_FAST_PASSWORD_HASHING": "1"})
     return env
 
 

@@ -74,6 +74,19 @@ def test_production_refuses_a_guessable_secret_key_and_says_why(key, words):
     assert words in result.stderr
 
 
+def test_production_refuses_fast_password_hashing_and_development_uses_it():
+    refused = settings_load({"KEEL_ENV": "production", "SECRET_KEY": secrets.token_urlsafe(64),
+                             "KEEL_FAST_PASSWORD_HASHING": "1"})
+    assert refused.returncode != 0 and "started" not in refused.stdout
+    assert "KEEL_FAST_PASSWORD_HASHING is on" in refused.stderr
+    hashers = subprocess.run([sys.executable, "-c", "import django; django.setup(); from django.contrib.auth."
+                              "hashers import make_password; print(make_password('keel-demo').split('$')[0])"],
+                             cwd=ROOT, capture_output=True, text=True, timeout=120,
+                             env={**{k: v for k, v in os.environ.items() if k != "KEEL_FAST_PASSWORD_HASHING"},
+                                  "DJANGO_SETTINGS_MODULE": "config.settings", **NO_DATABASE})
+    assert hashers.stdout.strip() == "pbkdf2_sha256", hashers.stderr  # unless asked for, full strength
+
+
 def test_random_keys_of_every_usual_kind_start_in_production():
     from django.core.management.utils import get_random_secret_key
 
