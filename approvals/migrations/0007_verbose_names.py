@@ -4,6 +4,8 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
+from config.migration_operations import AlterFieldLabel  # labels only: no re-render (its docstring)
+
 
 class Migration(migrations.Migration):
 
@@ -15,212 +17,212 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvaldecision',
             name='accepted',
             field=models.BooleanField(verbose_name='accepted'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvaldecision',
             name='approval',
             field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='decisions', to='approvals.approvalrequest', verbose_name='approval'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvaldecision',
             name='at',
             field=models.DateTimeField(auto_now_add=True, verbose_name='time'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvaldecision',
             name='comment',
             field=models.TextField(blank=True, verbose_name='comment'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvaldecision',
             name='user',
             field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL, verbose_name='user'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvaldecision',
             name='verdict',
             field=models.CharField(max_length=20, verbose_name='verdict'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalreminder',
             name='approval',
             field=models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='reminder', to='approvals.approvalrequest', verbose_name='approval'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalreminder',
             name='recipients',
             field=models.JSONField(default=list, verbose_name='recipients'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalreminder',
             name='sent_at',
             field=models.DateTimeField(auto_now_add=True, verbose_name='sent at'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalrequest',
             name='allowed_roles',
             field=models.JSONField(blank=True, default=list, verbose_name='allowed roles'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalrequest',
             name='arguments',
             field=models.JSONField(help_text='the fully resolved arguments the approver sees', verbose_name='arguments'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalrequest',
             name='arguments_hash',
             field=models.CharField(max_length=64, verbose_name='argument hash'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalrequest',
             name='comment',
             field=models.TextField(blank=True, verbose_name='comment'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalrequest',
             name='created_at',
             field=models.DateTimeField(auto_now_add=True, verbose_name='created at'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalrequest',
             name='deadline',
             field=models.DateTimeField(verbose_name='deadline'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalrequest',
             name='decided_at',
             field=models.DateTimeField(blank=True, null=True, verbose_name='decided at'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalrequest',
             name='decided_by',
             field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL, verbose_name='decided by'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalrequest',
             name='decided_role',
             field=models.CharField(blank=True, max_length=20, verbose_name='decided role'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalrequest',
             name='diff',
             field=models.JSONField(blank=True, null=True, verbose_name='diff'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalrequest',
             name='measures',
             field=models.JSONField(blank=True, default=dict, verbose_name='measures'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalrequest',
             name='needs_role',
             field=models.CharField(default='approver', max_length=20, verbose_name='needs role'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalrequest',
             name='node',
             field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='approvals', to='workflows.node', verbose_name='node'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalrequest',
             name='replan',
             field=models.BooleanField(default=False, verbose_name='replan'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalrequest',
             name='requested_by',
             field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL, verbose_name='requested by'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalrequest',
             name='routing_reason',
             field=models.TextField(blank=True, help_text='English, for search and logs', verbose_name='routing reason (English)'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalrequest',
             name='routing_reason_words',
             field=models.JSONField(blank=True, help_text='the routing reason as meaning (config.words)', null=True, verbose_name='routing reason as words'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalrequest',
             name='run',
             field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='approvals', to='workflows.run', verbose_name='run'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalrequest',
             name='status',
             field=models.CharField(choices=[('pending', 'Pending'), ('approved', 'Approved'), ('rejected', 'Rejected'), ('expired', 'Expired'), ('superseded', 'Superseded')], default='pending', max_length=20, verbose_name='status'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalrequest',
             name='summary',
             field=models.TextField(blank=True, help_text='English, for search and logs', verbose_name='summary (English)'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalrequest',
             name='summary_words',
             field=models.JSONField(blank=True, help_text='the summary as meaning (config.words), rendered for each reader', null=True, verbose_name='summary as words'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalrequest',
             name='superseded_by',
             field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='approvals.approvalrequest', verbose_name='superseded by'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalrequest',
             name='tenant',
             field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='approval_requests', to='tenants.tenant', verbose_name='tenant'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalrequest',
             name='tool',
             field=models.CharField(max_length=60, verbose_name='tool'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalrule',
             name='above_limit_role',
             field=models.CharField(default='admin', max_length=20, verbose_name='above limit role'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalrule',
             name='deadline_seconds',
             field=models.PositiveIntegerField(default=86400, verbose_name='deadline (seconds)'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalrule',
             name='limits',
             field=models.JSONField(blank=True, default=dict, help_text='measure name → its limit (a decimal string); a larger value needs above_limit_role. The tool declares its measures (Tool.measures)', verbose_name='limits'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalrule',
             name='remind_before_seconds',
             field=models.PositiveIntegerField(default=7200, verbose_name='remind before (seconds)'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalrule',
             name='roles',
             field=models.JSONField(default=list, help_text='roles that may approve below every threshold', verbose_name='roles'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalrule',
             name='tenant',
             field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='approval_rules', to='tenants.tenant', verbose_name='tenant'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalrule',
             name='tool',
             field=models.CharField(max_length=60, verbose_name='tool'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalrule',
             name='updated_at',
             field=models.DateTimeField(auto_now=True, verbose_name='updated at'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='approvalrule',
             name='updated_by',
             field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL, verbose_name='updated by'),

@@ -4,6 +4,8 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
+from config.migration_operations import AlterFieldLabel  # labels only: no re-render (its docstring)
+
 
 class Migration(migrations.Migration):
 
@@ -13,47 +15,47 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='membership',
             name='created_at',
             field=models.DateTimeField(auto_now_add=True, verbose_name='created at'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='membership',
             name='language',
             field=models.CharField(blank=True, default='', max_length=10, verbose_name='language'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='membership',
             name='role',
             field=models.CharField(choices=[('business', 'Business user'), ('approver', 'Approver'), ('developer', 'Developer'), ('admin', 'Tenant admin')], max_length=20, verbose_name='role'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='membership',
             name='tenant',
             field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memberships', to='tenants.tenant', verbose_name='tenant'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='membership',
             name='user',
             field=models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='membership', to=settings.AUTH_USER_MODEL, verbose_name='user'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='tenant',
             name='created_at',
             field=models.DateTimeField(auto_now_add=True, verbose_name='created at'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='tenant',
             name='name',
             field=models.CharField(max_length=200, verbose_name='name'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='tenant',
             name='sandbox',
             field=models.BooleanField(default=False, verbose_name='sandbox'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='tenant',
             name='slug',
             field=models.SlugField(unique=True, verbose_name='slug'),

@@ -3,6 +3,8 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
+from config.migration_operations import AlterFieldLabel  # labels only: no re-render (its docstring)
+
 
 class Migration(migrations.Migration):
 
@@ -12,192 +14,192 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='activity',
             name='conversation',
             field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='activities', to='timeline.conversation', verbose_name='conversation'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='activity',
             name='ended_at',
             field=models.DateTimeField(blank=True, null=True, verbose_name='ended at'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='activity',
             name='intent',
             field=models.CharField(blank=True, max_length=20, verbose_name='intent'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='activity',
             name='kind',
             field=models.CharField(choices=[('message', 'message'), ('run', 'run'), ('node', 'step')], max_length=20, verbose_name='kind'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='activity',
             name='node_key',
             field=models.CharField(blank=True, max_length=60, verbose_name='step key'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='activity',
             name='route',
             field=models.CharField(blank=True, max_length=40, verbose_name='route'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='activity',
             name='run',
             field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='activities', to='workflows.run', verbose_name='run'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='activity',
             name='started_at',
             field=models.DateTimeField(auto_now_add=True, verbose_name='started at'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='activity',
             name='status',
             field=models.CharField(default='in_progress', max_length=30, verbose_name='status'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='activity',
             name='summary',
             field=models.TextField(blank=True, help_text='safe for business users; English, for search and logs', verbose_name='summary (English)'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='activity',
             name='summary_words',
             field=models.JSONField(blank=True, help_text='the summary as meaning (config.words), rendered for each reader', null=True, verbose_name='summary as words'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='activity',
             name='title',
             field=models.CharField(max_length=200, verbose_name='title'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='event',
             name='conversation',
             field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='events', to='timeline.conversation', verbose_name='conversation'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='event',
             name='created_at',
             field=models.DateTimeField(auto_now_add=True, verbose_name='created at'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='event',
             name='data',
             field=models.JSONField(default=dict, verbose_name='data'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='event',
             name='run',
             field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='events', to='workflows.run', verbose_name='run'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='event',
             name='seq',
             field=models.BigIntegerField(verbose_name='sequence'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='event',
             name='type',
             field=models.CharField(max_length=60, verbose_name='type'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='frame',
             name='activity',
             field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='frames', to='timeline.activity', verbose_name='activity'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='frame',
             name='cost',
             field=models.DecimalField(decimal_places=6, default=0, max_digits=12, verbose_name='cost'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='frame',
             name='ended_at',
             field=models.DateTimeField(blank=True, null=True, verbose_name='ended at'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='frame',
             name='first_token_at',
             field=models.DateTimeField(blank=True, null=True, verbose_name='first token at'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='frame',
             name='gen_ai_operation_name',
             field=models.CharField(blank=True, max_length=40, verbose_name='operation'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='frame',
             name='gen_ai_provider_name',
             field=models.CharField(blank=True, max_length=40, verbose_name='model provider'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='frame',
             name='gen_ai_request_model',
             field=models.CharField(blank=True, max_length=120, verbose_name='model'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='frame',
             name='gen_ai_tool_call_id',
             field=models.CharField(blank=True, max_length=40, verbose_name='tool call id'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='frame',
             name='gen_ai_tool_name',
             field=models.CharField(blank=True, max_length=80, verbose_name='tool name'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='frame',
             name='gen_ai_usage_input_tokens',
             field=models.IntegerField(default=0, verbose_name='input tokens'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='frame',
             name='gen_ai_usage_output_tokens',
             field=models.IntegerField(default=0, verbose_name='output tokens'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='frame',
             name='kind',
             field=models.CharField(choices=[('intent', 'intent'), ('route', 'route'), ('model_call', 'model call'), ('thought', 'thought'), ('action', 'action'), ('observation', 'observation'), ('tool_call', 'tool call'), ('state_change', 'state change'), ('approval', 'approval'), ('provenance', 'provenance'), ('validation', 'validation'), ('plan', 'plan'), ('error', 'error'), ('memory', 'memory')], max_length=20, verbose_name='kind'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='frame',
             name='latency_ms',
             field=models.FloatField(default=0, verbose_name='latency (ms)'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='frame',
             name='level',
             field=models.CharField(choices=[('info', 'info'), ('warning', 'warning'), ('error', 'error')], default='info', max_length=10, verbose_name='level'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='frame',
             name='name',
             field=models.CharField(max_length=120, verbose_name='name'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='frame',
             name='parent',
             field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='children', to='timeline.frame', verbose_name='parent frame'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='frame',
             name='started_at',
             field=models.DateTimeField(verbose_name='started at'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='frame',
             name='status',
             field=models.CharField(choices=[('ok', 'ok'), ('error', 'error'), ('waiting', 'waiting')], default='ok', max_length=20, verbose_name='status'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='frame',
             name='summary',
             field=models.TextField(blank=True, help_text='safe for business users; English, for search and logs', verbose_name='summary (English)'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='frame',
             name='summary_words',
             field=models.JSONField(blank=True, help_text='the summary as meaning (config.words), rendered for each reader', null=True, verbose_name='summary as words'),

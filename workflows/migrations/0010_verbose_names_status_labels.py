@@ -4,6 +4,8 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
+from config.migration_operations import AlterFieldLabel  # labels only: no re-render (its docstring)
+
 
 class Migration(migrations.Migration):
 
@@ -15,447 +17,447 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='coordinateconsumption',
             name='at',
             field=models.DateTimeField(auto_now_add=True, verbose_name='time'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='coordinateconsumption',
             name='call',
             field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='consumed', to='workflows.toolcall', verbose_name='call'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='coordinateconsumption',
             name='coordinate',
             field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='consumptions', to='workflows.statecoordinate', verbose_name='coordinate'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='node',
             name='acceptance',
             field=models.JSONField(default=list, help_text="the blueprint's acceptance criteria for this step", verbose_name='acceptance'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='node',
             name='acceptance_results',
             field=models.JSONField(default=list, help_text='each check against the receipt: [{criterion, met, detail}]', verbose_name='acceptance results'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='node',
             name='activity',
             field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='timeline.activity', verbose_name='activity'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='node',
             name='arguments',
             field=models.JSONField(default=dict, help_text='proposed arguments; consumed keys come from coordinates', verbose_name='arguments'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='node',
             name='attempt',
             field=models.IntegerField(default=1, verbose_name='attempt'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='node',
             name='attempts',
             field=models.IntegerField(default=0, help_text='how many times a worker claimed it', verbose_name='attempts'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='node',
             name='depends_on',
             field=models.JSONField(default=list, verbose_name='depends on'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='node',
             name='dispatched_at',
             field=models.DateTimeField(blank=True, null=True, verbose_name='dispatched at'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='node',
             name='finished_at',
             field=models.DateTimeField(blank=True, null=True, verbose_name='finished at'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='node',
             name='goal',
             field=models.CharField(max_length=200, verbose_name='goal'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='node',
             name='goal_words',
             field=models.JSONField(blank=True, help_text='the goal as words (config.words), rendered for each reader; null: the goal reads as written', null=True, verbose_name='goal as words'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='node',
             name='key',
             field=models.CharField(max_length=60, verbose_name='step key'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='node',
             name='lease_expires_at',
             field=models.DateTimeField(blank=True, null=True, verbose_name='lease expires at'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='node',
             name='lease_owner',
             field=models.CharField(blank=True, max_length=120, verbose_name='lease owner'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='node',
             name='plan_version',
             field=models.IntegerField(help_text='the plan version that introduced this node', verbose_name='plan version'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='node',
             name='position',
             field=models.IntegerField(default=0, help_text='place in the blueprint: the order steps are shown and promoted', verbose_name='position'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='node',
             name='question',
             field=models.JSONField(blank=True, help_text='what the user is asked while awaiting input', null=True, verbose_name='question'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='node',
             name='result_ref',
             field=models.CharField(blank=True, help_text='id of the tool call whose receipt completed it', max_length=40, verbose_name='accepted on call'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='node',
             name='retired_in',
             field=models.IntegerField(blank=True, help_text='the plan version that replaced it', null=True, verbose_name='retired in'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='node',
             name='retries',
             field=models.IntegerField(default=0, help_text='transient failures retried with backoff in this attempt', verbose_name='retries'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='node',
             name='run',
             field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='nodes', to='workflows.run', verbose_name='run'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='node',
             name='run_when',
             field=models.CharField(default='completed', help_text="'completed': all dependencies completed; 'failed': any dependency failed (compensation)", max_length=20, verbose_name='run when'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='node',
             name='started_at',
             field=models.DateTimeField(blank=True, null=True, verbose_name='started at'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='node',
             name='status',
             field=models.CharField(choices=[('pending', 'Pending'), ('ready', 'Ready'), ('in_progress', 'In Progress'), ('awaiting_approval', 'Awaiting Approval'), ('awaiting_input', 'Awaiting Input'), ('completed', 'Completed'), ('failed', 'Failed'), ('blocked', 'Blocked')], default='pending', max_length=20, verbose_name='status'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='node',
             name='status_reason',
             field=models.TextField(blank=True, verbose_name='status reason'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='node',
             name='tool',
             field=models.CharField(max_length=60, verbose_name='tool'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='plan',
             name='created_at',
             field=models.DateTimeField(auto_now_add=True, verbose_name='created at'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='plan',
             name='diff',
             field=models.JSONField(blank=True, help_text='against the previous version: {kept, removed, added, why, trigger}', null=True, verbose_name='diff'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='plan',
             name='graph',
             field=models.JSONField(default=list, help_text='the nodes of this version: key, tool, depends_on', verbose_name='graph'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='plan',
             name='reason',
             field=models.TextField(blank=True, verbose_name='reason'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='plan',
             name='run',
             field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='plans', to='workflows.run', verbose_name='run'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='plan',
             name='version',
             field=models.IntegerField(verbose_name='version'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='provenanceblock',
             name='at',
             field=models.DateTimeField(auto_now_add=True, verbose_name='time'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='provenanceblock',
             name='expected',
             field=models.TextField(verbose_name='expected'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='provenanceblock',
             name='key',
             field=models.CharField(max_length=60, verbose_name='state key'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='provenanceblock',
             name='node',
             field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='workflows.node', verbose_name='node'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='provenanceblock',
             name='reason',
             field=models.TextField(verbose_name='reason'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='provenanceblock',
             name='run',
             field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='provenance_blocks', to='workflows.run', verbose_name='run'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='provenanceblock',
             name='supplied',
             field=models.TextField(verbose_name='supplied'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='provenanceblock',
             name='tenant',
             field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant', verbose_name='tenant'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='run',
             name='activity',
             field=models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='timeline.activity', verbose_name='activity'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='run',
             name='blueprint',
             field=models.CharField(max_length=60, verbose_name='blueprint'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='run',
             name='cancel_requested',
             field=models.JSONField(blank=True, null=True, verbose_name='cancel requested'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='run',
             name='control',
             field=models.CharField(choices=[('orchestrator', 'orchestrator'), ('executor', 'executor'), ('approval', 'approval'), ('user', 'user')], default='orchestrator', max_length=20, verbose_name='control'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='run',
             name='conversation',
             field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='runs', to='timeline.conversation', verbose_name='conversation'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='run',
             name='created_at',
             field=models.DateTimeField(auto_now_add=True, verbose_name='created at'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='run',
             name='created_by',
             field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL, verbose_name='created by'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='run',
             name='finished_at',
             field=models.DateTimeField(blank=True, null=True, verbose_name='finished at'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='run',
             name='model_call_cap',
             field=models.IntegerField(default=20, verbose_name='model call cap'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='run',
             name='model_calls',
             field=models.IntegerField(default=0, verbose_name='model calls'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='run',
             name='params',
             field=models.JSONField(default=dict, verbose_name='parameters'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='run',
             name='plan_version',
             field=models.IntegerField(default=1, verbose_name='plan version'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='run',
             name='status',
             field=models.CharField(choices=[('running', 'Running'), ('awaiting_approval', 'Awaiting Approval'), ('awaiting_input', 'Awaiting Input'), ('completed', 'Completed'), ('failed', 'Failed'), ('blocked', 'Blocked'), ('rolled_back', 'Rolled Back'), ('stopped', 'Stopped'), ('cancelled', 'Cancelled')], default='running', max_length=20, verbose_name='status'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='run',
             name='status_reason',
             field=models.TextField(blank=True, verbose_name='status reason'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='run',
             name='tenant',
             field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='runs', to='tenants.tenant', verbose_name='tenant'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='run',
             name='transition_cap',
             field=models.IntegerField(default=200, verbose_name='transition cap'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='run',
             name='transition_count',
             field=models.IntegerField(default=0, verbose_name='transition count'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='statecoordinate',
             name='call',
             field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='produced', to='workflows.toolcall', verbose_name='call'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='statecoordinate',
             name='created_at',
             field=models.DateTimeField(auto_now_add=True, verbose_name='created at'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='statecoordinate',
             name='key',
             field=models.CharField(max_length=60, verbose_name='state key'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='statecoordinate',
             name='plan_version',
             field=models.IntegerField(default=1, verbose_name='plan version'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='statecoordinate',
             name='producer',
             field=models.CharField(max_length=60, verbose_name='producer'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='statecoordinate',
             name='receipt_ref',
             field=models.CharField(max_length=200, verbose_name='receipt'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='statecoordinate',
             name='run',
             field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='coordinates', to='workflows.run', verbose_name='run'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='statecoordinate',
             name='tenant',
             field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant', verbose_name='tenant'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='statecoordinate',
             name='value',
             field=models.JSONField(verbose_name='value'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='toolcall',
             name='approval_id',
             field=models.BigIntegerField(blank=True, null=True, verbose_name='approval id'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='toolcall',
             name='arguments',
             field=models.JSONField(default=dict, help_text='fully resolved arguments', verbose_name='arguments'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='toolcall',
             name='ended_at',
             field=models.DateTimeField(blank=True, null=True, verbose_name='ended at'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='toolcall',
             name='error',
             field=models.TextField(blank=True, verbose_name='error'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='toolcall',
             name='idempotency_key',
             field=models.CharField(max_length=120, verbose_name='idempotency key'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='toolcall',
             name='latency_ms',
             field=models.FloatField(default=0, verbose_name='latency (ms)'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='toolcall',
             name='node',
             field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='tool_calls', to='workflows.node', verbose_name='node'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='toolcall',
             name='result',
             field=models.JSONField(blank=True, null=True, verbose_name='result'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='toolcall',
             name='run',
             field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='tool_calls', to='workflows.run', verbose_name='run'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='toolcall',
             name='started_at',
             field=models.DateTimeField(auto_now_add=True, verbose_name='started at'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='toolcall',
             name='status',
             field=models.CharField(choices=[('started', 'Started'), ('succeeded', 'Succeeded'), ('failed', 'Failed')], default='started', max_length=20, verbose_name='status'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='toolcall',
             name='tenant',
             field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='tenants.tenant', verbose_name='tenant'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='toolcall',
             name='tool',
             field=models.CharField(max_length=60, verbose_name='tool'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='transition',
             name='at',
             field=models.DateTimeField(auto_now_add=True, verbose_name='time'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='transition',
             name='from_status',
             field=models.CharField(max_length=20, verbose_name='from status'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='transition',
             name='node',
             field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='transitions', to='workflows.node', verbose_name='node'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='transition',
             name='reason',
             field=models.TextField(blank=True, verbose_name='reason'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='transition',
             name='run',
             field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='transitions', to='workflows.run', verbose_name='run'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='transition',
             name='to_status',
             field=models.CharField(max_length=20, verbose_name='to status'),
         ),
-        migrations.AlterField(
+        AlterFieldLabel(
             model_name='transition',
             name='worker',
             field=models.CharField(blank=True, max_length=120, verbose_name='worker'),
