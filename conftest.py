@@ -1,4 +1,5 @@
 import pytest
+from django.conf import settings as django_settings
 from django.test import override_settings
 from django.utils import translation
 
@@ -6,7 +7,7 @@ from tests.demo import demo_ensure
 from workflows.tests.helpers import no_broker
 
 
-FAST_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+FAST_HASHERS = django_settings.FAST_PASSWORD_HASHERS
 
 
 def pytest_collection_modifyitems(items):

@@ -262,8 +262,10 @@ AUTH_PASSWORD_VALIDATORS = [
     # password change (form, admin, changepassword), the one hook all paths share.
     {"NAME": "tenants.tokens.TokensRevokedOnPasswordChange"},
 ]
+# The fast hash: KEEL_FAST_PASSWORD_HASHING's, and the unit tests' own (conftest.py).
+FAST_PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 if FAST_PASSWORD_HASHING:
-    PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    PASSWORD_HASHERS = FAST_PASSWORD_HASHERS
 
 # axes looks for its middleware by name; ours is its subclass with the async path
 # fixed (tenants/login_throttle.py), so its "middleware missing" warning is wrong.

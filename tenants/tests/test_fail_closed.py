@@ -29,11 +29,12 @@ ROOT = Path(__file__).resolve().parents[2]
 NO_DATABASE = {"DATABASE_URL": "postgres://keel@127.0.0.1:1/unused"}
 
 
-def settings_load(env: dict[str, str]) -> subprocess.CompletedProcess:
+def settings_load(env: dict[str, str], then: str = "from django.conf import settings; "
+                                                   "print('started', settings.KEEL_ENV)") -> subprocess.CompletedProcess:
+    """Load the settings in a new process under `env` (and nothing of ours from this one's), then run `then`."""
     base = {k: v for k, v in os.environ.items() if not k.startswith(("KEEL_", "SECRET_KEY", "DATABASE_URL",
                                                                         "REDIS_URL", "ALLOWED_HOSTS"))}
-    return subprocess.run([sys.executable, "-c", "import django; django.setup(); "
-                           "from django.conf import settings; print('started', settings.KEEL_ENV)"],
+    return subprocess.run([sys.executable, "-c", "import django; django.setup(); " + then],
                           cwd=ROOT, capture_output=True, text=True, timeout=120,
                           env={**base, "DJANGO_SETTINGS_MODULE": "config.settings", **NO_DATABASE, **env})
 
@@ -79,11 +80,8 @@ def test_production_refuses_fast_password_hashing_and_development_uses_it():
                              "KEEL_FAST_PASSWORD_HASHING": "1"})
     assert refused.returncode != 0 and "started" not in refused.stdout
     assert "KEEL_FAST_PASSWORD_HASHING is on" in refused.stderr
-    hashers = subprocess.run([sys.executable, "-c", "import django; django.setup(); from django.contrib.auth."
-                              "hashers import make_password; print(make_password('keel-demo').split('$')[0])"],
-                             cwd=ROOT, capture_output=True, text=True, timeout=120,
-                             env={**{k: v for k, v in os.environ.items() if k != "KEEL_FAST_PASSWORD_HASHING"},
-                                  "DJANGO_SETTINGS_MODULE": "config.settings", **NO_DATABASE})
+    hashers = settings_load({}, then="from django.contrib.auth.hashers import make_password; "
+                                     "print(make_password('keel-demo').split('$')[0])")
     assert hashers.stdout.strip() == "pbkdf2_sha256", hashers.stderr  # unless asked for, full strength
 
 
