@@ -29,8 +29,10 @@ ROOT = Path(__file__).resolve().parents[2]
 NO_DATABASE = {"DATABASE_URL": "postgres://keel@127.0.0.1:1/unused"}
 
 
-def settings_load(env: dict[str, str], then: str = "from django.conf import settings; "
-                                                   "print('started', settings.KEEL_ENV)") -> subprocess.CompletedProcess:
+STARTED = "from django.conf import settings; print('started', settings.KEEL_ENV)"
+
+
+def settings_load(env: dict[str, str], then: str = STARTED) -> subprocess.CompletedProcess:
     """Load the settings in a new process under `env` (and nothing of ours from this one's), then run `then`."""
     base = {k: v for k, v in os.environ.items() if not k.startswith(("KEEL_", "SECRET_KEY", "DATABASE_URL",
                                                                         "REDIS_URL", "ALLOWED_HOSTS"))}
