@@ -81,4 +81,6 @@ def negative_data_rejection_outside_links(ctx, response, case):
     meta = case.meta
     if meta is not None and meta.phase.name == TestPhase.STATEFUL:
         return None
+    if response.status_code == 413:  # a body over the size limit, refused unread (config/parsers.py): a
+        return None  # rejection schemathesis's list leaves out (CI's seed 1796435021, 2 MB to payroll/trial/)
     return negative_data_rejection(ctx, response, case)
