@@ -243,7 +243,7 @@ def nodes_finish(run_id: int, finished: list[dict[str, Any]], *, me: str, now: d
 # its rows follow (a hop's completion: nothing is recorded unless it won); `act`: the Activity.
 def _call_ctes(source: str = "", act: str = "%(act)s") -> str:
     return f"""tool_call AS (
-  INSERT INTO agents_toolcall (id, tenant_id, run_id, node_id, tool, arguments, result, status, error,
+  INSERT INTO workflows_toolcall (id, tenant_id, run_id, node_id, tool, arguments, result, status, error,
          idempotency_key, approval_id, started_at, ended_at, latency_ms)
   SELECT %(call)s, %(tenant)s, %(run)s, %(node)s, %(tool)s, %(args)s, %(result)s, 'succeeded', '', %(key)s, NULL,
          %(started)s, %(now)s, %(lat)s {source}
@@ -469,7 +469,7 @@ WITH run_locked AS (
   SELECT id, status FROM workflows_run WHERE id = %(run)s FOR NO KEY UPDATE
 ), {_MAY_PROMOTE}, finished AS (
   UPDATE workflows_node n SET status = 'completed', status_reason = %(reason)s, acceptance_results = '[]'::jsonb,
-         result_ref = COALESCE((SELECT c.id FROM agents_toolcall c WHERE c.node_id = %(node)s
+         result_ref = COALESCE((SELECT c.id FROM workflows_toolcall c WHERE c.node_id = %(node)s
                                    AND c.idempotency_key = %(key)s), %(call)s)::text,
          lease_owner = '', lease_expires_at = NULL, finished_at = %(now)s{claim}
    WHERE n.id = %(node)s AND {expected} AND ((SELECT ok FROM may_promote) OR %(anyway)s)
