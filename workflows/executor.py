@@ -27,7 +27,7 @@ from timeline.services import (
     frame_record,
 )
 
-from . import sql
+from . import call_sql, sql
 from .blueprints import criterion_words
 from .dispatch import (
     NODE_RUN,
@@ -571,7 +571,7 @@ def _finish_many(items: list[tuple[sql.Claimed, dict]]) -> int | sql.Claimed | N
         finished = []
         with events_batched():
             for c, call in items:
-                ref = str(sql.inline_call_record(node=c.node, run=run, now=now, **call))
+                ref = str(call_sql.inline_call_record(node=c.node, run=run, now=now, **call))
                 finished.append({"id": c.node.id, "to": N.COMPLETED, "reason": "accepted", "result_ref": ref,
                                  "acceptance_results": []})
             run_status, won = sql.nodes_finish(run.id, finished, me=me, now=now)

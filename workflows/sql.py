@@ -23,11 +23,9 @@ from django.db.models import F
 
 from config import sql
 from config.ids import new_id
-from config.words import Stored
-from timeline.masking import payload_mask
-from timeline.services import summary_columns
-from timeline.sql import activities_close, activities_open, activity_rollup, call_frame_ctes, events_insert_ctes
+from timeline.sql import activities_close, activities_open, events_insert_ctes
 
+from .call_sql import call_ctes, call_params
 from .models import RUN_TERMINAL, Node, Run, Transition
 
 _TERMINAL = sorted(str(s) for s in RUN_TERMINAL)
@@ -301,47 +299,6 @@ def nodes_finish(run_id: int, finished: list[dict[str, Any]], *, me: str, now: d
     return row[0], list(row[1] or [])
 
 
-# A plain tool's call: the call row, its frame, payload and link; `source`: a FROM clause
-# its rows follow (a hop's completion: nothing is recorded unless it won); `act`: the Activity.
-def _call_ctes(source: str = "", act: str = "%(act)s") -> str:
-    return f"""tool_call AS (
-  INSERT INTO workflows_toolcall (id, tenant_id, run_id, node_id, tool, arguments, result, status, error,
-         idempotency_key, approval_id, started_at, ended_at, latency_ms)
-  SELECT %(call)s, %(tenant)s, %(run)s, %(node)s, %(tool)s, %(args)s, %(result)s, 'succeeded', '', %(key)s, NULL,
-         %(started)s, %(now)s, %(lat)s {source}
-  ON CONFLICT (node_id, idempotency_key) DO UPDATE SET arguments = EXCLUDED.arguments, result = EXCLUDED.result,
-         status = 'succeeded', error = '', ended_at = EXCLUDED.ended_at, latency_ms = EXCLUDED.latency_ms
-  RETURNING id
-), {call_frame_ctes("tool_call", act)}"""
-
-
-_INLINE_CALL = sql.Statement(f"""
-WITH {_call_ctes()}, {activity_rollup("rollup", "%(act)s")}
-SELECT id FROM tool_call
-""")
-
-
-def _call_params(*, node: Node, run: Run, tool, arguments: dict, output: dict, idempotency_key: str,
-                 started: datetime, now: datetime, latency_ms: float, summary: Stored) -> dict[str, Any]:
-    """`summary`: words (config.words) or prose, stored as timeline.services.frame_record stores it."""
-    summary_text, summary_words = summary_columns(summary)
-    payload = payload_mask({"arguments": arguments, "result": output, "error": "", "idempotency_key": "",
-                            "consumed": [], "produces": list(tool.produces)})
-    return {"call": new_id(), "frame": new_id(), "tenant": run.tenant_id, "run": run.id, "node": node.id,
-            "tool": tool.name, "args": sql.jsonb(arguments), "result": sql.jsonb(output), "key": idempotency_key,
-            "started": started, "now": now, "lat": latency_ms, "act": node.activity_id, "summary": summary_text,
-            "summary_words": sql.jsonb(summary_words) if summary_words is not None else None,
-            "payload": sql.jsonb(payload)}
-
-
-def inline_call_record(**call: Any) -> int:
-    """A plain tool's call recorded in one statement, its Activity rolled up; the call's id.
-    Safe: the call row is keyed by (node, idempotency key), so a rerun (a rival worker, a
-    redelivered message) updates the same row. Proof: test_hot_path.py::test_it_completes_a_
-    fan_out_chunk_together_with_every_record, ::test_a_redelivered_chunk_runs_nothing_twice."""
-    return sql.execute(_INLINE_CALL, _call_params(**call), fetch="one")[0]
-
-
 # The promotion (successors_promote). `gate`: an SQL condition all of it waits on; `done`:
 # the ids of nodes the same statement completed (its snapshot still sees them in progress).
 def _promotion_ctes(gate: str = "true", done: str = _NONE) -> str:
@@ -531,7 +488,7 @@ WITH run_locked AS (
          lease_owner = '', lease_expires_at = NULL, finished_at = %(now)s{claim}
    WHERE n.id = %(node)s AND {expected} AND ((SELECT ok FROM may_promote) OR %(anyway)s)
   RETURNING n.id, n.key, n.goal, n.goal_words, n.activity_id, {opened} AS opened
-), {_call_ctes("FROM finished", "(SELECT activity_id FROM finished)")},
+), {call_ctes("FROM finished", "(SELECT activity_id FROM finished)")},
 {transitions_insert("transitions", claimed + _COMPLETED_ROWS)}, {activities_open("opened_activity", "SELECT finished.activity_id AS id, %(run_conv)s::bigint AS conversation_id, "
                           "%(run)s::bigint AS run_id, finished.key, finished.goal, finished.goal_words FROM finished WHERE finished.opened", completed=True)},
 {activities_close("activities", "SELECT finished.activity_id AS id, 'completed' AS status FROM finished WHERE NOT finished.opened", rolled_up=True)},
@@ -567,7 +524,7 @@ def inline_hop(*, ready: bool, anyway: bool, me: str, reason: str,
     test_hot_path.py::test_a_chains_hop_is_one_statement_that_commits_by_itself,
     ::test_a_hop_that_finds_another_branch_active_…, ::test_a_worker_killed_as_a_runs_last_…"""
     node, run = call["node"], call["run"]
-    params = {**_call_params(**call), **_promotion_params(run.id, [node.key], call["now"], claim_for, count, events),
+    params = {**call_params(**call), **_promotion_params(run.id, [node.key], call["now"], claim_for, count, events),
               "me": me,  # this worker, the promotion's own ("" when it claims nothing) notwithstanding
               "reason": reason, "terminal": _TERMINAL_ARRAY, "anyway": anyway, "run_conv": run.conversation_id,
               "open_act": new_id()}
