@@ -71,7 +71,7 @@ N = NodeStatus
 # no ORM query) takes what it can; the general path the rest (gates, compensations, expired leases).
 
 
-def steps_execute(step: int | sql.Claimed | None, *, plain: bool = False) -> None:
+def steps_execute(step: hop.Step, *, plain: bool = False) -> None:
     """Run a step and, in place, the successors it leaves to this worker: a node id
     (claimed here if it is ours to run; `plain`: see node_execute) or a node already
     claimed."""
@@ -80,12 +80,12 @@ def steps_execute(step: int | sql.Claimed | None, *, plain: bool = False) -> Non
         plain = False
 
 
-def node_execute(node_id: int, *, plain: bool = False) -> int | sql.Claimed | None:
+def node_execute(node_id: int, *, plain: bool = False) -> hop.Step:
     """Run one node if it is ours to run. Returns a successor to run in place, if
     any: its id, or the successor itself already claimed (the hot path). `plain`:
     the node is known to run a side-effect-free tool with nothing to accept."""
-    step = _hot_path_run(node_id, plain)
-    if step is not _UNCLAIMED:
+    taken, step = _hot_path_run(node_id, plain)
+    if taken:
         return step
     # Not ready, gated, a compensation, an expired lease, done or gone: the general path decides.
     node = Node.objects.select_related("run").filter(id=node_id).first()
@@ -112,8 +112,7 @@ def node_execute(node_id: int, *, plain: bool = False) -> int | sql.Claimed | No
                 approval_id = gate().request(node=node, run=run, arguments=arguments)
                 if approval_id is None:
                     return None  # now awaiting approval: no worker slot, no broker message held
-        with events_batched():
-            claimed = _claim_in_transaction([node.id], me, timezone.now(), [node.tool])
+        claimed = node_claim([node.id], me, tools=[node.tool])
         if not claimed:
             return None
         node, run = claimed[0].node, claimed[0].run
@@ -126,7 +125,8 @@ def node_execute(node_id: int, *, plain: bool = False) -> int | sql.Claimed | No
             if tool.approval_required(run.tenant_id, arguments):
                 approval_id = gate().granted(node=node, arguments=arguments)
                 if approval_id is None:  # never run a gated step without an approval of exactly these arguments
-                    return hop.finish(node, run, N.BLOCKED, "no approval covers these arguments any more", me)
+                    return hop.finish(run, [hop.Finished(node, N.BLOCKED, "no approval covers these arguments any more")],
+                                      me)
     elif node.status == N.IN_PROGRESS and node.lease_expires_at and node.lease_expires_at < timezone.now():
         if not _reclaim(node, run, me):
             return None
@@ -142,34 +142,34 @@ def node_execute(node_id: int, *, plain: bool = False) -> int | sql.Claimed | No
     return _execute_claimed(node, run, tool, me, approval_id, arguments, consumed)
 
 
-def claimed_execute(claimed: sql.Claimed) -> int | sql.Claimed | None:
+def claimed_execute(claimed: sql.Claimed) -> hop.Step:
     """Run a node this worker has claimed, and finish it."""
     node, run, me = claimed.node, claimed.run, worker_name()
     tool = tool_get(node.tool)
     call = _inline_run(node, run, tool)
     if call is None:  # not plain, or its tool failed: the general path runs it (and records a failure)
         return _execute_claimed(node, run, tool, me, None, None, None)
-    return hop.plain_hop(node, run, me, call, ready=False, alone=not claimed.busy)
+    return hop.finish(run, [hop.Finished(node, call=call)], me, alone=not claimed.busy)
 
 
-def nodes_execute(node_ids: list[int]) -> list[int | sql.Claimed | None]:
+def nodes_execute(node_ids: list[int]) -> list[hop.Step]:
     """A chunk of a fan-out. Side-effect-free nodes are claimed in one statement and
     completed in one transaction per run; the others one by one, as usual. Returns
     the steps to continue with in place."""
-    inline = [name for name in fast_tools() if TOOLS[name].inline]
-    claimed = _claim_chunk(node_ids, inline)
+    inline, me = [name for name in fast_tools() if TOOLS[name].inline], worker_name()
+    claimed = node_claim(node_ids, me, tools=inline)
     taken = {c.node.id for c in claimed}
-    steps: list[int | sql.Claimed | None] = []
-    by_run: dict[int, list] = {}
+    steps: list[hop.Step] = []
+    by_run: dict[int, tuple[Run, list[hop.Finished]]] = {}
     for c in claimed:
         tool = tool_get(c.node.tool)
         call = _inline_run(c.node, c.run, tool)
         if call is None:
             steps.append(c)  # runs through claimed_execute
         else:
-            by_run.setdefault(c.run.id, []).append((c, call))
-    for items in by_run.values():
-        steps.append(hop.finish_many(items))
+            by_run.setdefault(c.run.id, (c.run, []))[1].append(hop.Finished(c.node, call=call))
+    for run, finished in by_run.values():
+        steps.append(hop.finish(run, finished, me, alone=False))  # one transaction a run
     steps += [node_id for node_id in node_ids if node_id not in taken]
     return steps
 
@@ -184,90 +184,74 @@ def node_hand_over(node: Node, run: Run) -> None:
     if dispatch_is_held():
         return
     me = f"{HANDED_OVER}{worker_name()}"[:120]
-    with events_batched():
-        claimed = bool(_claim_in_transaction([node.id], me, timezone.now(), [node.tool]))
-    if claimed:
+    if node_claim([node.id], me, tools=[node.tool]):
         transaction.on_commit(lambda: messages_send([(NODE_RUN, [node.id])]))
 
 
 # 2. The claim: a lease on a ready node, by compare-and-set, or a lease taken over.
 
 
-_UNCLAIMED = object()
-
-
-def _hot_path_run(node_id: int, plain: bool) -> int | sql.Claimed | None | object:
+def _hot_path_run(node_id: int, plain: bool) -> tuple[bool, hop.Step]:
     """A hop in as few statements as the node allows. Known `plain` (its tool
     side-effect-free, nothing to accept): it is read, its tool run, and it is claimed
     and completed — its call recorded, its successors promoted, the one to run in place
     claimed — in one statement, a transaction of its own while nothing else of its run
-    is active (_plain_hop); a rival run of the same node writes nothing. Any
+    is active (hop.finish); a rival run of the same node writes nothing. Any
     other node is claimed first, with its event and its count, in one statement that
     commits before its tool runs (its effects must not run in a transaction); if it
     proves plain, it then completes as above. A crash before the claim commits leaves
     the node ready (the late-acked message comes back; the sweeper covers a lost one);
     after it, the lease runs out and the sweeper hands the node out again. Returns
-    _UNCLAIMED when the node was not ours to claim here."""
+    (whether it took the node, the step to run next); not taken: the node was not ours
+    to claim here (or its claim stopped the run at its cap), the general path decides."""
     me = worker_name()
     if plain:
         read = sql.node_ready_read(node_id, tools=fast_tools())
         if read is None:
-            return _UNCLAIMED
-        tool = tool_get(read.node.tool)
-        call = _inline_run(read.node, read.run, tool)
+            return False, None
+        call = _inline_run(read.node, read.run, tool_get(read.node.tool))
         if call is not None:
-            return hop.plain_hop(read.node, read.run, me, call, ready=True, alone=not read.busy)
+            return True, hop.finish(read.run, [hop.Finished(read.node, call=call, ready=True)], me,
+                                    alone=not read.busy)
         # It was not plain after all, or its tool failed: claimed at once as any other node.
-    if not transaction.get_connection().in_atomic_block:
-        claim = _claim_alone(node_id, me)
-        if claim is None:
-            return _UNCLAIMED
-        node, run = claim.claimed.node, claim.claimed.run
-        if not claim.within_cap:
-            return None  # the run stopped there: the step's tool does not run
-    else:
-        with events_batched():  # inside a caller's transaction: the claim joins it
-            claimed = _claim_in_transaction([node_id], me, timezone.now())
-        if not claimed:
-            return _UNCLAIMED
-        node, run = claimed[0].node, claimed[0].run
+    claimed = node_claim([node_id], me, alone=not transaction.get_connection().in_atomic_block)
+    if not claimed:
+        return False, None
+    node, run = claimed[0].node, claimed[0].run
     tool = tool_get(node.tool)
     call = _inline_run(node, run, tool)
     if call is not None:  # plain after all: completed in one statement more
-        return hop.plain_hop(node, run, me, call, ready=False, alone=True)
-    return _execute_claimed(node, run, tool, me, None, None, None)
+        return True, hop.finish(run, [hop.Finished(node, call=call)], me)
+    return True, _execute_claimed(node, run, tool, me, None, None, None)
 
 
-def _claim_alone(node_id: int, me: str) -> sql.ClaimedAlone | None:
-    """Claim a ready node in one statement that commits by itself, its event and its
-    count with it; past the run's cap, the run is stopped. None: not ours to claim."""
+def node_claim(node_ids: list[int], me: str, *, tools: list[str] | None = None,
+               alone: bool = False) -> list[sql.Claimed]:
+    """The one way a step is claimed: ready → in_progress for those of `node_ids` still
+    ready, of a live run and with one of `tools` (default: those the hot path may run),
+    with the lease of `me`, their Activities, transitions, events and count. `alone` (a
+    single node, outside a transaction): one statement that commits by itself, its event
+    and count with it; past the run's cap the run stops there and nothing is claimed.
+    Otherwise in the caller's transaction, or one of its own: its events and count at the
+    end of its batch. Returns the nodes won."""
     now = timezone.now()
-    claim = sql.node_claim_alone(node_id, me=me, lease=now + timedelta(seconds=lease_seconds()), now=now,
-                                 tools=fast_tools())
-    if claim is None:
-        return None
-    node, run = claim.claimed.node, claim.claimed.run
-    node_transitions_checked([(node.key, node.plan_version, N.READY, N.IN_PROGRESS, "claimed")])
-    events_written(run.conversation_id, claim.events, now)
-    if not claim.within_cap:
-        with events_batched():
-            cap_overrun(run.id)
-    return claim
-
-
-def _claim_in_transaction(node_ids: list[int], me: str, now, tools: list[str] | None = None) -> list[sql.Claimed]:
-    claimed = sql.nodes_claim(node_ids, me=me, lease=now + timedelta(seconds=lease_seconds()), now=now,
-                              tools=fast_tools() if tools is None else tools)
-    for c in claimed:
-        node_transitions_recorded(c.run, [(c.node.key, c.node.plan_version, N.READY, N.IN_PROGRESS, "claimed")])
-    return claimed
-
-
-def _claim_chunk(node_ids: list[int], tools: list[str] | None = None) -> list[sql.Claimed]:
-    """Claim ready nodes in one transaction: one statement, then the cap and the events."""
-    now = timezone.now()
+    lease, tools = now + timedelta(seconds=lease_seconds()), fast_tools() if tools is None else tools
+    if alone:
+        claim = sql.node_claim_alone(node_ids[0], me=me, lease=lease, now=now, tools=tools)
+        if claim is None:
+            return []
+        node, run = claim.claimed.node, claim.claimed.run
+        node_transitions_checked([(node.key, node.plan_version, N.READY, N.IN_PROGRESS, "claimed")])
+        events_written(run.conversation_id, claim.events, now)
+        if not claim.within_cap:
+            with events_batched():
+                cap_overrun(run.id)
+            return []  # the run stopped there: the step's tool does not run
+        return [claim.claimed]
     with events_batched():
-        claimed = _claim_in_transaction(node_ids, worker_name(), now, tools)
+        claimed = sql.nodes_claim(node_ids, me=me, lease=lease, now=now, tools=tools)
+        for c in claimed:
+            node_transitions_recorded(c.run, [(c.node.key, c.node.plan_version, N.READY, N.IN_PROGRESS, "claimed")])
     return claimed
 
 
@@ -337,7 +321,7 @@ def _execute_claimed(node, run, tool, me, approval_id, arguments, consumed) -> i
                                          approval_id=approval_id)
     except ProvenanceBlocked as block:
         provenance_block_record(node=node, run=run, block=block)
-        return hop.finish(node, run, N.FAILED, str(block), me)
+        return hop.finish(run, [hop.Finished(node, N.FAILED, str(block))], me)
     except NeedsInput as question:
         return _stop(node, run, N.AWAITING_INPUT, me, reason=question.text, question=question.stored(),
                      lease_owner="", lease_expires_at=None,
@@ -348,7 +332,7 @@ def _execute_claimed(node, run, tool, me, approval_id, arguments, consumed) -> i
         # record has not run out): not a failure — wait, and the sweeper brings it back.
         return _defer(node, run, me, str(busy))
     except ToolBlocked as err:  # acting now would be wrong: stop with the reason, change nothing
-        return hop.finish(node, run, N.BLOCKED, str(err), me)
+        return hop.finish(run, [hop.Finished(node, N.BLOCKED, str(err))], me)
     except TRANSIENT_ERRORS as err:  # a timeout, a lost connection: again, later, up to a cap
         return _retry_later(node, run, tool, me, err, arguments)
     except DomainError as err:
@@ -380,7 +364,7 @@ def _execute_claimed(node, run, tool, me, approval_id, arguments, consumed) -> i
             f"{r.criterion} ({words_english(r.detail)})" if r.detail else r.criterion for r in failed)
         return _fail(node, run, tool, reason, me, arguments, output, result_ref=str(call.id),
                      acceptance_results=outcome)
-    step = hop.finish(node, run, N.COMPLETED, "accepted", me, result_ref=str(call.id), acceptance_results=outcome)
+    step = hop.finish(run, [hop.Finished(node, result_ref=str(call.id), acceptance_results=outcome)], me)
     if approval_id is not None and tool.experience is not None:
         learners_call(run.tenant_id)
     return step
@@ -463,12 +447,12 @@ def _retry_later(node, run, tool, me: str, err: Exception, arguments) -> None:
 FAILURE_REPLAN_CAP = 2
 
 
-def _fail(node, run, tool, reason: str, me: str, arguments, output, **finish) -> int | sql.Claimed | None:
+def _fail(node, run, tool, reason: str, me: str, arguments, output, **finish) -> hop.Step:
     """A step failed for good. If its tool says how to plan around the failure, replace it
     and its not-yet-run descendants (a local replan with its diff); else fail it."""
     replace, update = _failure_replan(node, run, tool, reason, arguments, output)
     if update is None:
-        return hop.finish(node, run, N.FAILED, reason, me, **finish)
+        return hop.finish(run, [hop.Finished(node, N.FAILED, reason, **finish)], me)
     extra = {"acceptance_results": finish["acceptance_results"]} if finish.get("acceptance_results") else {}
 
     def write() -> bool:

@@ -7,15 +7,15 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import transaction
 from django.utils import timezone
 
-from timeline.services import events_batch_open, events_batched, events_pending, events_take, events_written
+from timeline.services import events_batched, events_pending, events_take, events_written
 
 from . import call_sql, sql
-from .liveness import worker_name
 from .models import RUN_TERMINAL, Node, NodeStatus, Run, RunStatus
 from .services import lease_seconds, ready_dispatch_on_commit, run_settle
 from .tools import TOOLS, is_compensation
@@ -54,159 +54,145 @@ def fast_tools() -> list[str]:
 # The outcome is recorded: a completion and its hop, or a failure.
 
 
-_LOST = object()  # an outcome's compare-and-set lost: nothing was written
+Step = int | sql.Claimed | None  # what runs next on this worker: a node id, a node claimed for it, or nothing
 
 
-_NOT_ALONE = object()
+@dataclass
+class Finished:
+    """A step's outcome for finish: `to` (completed, failed, blocked) and why, its result and
+    acceptance. `call`: a plain tool's call, recorded with the completion (its result);
+    `ready`: the node is not claimed yet (a plain node's hop claims and completes it at once)."""
+
+    node: Node
+    to: str = N.COMPLETED
+    reason: str = "accepted"
+    result_ref: str = ""
+    acceptance_results: list | None = None
+    call: dict | None = None
+    ready: bool = False
 
 
-def finish(node, run, to: str, reason: str, me: str, result_ref: str = "",
-                 acceptance_results: list[dict] | None = None) -> int | sql.Claimed | None:
-    """Complete or fail a node, promote its successors and claim the one to run in
-    place: a completion outside a transaction while nothing else of its run is active,
-    in one statement (_complete_hop); else in one transaction: two or three
-    statements, then the cap count and the events."""
+def finish(run: Run, finished: list[Finished], me: str, *, alone: bool = True) -> Step:
+    """The one way a step finishes: its outcome recorded, its successors promoted, the one to
+    run in place claimed (returned) or all dispatched, the run settled. A single completion
+    outside a transaction while nothing else of its run is active (`alone`: as far as its
+    caller knows) is one statement that commits by itself (_hop_alone). Otherwise, or when
+    that statement writes nothing (another node of the run active, a successor waiting on
+    one, the run's last step), one transaction that decides under the run's lock
+    (_hop_in_transaction). Several outcomes of one run (a fan-out's chunk) share one
+    transaction. An outcome whose compare-and-set lost is written nowhere and said in the log."""
     now = timezone.now()
-    if to == N.COMPLETED and not transaction.get_connection().in_atomic_block:
-        step = _complete_hop(node, run, me, reason, result_ref, acceptance_results, now)
-        if step is not _NOT_ALONE:
+    first = finished[0]
+    if (len(finished) == 1 and alone and not transaction.get_connection().in_atomic_block
+            and (first.call is not None or first.to == N.COMPLETED)):
+        written, step = _hop_alone(run, first, me, now)
+        if written:
             return step
-
-    def write() -> int | sql.Claimed | None | object:
-        with events_batched():
-            run_status, won = sql.nodes_finish(run.id, [{"id": node.id, "to": to, "reason": reason,
-                                                         "result_ref": result_ref,
-                                                         "acceptance_results": acceptance_results}],
-                                               me=me, now=now)
-            if not won:
-                return _LOST  # someone else finished it: nothing written
-            run.status = run_status
-            node.status, node.status_reason, node.result_ref = to, reason, result_ref
-            node_transitions_recorded(run, [(node.key, node.plan_version, N.IN_PROGRESS, to, reason)])
-            return _promote(run, [node.key], me, now)
-
-    step = recorded(write, node, to)
-    if step is _LOST:
-        not_recorded(node, to, me)
-        return None
-    return step
-
-
-def _complete_hop(node, run, me: str, reason: str, result_ref: str, acceptance_results: list[dict] | None,
-                  now) -> int | sql.Claimed | None | object:
-    """A step with effects completed and its hop taken in one statement that commits by
-    itself (sql.complete_hop): _NOT_ALONE when another node of its run is active, a
-    successor waits on one, or no successor goes on (the run's last step: it completes
-    in the transaction that settles the run), and nothing was written — and when its
-    compare-and-set lost on the statement's snapshot: the transaction then decides
-    under the run's lock, and says so if it is lost indeed. Never a silent return."""
-    changes = [(node.key, node.plan_version, N.IN_PROGRESS, N.COMPLETED, reason)]
-    node_transitions_checked(changes)
-    in_place = in_place_enabled()
-    hop = recorded(lambda: sql.complete_hop(node=node, run=run, me=me, reason=reason, result_ref=result_ref,
-                                             acceptance_results=acceptance_results, now=now,
-                                             claim_for=_claim_for(me, now) if in_place else None,
-                                             events=(run.conversation_id, node_status_events(run, changes))),
-                    node, N.COMPLETED)
-    if hop is None or not hop.won:
-        return _NOT_ALONE
-    run.status = hop.run_status
-    node.status, node.status_reason, node.result_ref = N.COMPLETED, reason, result_ref
-    return _promoted(run, hop.promotion, True, in_place, now)
-
-
-def plain_hop(node, run, me: str, call: dict, *, ready: bool, alone: bool) -> int | sql.Claimed | None:
-    """A plain inline node's hop: its call recorded and the node completed — `ready`:
-    claimed too — its successors promoted, the one to run in place claimed, the hop
-    counted and its events written. `alone` (no other node of the run was active) and
-    outside a transaction, that is one statement, a transaction of its own: no BEGIN,
-    no COMMIT round trip (sql.inline_hop). Otherwise, or when that statement finds the
-    run no longer alone or nothing to go on with (it then writes nothing), a transaction:
-    the same statement, which promotes only when its snapshot allows, else a promotion
-    after the run's lock, and the run settled with it."""
-    if alone and not transaction.get_connection().in_atomic_block:
-        step = _plain_hop_once(node, run, me, call, ready=ready, anyway=False)
-        if step is not _NOT_ALONE:
-            return step
-
-    def write() -> int | sql.Claimed | None | object:
-        with events_batched():
-            return _plain_hop_once(node, run, me, call, ready=ready, anyway=True)
-
-    step = recorded(write, node, N.COMPLETED)
-    if step is _LOST:
-        # `ready`: another worker ran the same message's node first (a rival run of a
-        # side-effect-free tool); else someone moved the node this worker held.
-        not_recorded(node, N.COMPLETED, me)
-        return None
-    return step
-
-
-def _plain_hop_once(node, run, me: str, call: dict, *, ready: bool, anyway: bool) -> int | sql.Claimed | None | object:
-    now = timezone.now()
-    changes = [(node.key, node.plan_version, N.READY, N.IN_PROGRESS, "claimed")] if ready else []
-    changes.append((node.key, node.plan_version, N.IN_PROGRESS, N.COMPLETED, "accepted"))
-    node_transitions_checked(changes)
-    batched = events_batch_open()
-    if batched:  # the batch's events so far go first (None: it holds another conversation's, it writes them all)
-        pending = events_pending(run.conversation_id)
-        events = None if pending is None else (run.conversation_id, pending + node_status_events(run, changes))
-        count = counts_pending(run.id) + len(changes)
-    else:
-        events, count = (run.conversation_id, node_status_events(run, changes)), len(changes)
-    in_place = in_place_enabled()
-    hop = recorded(lambda: sql.inline_hop(ready=ready, anyway=anyway, node=node, run=run, now=now, me=me,
-                                           reason="accepted", claim_for=_claim_for(me, now) if in_place else None,
-                                           count=count, events=events, **call),
-                    node, N.COMPLETED)
-    if not hop.won:
-        # Nothing written: (not `anyway`) the run is not alone, or someone else claimed or
-        # finished it — the transaction then decides under the run's lock (`anyway`: lost).
-        return _LOST if anyway else _NOT_ALONE
-    run.status = hop.run_status
-    node.status, node.status_reason, node.result_ref = N.COMPLETED, "accepted", str(hop.call_id)
-    if hop.promotion is None:  # completed only (`anyway`): the promotion follows the run's lock
-        node_transitions_recorded(run, changes)
-        return _promote(run, [node.key], me, now)
-    if not batched:  # it committed with its events and counts: nothing is left to write unless the run settles
-        return _promoted(run, hop.promotion, True, in_place, now)
-    with events_batched():  # joins the caller's batch
-        if events is None:
-            node_transitions_recorded(run, changes, counted=True)
-        else:
-            events_take(run.conversation_id)  # the statement wrote them
-        counts_take(run.id)  # and counted them
-        return _promoted(run, hop.promotion, events is not None, in_place, now)
-
-
-def finish_many(items: list[tuple[sql.Claimed, dict]]) -> int | sql.Claimed | None:
-    """Complete independent claimed nodes of one run in one transaction."""
-    run, me, now = items[0][0].run, worker_name(), timezone.now()
     lost: list[Node] = []
 
-    def write() -> int | sql.Claimed | None:
-        finished = []
+    def write() -> Step:
         with events_batched():
-            for c, call in items:
-                ref = str(call_sql.inline_call_record(node=c.node, run=run, now=now, **call))
-                finished.append({"id": c.node.id, "to": N.COMPLETED, "reason": "accepted", "result_ref": ref,
-                                 "acceptance_results": []})
-            run_status, won = sql.nodes_finish(run.id, finished, me=me, now=now)
-            run.status = run_status
-            won_set = set(won)
-            done = [c.node for c, _ in items if c.node.id in won_set]
-            lost[:] = [c.node for c, _ in items if c.node.id not in won_set]
-            # Nodes someone else finished keep their call rows: the same idempotency key, harmless.
-            node_transitions_recorded(run, [(n.key, n.plan_version, N.IN_PROGRESS, N.COMPLETED, "accepted")
-                                            for n in done])
-            if not done:
-                return None
-            return _promote(run, [n.key for n in done], me, now)
+            lost[:], step = _hop_in_transaction(run, finished, me, now)
+            return step
 
-    step = recorded(write, items[0][0].node, N.COMPLETED)
+    step = recorded(write, first.node, first.to)
     for node in lost:
-        not_recorded(node, N.COMPLETED, me)
+        # A plain node's hop (`ready`): another worker ran the same message's node first (a
+        # rival run of a side-effect-free tool); else someone moved the node this worker held.
+        not_recorded(node, first.to, me)
     return step
+
+
+def _changes(f: Finished) -> list[tuple[str, int, str, str, str]]:
+    """The node's status changes of an outcome, checked against the table."""
+    changes = [(f.node.key, f.node.plan_version, N.READY, N.IN_PROGRESS, "claimed")] if f.ready else []
+    changes.append((f.node.key, f.node.plan_version, N.IN_PROGRESS, f.to, f.reason))
+    node_transitions_checked(changes)
+    return changes
+
+
+def _won(run: Run, f: Finished, hop: sql.InlineHop, result_ref: str) -> None:
+    run.status = hop.run_status
+    f.node.status, f.node.status_reason, f.node.result_ref = f.to, f.reason, result_ref
+
+
+def _hop_alone(run: Run, f: Finished, me: str, now) -> tuple[bool, Step]:
+    """A completion and its hop in one statement that commits by itself, its events and count
+    with it (sql.inline_hop for a plain call, sql.complete_hop for a step with effects).
+    (False, None): it wrote nothing — another node of its run is active, a successor waits on
+    one, no successor goes on (the run's last step completes in the transaction that settles
+    the run), or its compare-and-set lost on the statement's snapshot: the transaction then
+    decides under the run's lock, and says so if it is lost indeed."""
+    changes = _changes(f)
+    in_place = in_place_enabled()
+    claim_for = _claim_for(me, now) if in_place else None
+    events = (run.conversation_id, node_status_events(run, changes))
+    if f.call is not None:
+        hop = recorded(lambda: sql.inline_hop(ready=f.ready, anyway=False, node=f.node, run=run, now=now, me=me,
+                                              reason=f.reason, claim_for=claim_for, count=len(changes),
+                                              events=events, **f.call),
+                       f.node, f.to)
+    else:
+        hop = recorded(lambda: sql.complete_hop(node=f.node, run=run, me=me, reason=f.reason, result_ref=f.result_ref,
+                                                acceptance_results=f.acceptance_results, now=now,
+                                                claim_for=claim_for, events=events),
+                       f.node, f.to)
+    if hop is None or not hop.won:
+        return False, None
+    _won(run, f, hop, str(hop.call_id) if f.call is not None else f.result_ref)
+    return True, _promoted(run, hop.promotion, True, in_place, now)
+
+
+def _hop_in_transaction(run: Run, finished: list[Finished], me: str, now) -> tuple[list[Node], Step]:
+    """The outcomes recorded in the open events batch, then the promotion after the run's
+    lock (_promote); returns the nodes whose compare-and-set lost, and the step to run next.
+    A single plain call: one statement (sql.inline_hop, which claims a `ready` node too),
+    promoting on its own snapshot when it may. Else the calls recorded (a chunk's) and the
+    outcomes written by sql.nodes_finish, which takes the run's lock first."""
+    f = finished[0]
+    if len(finished) == 1 and f.call is not None:
+        return _plain_hop_in_transaction(run, f, me, now)
+    rows = []
+    for f in finished:
+        ref = f.result_ref if f.call is None else str(call_sql.inline_call_record(node=f.node, run=run, now=now,
+                                                                                  **f.call))
+        rows.append({"id": f.node.id, "to": f.to, "reason": f.reason, "result_ref": ref,
+                     "acceptance_results": f.acceptance_results if f.call is None else []})
+    run.status, won = sql.nodes_finish(run.id, rows, me=me, now=now)
+    done = [(f, row) for f, row in zip(finished, rows) if row["id"] in won]
+    # Nodes someone else finished keep their call rows: the same idempotency key, harmless.
+    lost = [f.node for f in finished if f.node.id not in won]
+    for f, row in done:
+        f.node.status, f.node.status_reason, f.node.result_ref = f.to, f.reason, row["result_ref"]
+    node_transitions_recorded(run, [(f.node.key, f.node.plan_version, N.IN_PROGRESS, f.to, f.reason)
+                                    for f, _ in done])
+    if not done:
+        return lost, None
+    return lost, _promote(run, [f.node.key for f, _ in done], me, now)
+
+
+def _plain_hop_in_transaction(run: Run, f: Finished, me: str, now) -> tuple[list[Node], Step]:
+    changes = _changes(f)
+    # The batch's events so far go first (None: it holds another conversation's, it writes them all).
+    pending = events_pending(run.conversation_id)
+    events = None if pending is None else (run.conversation_id, pending + node_status_events(run, changes))
+    in_place = in_place_enabled()
+    hop = recorded(lambda: sql.inline_hop(ready=f.ready, anyway=True, node=f.node, run=run, now=now, me=me,
+                                          reason=f.reason, claim_for=_claim_for(me, now) if in_place else None,
+                                          count=counts_pending(run.id) + len(changes), events=events, **f.call),
+                   f.node, f.to)
+    if not hop.won:  # nothing written: someone else claimed or finished it
+        return [f.node], None
+    _won(run, f, hop, str(hop.call_id))
+    if hop.promotion is None:  # completed only: the promotion follows the run's lock
+        node_transitions_recorded(run, changes)
+        return [], _promote(run, [f.node.key], me, now)
+    if events is None:
+        node_transitions_recorded(run, changes, counted=True)
+    else:
+        events_take(run.conversation_id)  # the statement wrote them
+    counts_take(run.id)  # and counted them
+    return [], _promoted(run, hop.promotion, events is not None, in_place, now)
 
 
 # PostgreSQL rolled the whole transaction (or statement) back: a deadlock with another
@@ -260,7 +246,7 @@ def _claim_for(me: str, now) -> tuple[str, object, list[str]]:
     return me, now + timedelta(seconds=lease_seconds()), fast_tools()
 
 
-def _promote(run: Run, finished_keys: list[str], me: str, now) -> int | sql.Claimed | None:
+def _promote(run: Run, finished_keys: list[str], me: str, now) -> Step:
     """Inside the completing transaction (the run row is locked): promote the
     successors, claim the single one in place or dispatch them all after commit,
     and settle the run unless it is plainly still running."""
@@ -279,7 +265,7 @@ def _promote(run: Run, finished_keys: list[str], me: str, now) -> int | sql.Clai
 
 
 def _promoted(run: Run, promotion: sql.Promotion | None, written: bool, in_place: bool,
-              now) -> int | sql.Claimed | None:
+              now) -> Step:
     """What follows a promotion (None: none, the run is over) in its transaction, or
     after the statement that committed it: its changes checked, the successors
     dispatched after commit unless one runs in place, the events followed up
@@ -301,7 +287,7 @@ def _promoted(run: Run, promotion: sql.Promotion | None, written: bool, in_place
             run.status, won = RunStatus.STOPPED, None
     if won is not None:
         won.busy = busy
-    claimed: int | sql.Claimed | None = won
+    claimed: Step = won
     if won is None and len(promoted) == 1 and in_place and run.status not in RUN_TERMINAL:
         claimed = promoted[0].id  # a gated step: the general path asks the gate, on this worker
     if claimed is None and run.status not in RUN_TERMINAL:

@@ -270,9 +270,9 @@ def test_a_node_run_twice_at_once_is_recorded_once():
     node, loaded_run, rival_node, rival_run = read.node, read.run, rival.node, rival.run
     tool = executor.tool_get(node.tool)
     mine, theirs = executor._inline_run(node, loaded_run, tool), executor._inline_run(rival_node, rival_run, tool)
-    next_step = hop.plain_hop(node, loaded_run, executor.worker_name(), mine, ready=True, alone=True)
+    next_step = hop.finish(loaded_run, [hop.Finished(node, call=mine, ready=True)], executor.worker_name())
     before = (Transition.objects.count(), Event.objects.count(), ToolCall.objects.count(), Frame.objects.count())
-    assert hop.plain_hop(rival_node, rival_run, "rival:1:1", theirs, ready=True, alone=True) is None
+    assert hop.finish(rival_run, [hop.Finished(rival_node, call=theirs, ready=True)], "rival:1:1") is None
     assert (Transition.objects.count(), Event.objects.count(), ToolCall.objects.count(),
             Frame.objects.count()) == before
     steps_execute(next_step)
@@ -299,7 +299,7 @@ def test_a_chain_beside_a_running_branch_waits_for_it_at_the_join(beside_bluepri
     run = run_start(membership=membership("alice"), blueprint="noop_beside", params={})
     steps_execute(Node.objects.get(run=run, key="a").id)
     c = Node.objects.get(run=run, key="c")
-    (claimed_c,) = executor._claim_chunk([c.id])  # C is running on another worker
+    (claimed_c,) = executor.node_claim([c.id], executor.worker_name())  # C is running on another worker
     steps_execute(Node.objects.get(run=run, key="b").id)
     assert statuses(run) == {"a": "completed", "b": "completed", "c": "in_progress", "d": "completed",
                              "e": "pending"}
@@ -319,8 +319,8 @@ def test_a_hop_that_finds_another_branch_active_writes_nothing_and_takes_a_trans
     read = sql.node_ready_read(Node.objects.get(run=run, key="b").id, tools=executor.fast_tools())
     assert read.busy  # C is ready
     call = executor._inline_run(read.node, read.run, executor.tool_get(read.node.tool))
-    with mock.patch.object(hop, "_plain_hop_once", wraps=hop._plain_hop_once) as once:
-        assert hop.plain_hop(read.node, read.run, executor.worker_name(), call, ready=True, alone=True) is None
+    with mock.patch.object(sql, "inline_hop", wraps=sql.inline_hop) as once:
+        assert hop.finish(read.run, [hop.Finished(read.node, call=call, ready=True)], executor.worker_name()) is None
     assert [c.kwargs["anyway"] for c in once.call_args_list] == [False, True]
     assert statuses(run) == {"a": "completed", "b": "completed", "c": "ready", "d": "pending"}
     steps_execute(Node.objects.get(run=run, key="c").id)

@@ -9,7 +9,6 @@ from unittest import mock
 
 import pytest
 from django.db import connection
-from django.utils import timezone
 
 from timeline.models import Event
 from tests.support import wait_until
@@ -155,7 +154,7 @@ def test_a_completion_rolled_back_by_a_deadlock_with_another_writer_is_recorded_
     import psycopg
 
     run, b, c = _started("siblings_ask")
-    executor._claim_chunk([c.id])  # C runs on another worker: B's completion takes a transaction
+    executor.node_claim([c.id], executor.worker_name())  # C runs on another worker: B's completion takes a transaction
     b_ready, other_locked = threading.Event(), threading.Event()
     real_finish = hop.finish
 
@@ -199,7 +198,7 @@ def test_a_completion_that_finds_its_step_moved_by_someone_else_says_so(siblings
     log says which step, what it was and what the step is now — never a silent return."""
     run, b, c = _started("siblings_ask")
     me, b = executor.worker_name(), Node.objects.select_related("run").get(id=b.id)
-    assert executor._claim_in_transaction([b.id], me, timezone.now(), [b.tool])
+    assert executor.node_claim([b.id], me, tools=[b.tool])
     Node.objects.filter(id=b.id).update(status="blocked", lease_owner="", lease_expires_at=None)  # cancelled
     with caplog.at_level("WARNING", logger="workflows.executor"):
         assert executor._execute_claimed(b, b.run, executor.tool_get(b.tool), me, None, None, None) is None
