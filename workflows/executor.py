@@ -1,4 +1,4 @@
-"""The Executor and Validator of seed 001: claim a ready node with a lease, run
+"""The Executor and Validator (DESIGN.md §2): claim a ready node with a lease, run
 its tool through the pipeline, accept it by its business receipt, and hand the
 next ready nodes to the scheduler. Everything here is safe to run twice."""
 from __future__ import annotations
@@ -381,7 +381,8 @@ def _acceptance_summary(run: Run, node: Node, results: list[Acceptance]) -> Stor
     return summary
 
 
-# 4. The outcome is recorded (completed, failed or planned around, stopped, deferred, retried).
+# 4. The outcome is recorded: completed or failed through hop.finish (the step finished, the run goes
+# on); here, what is not a plain finish: planned around, stopped, deferred, retried.
 
 
 # DESIGN.md §4: a system of record refuses a request whose idempotency key is still
@@ -506,7 +507,7 @@ def _stop(node, run, to: str, me: str, *, expected: str = N.IN_PROGRESS, reason:
     first — the order a hop takes its locks (run, node, conversation). Taken after the
     step's event, the lock waited for a sibling's completion that held it and waited in
     turn for the conversation's: PostgreSQL broke the deadlock by rolling one of the two
-    back, and that step's outcome was lost (issue 30). Under the lock the settling also
+    back, and that step's outcome was lost. Under the lock the settling also
     sees a sibling's completion that committed first."""
     def write() -> bool:
         with events_batched():
