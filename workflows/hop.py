@@ -227,7 +227,7 @@ def recorded(write: Callable[[], object], node, to: str):
 def not_recorded(node, to: str, me: str) -> None:
     """A step's outcome lost its compare-and-set: someone else moved the node first (a
     worker that took its lease over, a cancel). Never in silence: the log says what the
-    node is now (issue 30)."""
+    node is now."""
     now = Node.objects.filter(id=node.id).values("status", "lease_owner", "retired_in").first()
     if now is None:
         state = "gone"

@@ -32,7 +32,7 @@ RUN_FINAL = {RunStatus.COMPLETED, RunStatus.ROLLED_BACK, RunStatus.STOPPED, RunS
 
 
 class Control(models.TextChoices):
-    """Who holds control of the run now (seed 001's checkpoint)."""
+    """Who holds control of the run now (the checkpoint's, DESIGN.md §2)."""
 
     ORCHESTRATOR = "orchestrator", _("orchestrator")
     EXECUTOR = "executor", _("executor")
@@ -198,7 +198,7 @@ class Transition(models.Model):
         return f"{who}: {self.from_status or '—'} → {self.to_status}"
 
 
-# --- The tool runtime: calls and state coordinates with provenance (seed 000 §5, DESIGN.md §5) ---
+# --- The tool runtime: calls and state coordinates with provenance (DESIGN.md §5) ---
 
 class ToolCall(models.Model):
     class Status(models.TextChoices):

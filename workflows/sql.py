@@ -250,7 +250,7 @@ def nodes_claim(node_ids: list[int], *, me: str, lease: datetime, now: datetime,
     and with one of `tools`: the lease, the node's Activity (opened unless an earlier attempt
     opened it) and the transition row. Returns those won. Safe: the runs' rows are locked
     first, in id order, as every hop and a cancel take them (run, node, conversation): locked
-    last, a cancel and a chunk each held what the other waited for (issue 30); the status
+    last, a cancel and a chunk each held what the other waited for; the status
     compare-and-set gives a node to one worker. A kill before the caller commits leaves the
     nodes ready (the message comes back); after, their leases run out and the sweeper reclaims
     them. Proof: test_lock_order.py::test_a_fan_out_chunk_claimed_as_the_run_is_cancelled_…,

@@ -63,7 +63,7 @@ def run_lock(run: Run) -> None:
     for one (an approval, an expiry, an answer, a cancel): every writer takes its locks in
     the order a hop takes them — the run, its nodes (and approvals), then the conversation
     (an event's number) — so no two wait for each other in a circle and PostgreSQL never
-    rolls one of them back (issue 30); and what it reads after it (run_settle) includes
+    rolls one of them back; and what it reads after it (run_settle) includes
     every sibling's change that committed first. NO KEY UPDATE: it must not block the
     foreign-key checks other transactions take on the row. Refreshes `run.status`."""
     _assert_atomic()
@@ -151,7 +151,7 @@ def node_transition(node: Node, to: str, *, expected: str | None = None, reason:
     # Counted before its event: with no batch open both are written now, and the run's
     # lock (the count's UPDATE) must come before the conversation's (the event's number),
     # the order a hop takes them — else this and a sibling step's hop deadlock, and
-    # PostgreSQL rolls one of them back (issue 30).
+    # PostgreSQL rolls one of them back.
     within = _count(run)
     event_append(conversation_id=run.conversation_id, run_id=run.id, type="node.status",
                  data={"node": node.key, "plan_version": node.plan_version, "from": frm, "to": to,

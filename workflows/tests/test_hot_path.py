@@ -1,4 +1,4 @@
-"""The hop's hot path (issue 14): the hand-written statements of workflows/sql.py
+"""The hop's hot path: the hand-written statements of workflows/sql.py
 leave the records a person and the engine read (events, transitions, frames)."""
 import threading
 from unittest import mock

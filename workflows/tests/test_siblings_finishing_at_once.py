@@ -1,4 +1,4 @@
-"""Issue 30, defect 5: a parallel step's result dropped while its worker lives.
+"""A parallel step's result must never be dropped while its worker lives.
 
 Two sibling branches of one run finish at the same moment: B completes while C stops
 for input (or fails). Both outcomes must be recorded, whatever the interleaving; the
