@@ -34,7 +34,7 @@ from config.ids import id_parse
 from tenants.actors import Actor
 from tenants.selectors import membership_for_user
 
-from . import calculation, rules, selectors, services
+from .records import calculation, rules, selectors, services
 
 # A payroll write is a few hundred bytes; anything near this is a mistake or an attack.
 MAX_WRITE_BODY_BYTES = 16 * 1024

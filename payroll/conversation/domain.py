@@ -44,8 +44,8 @@ from workflows.models import StateCoordinate
 from workflows.services import run_create, run_plan_on_commit
 from workflows.tools import ToolContext, tool_get
 
-from .attachments import MAX_BYTES, AttachmentError, EmployeeList, employee_list_parse
-from .changes import change_read
+from payroll.reading.attachments import MAX_BYTES, AttachmentError, EmployeeList, employee_list_parse
+from payroll.agent.changes import change_read
 from .exploration import (
     READ_ONLY,
     ExplorationState,
@@ -53,7 +53,7 @@ from .exploration import (
     observation_words,
     react_explore,
 )
-from .matching import (
+from payroll.reading.matching import (
     decision_question,
     items_met,
     not_met_words,
@@ -63,9 +63,9 @@ from .matching import (
     template_fit,
     template_name_words,
 )
-from .models import PayrollGroup, PayrollTemplate
-from .previews import requirements_words, template_memories
-from .requirements import (
+from payroll.models import PayrollGroup, PayrollTemplate
+from payroll.agent.previews import requirements_words, template_memories
+from payroll.reading.requirements import (
     MODEL_SCHEMA,
     requirements_extract,
     requirements_from_model,
@@ -73,7 +73,7 @@ from .requirements import (
     text_corrected,
     text_normalize,
 )
-from .selectors import template_catalog
+from payroll.records.selectors import template_catalog
 
 NAME = "payroll"
 BLUEPRINT = "payroll_group_setup"

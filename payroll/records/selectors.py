@@ -14,7 +14,7 @@ from django.utils.translation import gettext as _
 from config.api import NotFound
 from config.names import name_visible
 
-from .models import (
+from payroll.models import (
     Employee,
     GroupItem,
     PayrollGroup,

@@ -23,9 +23,9 @@ from memory.services import memory_recall
 from workflows.models import StateCoordinate
 from workflows.tools import Experience, Preview
 
-from .models import ClaimKind, Employee, PayrollGroup, PayrollTemplate, RecordClaim, Snapshot, group_name_key
-from .requirements import REGION_NAMES, requirements_extract
-from .selectors import checksum_of, configuration_checksum, configuration_of, import_diff, restore_diff, scope_checksum
+from payroll.models import ClaimKind, Employee, PayrollGroup, PayrollTemplate, RecordClaim, Snapshot, group_name_key
+from payroll.reading.requirements import REGION_NAMES, requirements_extract
+from payroll.records.selectors import checksum_of, configuration_checksum, configuration_of, import_diff, restore_diff, scope_checksum
 
 # Catalog regions → the location names employees carry.
 REGION_LOCATIONS = {"SG": ["Singapore"], "HK": ["Hong Kong"], "US": ["United States", "US"]}
@@ -88,7 +88,7 @@ def import_trial(*, tenant_id: int, template_id: int, params: dict[str, Any]) ->
     """The trial the run will compute after the import, computed now for the people it will
     assign (payroll.trial): totals per month, three sample payslips (month 1), who has no
     salary yet, or why nothing can be computed (no rules for the city). None: no list attached."""
-    from .trial import SAMPLE_PAYSLIPS, NoCityRules, people_of_params, region_place, trial_applies, trial_of
+    from payroll.records.trial import SAMPLE_PAYSLIPS, NoCityRules, people_of_params, region_place, trial_applies, trial_of
 
     if not (params.get("employee_ids") or params.get("new_employees")):
         return None

@@ -54,7 +54,7 @@ from workflows.blueprints import Door
 from workflows.models import Run, StateCoordinate
 from workflows.services import run_start
 
-from .models import (
+from payroll.models import (
     ClaimKind,
     DeductionKind,
     Employee,
@@ -67,8 +67,8 @@ from .models import (
     Snapshot,
     group_name_key,
 )
-from .previews import import_scope
-from .selectors import (
+from payroll.agent.previews import import_scope
+from payroll.records.selectors import (
     checksum_of,
     configuration_checksum,
     configuration_of,
@@ -860,8 +860,8 @@ def city_rule_period_change(*, user, period_id: int, version: str, rates: dict[s
     then written compare-and-set on `version` (the updated_at the form was rendered with): a
     change someone else saved meanwhile is a 409, never overwritten; the same change submitted
     twice writes once. Records who and when on the row."""
-    from .models import CityRulePeriod
-    from .rules import HOUSING_FUND, RulesFileError, period_checked
+    from payroll.models import CityRulePeriod
+    from payroll.records.rules import HOUSING_FUND, RulesFileError, period_checked
 
     if not city_rules_may_change(user):
         raise Forbidden(_("Only Keel's staff may change the city rules: every tenant's payroll reads them."),

@@ -36,8 +36,8 @@ from workflows.tools import (
     tool_register,
 )
 
-from . import previews
-from .matching import (
+from payroll.agent import previews
+from payroll.reading.matching import (
     FREQ_WORDS,
     ITEM_NAMES,
     decision_question,
@@ -46,7 +46,7 @@ from .matching import (
     template_fit,
     template_next_best,
 )
-from .models import (
+from payroll.models import (
     ClaimKind,
     Employee,
     PayrollGroup,
@@ -56,7 +56,7 @@ from .models import (
     TemplateItem,
     group_name_key,
 )
-from .requirements import (
+from payroll.reading.requirements import (
     MODEL_SCHEMA,
     POPULATION_NAMES,
     REGION_NAMES,
@@ -66,8 +66,8 @@ from .requirements import (
     requirements_messages,
     requirements_problems,
 )
-from .selectors import configuration_checksum, employees_for, groups_for, scope_checksum
-from .services import (
+from payroll.records.selectors import configuration_checksum, employees_for, groups_for, scope_checksum
+from payroll.records.services import (
     Actor,
     EmployeeHeld,
     NameTaken,
@@ -908,4 +908,4 @@ tool_register(Tool(
 
 # --- trial_payroll: the new group's trial months (payroll/trial.py) ------------------------------
 
-from . import trial  # noqa: E402,F401 - registering is importing
+from payroll.records import trial  # noqa: E402,F401 - registering is importing
