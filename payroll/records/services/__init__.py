@@ -67,13 +67,13 @@ from payroll.models import (
     Snapshot,
     group_name_key,
 )
-from payroll.agent.previews import import_scope
 from payroll.records.selectors import (
     checksum_of,
     configuration_checksum,
     configuration_of,
     formula_problem,
     import_diff,
+    import_scope,
     item_as_dict,
     scope_checksum,
     scope_configuration_of,
