@@ -27,6 +27,7 @@ from payroll.reading.matching import option_choose
 from payroll.reading.requirements import requirements_extract
 
 from .answers import answer_carries
+from .evaluation import DIALOGUE_EVALUATION, EVALUATION
 from .exploration import ExplorationState, dependencies_known
 from .questions import KIND_SCORES, _configuration, question_kind, rate_answer
 from .setup import _employees, _explore, _plan_start, _resume_exploration
@@ -62,14 +63,10 @@ class PayrollConversation(ConversationDomain):
 
     @property
     def evaluation(self):
-        from .evaluation import EVALUATION
-
         return EVALUATION
 
     @property
     def dialogues(self):
-        from .evaluation import DIALOGUE_EVALUATION
-
         return DIALOGUE_EVALUATION
 
     def holds(self, turn: TurnContext) -> Claim | None:

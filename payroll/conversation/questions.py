@@ -12,7 +12,7 @@ from django.utils.translation import gettext_noop
 from config.words import Stored, localised, words
 from llm import backend_structured
 from llm.structured import tool_calls_first
-from workflows.conversation import TurnContext, TurnReply
+from workflows.conversation import TurnContext, TurnReply, conversation_domains
 from workflows.tools import ToolContext, tool_get
 
 from payroll.models import PayrollTemplate
@@ -132,8 +132,6 @@ def _read_only_observe(turn: TurnContext, action: str, arguments: dict[str, Any]
 
 
 def _configuration_by_tool_call(turn: TurnContext) -> TurnReply:
-    from workflows.conversation import conversation_domains
-
     persona = " ".join(d.persona for d in conversation_domains() if d.persona)
     tools = [tool_get(name).as_model_tool() for name in READ_ONLY]
     messages = [{"role": "system", "content": "You are Keel. " + persona + " Answer briefly. You cannot approve "

@@ -12,7 +12,7 @@ from memory.services import memory_link
 from timeline.services import frame_record
 from workflows.blueprints import Door, params_validate
 from workflows.conversation import TurnContext, TurnReply
-from workflows.services import run_create, run_plan_on_commit
+from workflows.services import run_cancel, run_create, run_plan_on_commit
 
 from payroll.agent.previews import requirements_words, template_memories
 from payroll.models import PayrollTemplate
@@ -216,8 +216,6 @@ def _stop_reply(turn: TurnContext, run=None) -> TurnReply:
     turn.pending(NAME).clear()
     if run is not None:
         def stopped() -> int:
-            from workflows.services import run_cancel
-
             run_cancel(membership=turn.membership, run_id=run.id, reason="the user said to stop")
             return run.id
         reply = words(gettext_noop("OK — I've stopped it; that group won't be set up."))

@@ -8,8 +8,11 @@ from typing import Any
 
 from django.utils.translation import gettext_noop
 
+from config.api import DomainError
 from config.words import Stored, localised, sentences, words
 from workflows.conversation import TurnContext, TurnReply
+from workflows.models import Run, RunStatus
+from workflows.services import active_nodes, node_input_answer, run_cancel, run_revise
 
 from payroll.reading.matching import template_decide, template_fit, template_name_words
 from payroll.reading.requirements import requirements_extract
@@ -38,9 +41,6 @@ def _labels(options: list[dict[str, Any]]) -> Stored:
 
 def _waiting_question(turn: TurnContext):
     """This conversation's payroll run waiting for the user's answer, and the step that asks."""
-    from workflows.models import Run, RunStatus
-    from workflows.services import active_nodes
-
     run = (Run.objects.filter(conversation_id=turn.conversation_id, tenant_id=turn.membership.tenant_id,
                               status=RunStatus.AWAITING_INPUT, blueprint=BLUEPRINT).order_by("-created_at").first())
     if run is None:
@@ -61,8 +61,6 @@ def _restart(turn: TurnContext, run, *, name: str, requirements: dict[str, Any],
     """The change needs a new run (a new name is reserved by the first steps): the waiting run
     is cancelled (its undo releases what it reserved) and a new one starts with the change and
     the chosen template, in the reply's commit."""
-    from workflows.services import run_cancel
-
     requirements = {**requirements, "group_name": name, "name_stated": True}
     reply = _plan_start(turn, request=run.params.get("request") or turn.text, requirements=requirements,
                         template_name=template.name if template else None,
@@ -71,8 +69,6 @@ def _restart(turn: TurnContext, run, *, name: str, requirements: dict[str, Any],
     started = reply.start_run
 
     def run_started() -> int:
-        from config.api import DomainError
-
         try:
             run_cancel(membership=turn.membership, run_id=run.id, reason=f"changed in the chat: {turn.text[:200]}")
         except DomainError:  # it ended meanwhile: nothing to stop
@@ -90,9 +86,6 @@ def _restart(turn: TurnContext, run, *, name: str, requirements: dict[str, Any],
 
 def _answer_node(turn: TurnContext, run, template, requirements: dict[str, Any]) -> TurnReply:
     """The run's own question answered with the template; its params keep what is (not) met."""
-    from workflows.models import Run
-    from workflows.services import node_input_answer
-
     turn.pending(NAME).clear()
     requirements = _with_items(requirements, template)
 
@@ -181,8 +174,6 @@ def _answer_template_question(turn: TurnContext, run, options: list[dict[str, An
 
 def _answer_assumed(turn: TurnContext, state: dict[str, Any]) -> TurnReply:
     """The run went on with the assumption; a pick in this message switches the template."""
-    from workflows.models import Run
-
     run = Run.objects.filter(id=state.get("run_id"), tenant_id=turn.membership.tenant_id).first()
     options = state.get("options") or []
     before = dict(state.get("requirements") or {})
@@ -204,22 +195,13 @@ def _answer_assumed(turn: TurnContext, state: dict[str, Any]) -> TurnReply:
     requirements = _with_items(before, template)
     lead = words(gettext_noop("OK — switching to the template “%(template)s”."), template=template_name_words(template))
     try:
-        from workflows.services import run_revise
-    except ImportError:  # no revision service: start again
-        run_revise = None
-    if run_revise is not None:
-        from config.api import DomainError
-
-        try:
-            run_revise(membership=turn.membership, run_id=run.id, replace=["match"],
-                       params_update={"template_code": template.code, "requirements": requirements},
-                       reason=f"the user chose the template “{template.name}”")
-        except DomainError as refused:
-            return TurnReply(route="resume_run", run_id=run.id, reply=words(gettext_noop(
-                "I couldn't switch the template just now (%(why)s). Please say it again in a moment."),
-                why=refused.message))
-        turn.pending(NAME).clear()
-        return TurnReply(route="resume_run", run_id=run.id,
-                         reply=sentences(lead, _template_sentences(before, template)))
-    return _restart(turn, run, name=run.params.get("group_name") or "", requirements=before, template=template,
-                    lead=lead)
+        run_revise(membership=turn.membership, run_id=run.id, replace=["match"],
+                   params_update={"template_code": template.code, "requirements": requirements},
+                   reason=f"the user chose the template “{template.name}”")
+    except DomainError as refused:
+        return TurnReply(route="resume_run", run_id=run.id, reply=words(gettext_noop(
+            "I couldn't switch the template just now (%(why)s). Please say it again in a moment."),
+            why=refused.message))
+    turn.pending(NAME).clear()
+    return TurnReply(route="resume_run", run_id=run.id,
+                     reply=sentences(lead, _template_sentences(before, template)))

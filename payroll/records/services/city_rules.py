@@ -12,6 +12,9 @@ from django.utils.translation import gettext as _
 
 from config.api import Conflict, Forbidden, NotFound, Unprocessable, strict_moment
 
+from payroll.models import CityRulePeriod
+from payroll.records.rules import HOUSING_FUND, RulesFileError, period_checked
+
 
 log = logging.getLogger(__name__)
 
@@ -34,13 +37,10 @@ def city_rule_period_change(*, user, period_id: int, version: str, rates: dict[s
     """Change one period's figures (staff only: the rules are global, every tenant's trial reads
     them). `rates`: {kind or "housing_fund": {employee_rate, employer_rate}} in percent; `bases`:
     {"social_base" | "housing_fund_base" | a kind with its own base: {floor, cap}} in yuan.
-    The changed period is validated as a look-up validates it (payroll.rules.period_checked),
+    The changed period is validated as a look-up validates it (payroll.records.rules.period_checked),
     then written compare-and-set on `version` (the updated_at the form was rendered with): a
     change someone else saved meanwhile is a 409, never overwritten; the same change submitted
     twice writes once. Records who and when on the row."""
-    from payroll.models import CityRulePeriod
-    from payroll.records.rules import HOUSING_FUND, RulesFileError, period_checked
-
     if not city_rules_may_change(user):
         raise Forbidden(_("Only Keel's staff may change the city rules: every tenant's payroll reads them."),
                         code="staff_required")
