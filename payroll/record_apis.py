@@ -19,7 +19,7 @@ from config.api import (
     idempotent_write_errors,
     results_of,
 )
-from config.ids import id_parse
+from config.forms import id_parse
 from tenants.actors import Actor
 from tenants.selectors import membership_for_user
 
