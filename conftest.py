@@ -4,7 +4,7 @@ from django.test import override_settings
 from django.utils import translation
 
 from tests.demo import demo_ensure
-from workflows.tests.helpers import no_broker
+from tests.helpers import no_broker
 
 
 FAST_HASHERS = django_settings.FAST_PASSWORD_HASHERS
@@ -47,7 +47,7 @@ def _fast_password_hashing(settings):
 @pytest.fixture
 def demo(db):
     """The demo tenants and users (`seed_demo`) and no broker: `drive` runs the nodes
-    (workflows/tests/helpers.py). Yields the patched send, to look at what was sent."""
+    (tests/helpers.py). Yields the patched send, to look at what was sent."""
     demo_ensure()
     with no_broker() as send:
         yield send

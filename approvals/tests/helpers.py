@@ -2,7 +2,7 @@ from tests.demo import demo_ensure
 
 from approvals.models import ApprovalRequest
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership
+from tests.helpers import drive, membership
 
 REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
 

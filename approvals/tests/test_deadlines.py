@@ -16,7 +16,7 @@ from approvals.services import (
 )
 from config.api import Conflict
 from timeline.models import Event
-from workflows.tests.helpers import membership
+from tests.helpers import membership
 
 from .helpers import waiting_approval
 

@@ -16,7 +16,7 @@ from config.api import Conflict, Forbidden, Unprocessable
 from config.words import words_render
 from timeline.models import Event
 from workflows.tools import TOOLS, Measure, Tool, tool_register
-from workflows.tests.helpers import drive, membership
+from tests.helpers import drive, membership
 
 from .helpers import waiting_approval
 

@@ -15,7 +15,7 @@ from hr.supervisor import tan_event_consume
 from workflows import cards
 from workflows.models import Run
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership
+from tests.helpers import drive, membership
 from workflows.tools import TOOLS
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]

@@ -6,7 +6,7 @@ from approvals.matrix import approvals_group
 from approvals.tests.helpers import seed
 from config.asgi import application
 from timeline.push import group_send_now
-from workflows.tests.helpers import membership
+from tests.helpers import membership
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 

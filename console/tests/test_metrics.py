@@ -1,6 +1,6 @@
 """Each validation metric against a history whose figure is known.
 
-Histories are either driven through the real engine (workflows.tests.helpers.drive,
+Histories are either driven through the real engine (tests.helpers.drive,
 as the engine tests do) or written row by row with the ORM where a figure needs
 a history the engine would never produce (a skipped dependency, a duplicate)."""
 from datetime import timedelta
@@ -16,7 +16,7 @@ from payroll.models import IdempotencyRecord, PayrollGroup
 from timeline.models import Conversation, Event
 from workflows.models import Node, Plan, ProvenanceBlock, Run, ToolCall, Transition
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership
+from tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 T0 = timezone.now() - timedelta(hours=2)

@@ -5,7 +5,7 @@ from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
 from timeline.tests.helpers import client_for, run_to_approval
 from workflows.models import Run
-from workflows.tests.helpers import drive, membership
+from tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 

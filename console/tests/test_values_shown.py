@@ -12,7 +12,7 @@ from hr.services import Actor, tan_approve
 from hr.supervisor import tan_event_consume
 from timeline.tests.helpers import client_for
 from workflows.models import Run, StateCoordinate
-from workflows.tests.helpers import drive, membership
+from tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 RAW = re.compile(r"\{'|\{&#x27;|': |&#x27;: |\{&quot;|\{\"")  # str(dict) or JSON in HTML, escaped or not

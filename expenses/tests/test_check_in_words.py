@@ -11,7 +11,7 @@ from expenses.models import ClaimTransition, ExpenseClaim
 from expenses.services import reason_shown
 from timeline.tests.helpers import client_for
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership
+from tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 OVER = {"category": "lodging", "city": "Beijing", "start_date": "2026-11-16", "nights": 2, "amount": "1800",

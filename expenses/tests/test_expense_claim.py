@@ -8,7 +8,7 @@ from expenses.models import ClaimStatus, ExpenseClaim, Invoice
 from expenses.services import Actor, PayloadTooLarge, claim_create, claim_submit, invoice_stage, invoice_upload
 from workflows.models import ProvenanceBlock
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership, statuses
+from tests.helpers import drive, membership, statuses
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 PDF = b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n"

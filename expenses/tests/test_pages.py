@@ -3,7 +3,7 @@ import pytest
 
 from expenses.models import ExpenseClaim
 from hr.models import OutboxEvent, Tan
-from workflows.tests.helpers import membership
+from tests.helpers import membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 PDF = b"%PDF-1.4\n%%EOF\n"
@@ -53,7 +53,7 @@ def test_an_upload_past_the_request_limit_is_a_clear_message_not_a_server_error(
 
     from expenses.models import ExpenseClaim, Invoice
     from expenses.services import Actor, claim_create
-    from workflows.tests.helpers import membership
+    from tests.helpers import membership
 
     m = membership("alice")
     receipt = claim_create(actor=Actor(tenant_id=m.tenant_id, user_id=m.user_id, role=m.role), idempotency_key="big",

@@ -11,7 +11,7 @@ from hr.supervisor import tan_event_consume
 from timeline.models import Frame
 from timeline.tests.helpers import client_for
 from workflows.models import Run
-from workflows.tests.helpers import drive, membership
+from tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 

@@ -15,12 +15,12 @@ from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
 from payroll import tools as payroll_tools
 from payroll.models import PayrollTemplate, Snapshot
-from payroll.tests.support import template
+from tests.payroll import template
 from timeline.models import Event, Frame
 from workflows.executor import node_execute
 from workflows.models import Node, NodeStatus, Plan, ToolCall
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership, statuses
+from tests.helpers import drive, membership, statuses
 from workflows.tools import TOOLS
 
 pytestmark = pytest.mark.django_db

@@ -12,7 +12,7 @@ from timeline.models import Frame
 from timeline.services import conversation_create, event_append
 from workflows.models import Node, StateCoordinate
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership, statuses
+from tests.helpers import drive, membership, statuses
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]
 

@@ -11,11 +11,11 @@ from payroll import services
 from payroll.models import PayrollGroup, RecordClaim, group_name_key
 from payroll.previews import import_argument, import_preconditions
 from payroll.selectors import import_diff
-from payroll.tests.support import actor_for, api, state_of, template
+from tests.payroll import actor_for, api, state_of, template
 from timeline.models import Conversation
 from workflows.models import Node, Run
 from workflows.services import node_input_answer, run_start
-from workflows.tests.helpers import drive, membership
+from tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 

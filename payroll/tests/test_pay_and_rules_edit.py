@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from payroll import rules
 from payroll.models import CityRulePeriod, Employee, EmployeePay, PayrollGroup
-from payroll.tests.support import api, page, template, tenant
+from tests.payroll import api, page, template, tenant
 from payroll.trial import people_of_group, trial_of
 from tenants.models import Membership, Role
 

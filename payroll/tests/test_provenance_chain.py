@@ -11,7 +11,7 @@ from timeline.services import conversation_create
 from workflows.models import CoordinateConsumption, Run, StateCoordinate
 from workflows.provenance import chain_reaches_origin, coordinate_chain, run_origin
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership
+from tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]
 

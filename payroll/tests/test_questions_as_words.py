@@ -26,7 +26,7 @@ from timeline.services import conversation_create
 from timeline.tests.helpers import client_for
 from workflows.models import Node, Run
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership
+from tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]
 

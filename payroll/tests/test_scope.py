@@ -8,11 +8,11 @@ from config.api import Conflict
 from config.words import words_render
 from payroll import services
 from payroll.models import PayrollGroup, PayrollTemplate, RecordClaim
-from payroll.tests.support import actor_for, api
+from tests.payroll import actor_for, api
 from timeline.models import Event
 from workflows.models import Node, Run, ToolCall
 from workflows.services import node_input_answer, run_start
-from workflows.tests.helpers import drive, membership, statuses
+from tests.helpers import drive, membership, statuses
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"

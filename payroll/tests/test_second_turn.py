@@ -11,7 +11,7 @@ from payroll.selectors import template_catalog
 from timeline.services import conversation_create
 from workflows.inprocess import conversation_runs_drive
 from workflows.models import Run
-from workflows.tests.helpers import drive, membership
+from tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]
 

@@ -17,7 +17,7 @@ from payroll.trial import _trial_summary
 from timeline.models import Frame
 from timeline.tests.helpers import client_for, run_to_approval
 from workflows.models import Node
-from workflows.tests.helpers import drive, membership
+from tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 

@@ -17,10 +17,10 @@ from approvals.services import approval_decide
 from payroll.attachments import employee_list_parse
 from payroll.models import Employee, EmployeePay, PayrollTemplate
 from payroll.services import employee_pay_record
-from payroll.tests.support import actor_for, tenant
+from tests.payroll import actor_for, tenant
 from timeline.services import conversation_create
 from workflows.models import Node, Run, ToolCall
-from workflows.tests.helpers import drive, membership, statuses
+from tests.helpers import drive, membership, statuses
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]
 

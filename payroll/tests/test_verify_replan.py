@@ -11,7 +11,7 @@ from approvals.services import approval_decide
 from payroll.models import ClaimKind, PayrollGroup, RecordClaim, group_name_key
 from workflows.models import Node, Plan, ToolCall
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership, statuses
+from tests.helpers import drive, membership, statuses
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 

@@ -15,7 +15,7 @@ from tests.domains.leave import BOOKED, leave_registered
 from timeline.services import conversation_create
 from timeline.tests.helpers import client_for
 from workflows.models import Run
-from workflows.tests.helpers import drive, membership
+from tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]
 ZH = {"HTTP_ACCEPT_LANGUAGE": "zh-hans"}

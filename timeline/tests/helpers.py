@@ -2,7 +2,7 @@
 from django.test import Client
 
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership
+from tests.helpers import drive, membership
 
 PROMPT = "Extract payroll-group requirements as JSON"  # the system prompt of interpret_request
 REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"

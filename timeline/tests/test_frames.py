@@ -11,7 +11,7 @@ from django.utils import timezone
 from timeline.masking import payload_mask
 from timeline.models import Activity, Frame, FramePayload
 from timeline.services import activity_open, conversation_create, frame_record
-from workflows.tests.helpers import membership
+from tests.helpers import membership
 
 from .helpers import PROMPT, client_for, run_to_approval
 

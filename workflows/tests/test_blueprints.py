@@ -9,7 +9,7 @@ from approvals.services import approval_decide
 from approvals.models import ApprovalRequest
 from workflows.blueprints import BLUEPRINT_SCHEMA, BLUEPRINTS, blueprint_register
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership, statuses
+from tests.helpers import drive, membership, statuses
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 

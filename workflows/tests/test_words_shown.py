@@ -16,7 +16,7 @@ from timeline.models import Activity, Frame
 from timeline.tests.helpers import client_for, run_to_approval
 from workflows.models import Node, Plan
 from workflows.services import plan_replan, run_start
-from workflows.tests.helpers import drive, membership, no_broker
+from tests.helpers import drive, membership, no_broker
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
