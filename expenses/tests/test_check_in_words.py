@@ -9,9 +9,8 @@ from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
 from expenses.models import ClaimTransition, ExpenseClaim
 from expenses.services import reason_shown
-from timeline.tests.helpers import client_for
+from tests.helpers import client_for, drive, membership
 from workflows.services import run_start
-from tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 OVER = {"category": "lodging", "city": "Beijing", "start_date": "2026-11-16", "nights": 2, "amount": "1800",

@@ -23,10 +23,9 @@ from config.words import is_words, words_render
 from console.selectors import run_panel
 from timeline.models import Event
 from timeline.services import conversation_create
-from timeline.tests.helpers import client_for
+from tests.helpers import client_for, drive, membership
 from workflows.models import Node, Run
 from workflows.services import run_start
-from tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]
 

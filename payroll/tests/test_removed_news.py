@@ -14,9 +14,8 @@ from approvals.services import approval_decide
 from payroll.models import PayrollGroup, RemovedGroup
 from payroll.tests.test_tenant_restore import ask, snapshot
 from timeline.models import Event
-from timeline.tests.helpers import client_for, run_to_approval
+from tests.helpers import client_for, drive, membership, run_to_approval
 from workflows.services import run_start
-from tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 ZH = {"HTTP_ACCEPT_LANGUAGE": "zh-hans"}

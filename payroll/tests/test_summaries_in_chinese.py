@@ -15,9 +15,8 @@ from console.templatetags.keel_timeline import detail_shown
 from payroll.tools import _interpret_summary, _undo_summary
 from payroll.trial import _trial_summary
 from timeline.models import Frame
-from timeline.tests.helpers import client_for, run_to_approval
+from tests.helpers import client_for, drive, membership, run_to_approval
 from workflows.models import Node
-from tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 

@@ -23,7 +23,7 @@ import uuid
 import psycopg
 import pytest
 
-from agents.tests.test_attachment_limits import xlsx_bomb
+from tests.workbooks import xlsx_bomb
 from tests.support import ROOT, Api, Session, keel_start, keel_stop
 
 COOLOFF_SECONDS = 8
