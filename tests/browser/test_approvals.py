@@ -7,7 +7,7 @@ from playwright.sync_api import expect
 from tests.browser.conftest import log_in, screenshot
 from tests.support import Api, keel_start, keel_stop
 
-pytestmark = pytest.mark.long(90)  # seconds; started first (conftest.py)
+pytestmark = pytest.mark.long(90)  # seconds; started first (tests/fixtures.py)
 
 REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
 

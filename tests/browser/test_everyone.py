@@ -11,7 +11,7 @@ from tests.browser.conftest import log_in, screenshot
 from tests.browser.test_console import approve
 from tests.support import Api
 
-pytestmark = pytest.mark.long(70)  # seconds; started first (conftest.py)
+pytestmark = pytest.mark.long(70)  # seconds; started first (tests/fixtures.py)
 
 # The words a person reads, in each language the browser may ask for.
 WORDS = {

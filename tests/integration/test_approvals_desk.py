@@ -9,7 +9,7 @@ import websockets
 
 from tests.support import LOGS, Api, Session, keel_start, keel_stop
 
-pytestmark = pytest.mark.long(50)  # seconds; started first (conftest.py)
+pytestmark = pytest.mark.long(50)  # seconds; started first (tests/fixtures.py)
 
 REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
 

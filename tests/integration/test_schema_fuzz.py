@@ -34,7 +34,7 @@ import pytest
 
 from tests.support import ROOT, Api, keel_start, keel_stop, wait_until
 
-pytestmark = pytest.mark.long(110)  # seconds; started first (conftest.py)
+pytestmark = pytest.mark.long(110)  # seconds; started first (tests/fixtures.py)
 
 MAX_EXAMPLES = int(os.environ.get("KEEL_FUZZ_MAX_EXAMPLES", "10"))
 # A new seed per run unless one is given (to replay a failure): the clock, in seconds.

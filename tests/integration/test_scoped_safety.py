@@ -8,7 +8,7 @@ import pytest
 
 from tests.support import Api, keel_start, keel_stop
 
-pytestmark = pytest.mark.long(50)  # seconds; started first (conftest.py)
+pytestmark = pytest.mark.long(50)  # seconds; started first (tests/fixtures.py)
 
 REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
 FAST = {"KEEL_LEASE_SECONDS": "3", "KEEL_SWEEP_SECONDS": "1"}
