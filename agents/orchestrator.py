@@ -1,4 +1,4 @@
-"""The orchestrator: one user message in, one reply out (seed 000 §4).
+"""The orchestrator: one user message in, one reply out (control signal, DESIGN.md §2).
 
     message received → intent → control signal → one explicit branch → reply
 
@@ -478,7 +478,7 @@ CHANGE_OF_MIND = re.compile(r"(?i)\b(actually|instead|rather|rename|scratch that
 
 
 def _change(turn: Turn, claimed: tuple[ConversationDomain, Claim] | None) -> Outcome | None:
-    """A change said to the conversation's latest run (issue 31): "cancel" cancels a run that
+    """A change said to the conversation's latest run: "cancel" cancels a run that
     waits; a change its domain reads ("call it X", "use the Beijing template") replans the run
     while it waits (workflows.services.run_revise: the pending card is withdrawn, only what the
     change needs is asked again), and is offered as a new run once the run has ended. A message

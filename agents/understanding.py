@@ -1,4 +1,4 @@
-"""Understanding a message on a backend with structured output (issue 11, item 5): the
+"""Understanding a message on a backend with structured output: the
 intent as a JSON-schema answer, validated, repaired once, else the rules' reading, recorded
 (llm.structured). The conversation (agents.orchestrator) and the evaluation
 (agents.evaluation) both read a message's intent through here, so what is measured is what

@@ -1,4 +1,4 @@
-"""The durable approval gate (DESIGN.md §4, seed 000 §7): a request bound to the
+"""The durable approval gate (DESIGN.md §4): a request bound to the
 node, the hash of its fully resolved arguments and a deadline; decided once."""
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def approval_gate(*, node: Node, run: Run, arguments: dict[str, Any]) -> int | N
         # The run's lock first, as every writer of the run takes it (workflows.transitions.run_lock):
         # the run settled below then sees a sibling step's completion that committed first, and
         # that completion, waiting, sees this step awaiting approval — else each saw the other
-        # still running and the run stayed `running` with nothing left to run (issue 30).
+        # still running and the run stayed `running` with nothing left to run.
         run_lock(run)
         if ApprovalRequest.objects.filter(node=node, status=A.PENDING).exists():
             return None
@@ -156,7 +156,7 @@ def approval_decide(*, membership: Membership, approval_id: int, verdict: str, c
                            code="preconditions_changed", extra={"status": A.SUPERSEDED})
     with events_batched():  # one transaction; its events and counts written together at the end
         # The run's lock before the approval's: a cancel holds the run's and then withdraws the
-        # approval; taken the other way round, each waited for the other (issue 30).
+        # approval; taken the other way round, each waited for the other (a deadlock).
         run_lock(approval.run)
         # allowed_roles in the WHERE: a matrix edit that re-routed the request after the
         # check above makes this a lost race, not an approval the matrix no longer allows.
@@ -233,7 +233,7 @@ def _supersede(approval: ApprovalRequest, membership: Membership, reason: str) -
     """pending → superseded (what the approval named has changed) and the step planned afresh.
     The run's lock first and the events last, as a step's completion takes them: taken the
     other way round, a sibling's completion at that moment and this waited for each other,
-    and PostgreSQL rolled one back — the approver's click a 500 (issue 30)."""
+    and PostgreSQL rolled one back — the approver's click a 500."""
     with events_batched():
         run_lock(approval.run)
         if not ApprovalRequest.objects.filter(id=approval.id, status=A.PENDING).update(status=A.SUPERSEDED):

@@ -1,4 +1,4 @@
-"""The validation metrics of seed 001 (DESIGN.md §2, last row), per tenant and period.
+"""The validation metrics (DESIGN.md §2, last row), per tenant and period.
 
 Every figure is computed from the records alone — runs, nodes, transitions,
 plans, tool calls, coordinates, approvals, events — never from what a worker

@@ -1,6 +1,6 @@
 // The approvals inbox: a live queue, one card, decisions by click or keyboard.
 // j/k move · a approve · r reject · R (shift+r) reject and replan. A key asks once before it decides
-// (issue 32): "a" shows "Approve this step? Press a again or Enter…"; the same key or Enter decides,
+// (a stray key press must not decide a payroll): "a" shows "Approve this step? Press a again or Enter…"; the same key or Enter decides,
 // Esc (or any other move) cancels. A click on a button decides at once: a click is already deliberate.
 // On a phone (≤ 600 px) the queue folds into a <details> line below the card (approvals.css).
 // The server renders the queue and the card (/approvals/queue/, /approvals/<id>/card/);
