@@ -1,6 +1,7 @@
 """The tests' shared fixtures, a pytest plugin that the root conftest.py registers: the seeded
-test database, each test's language and password hashing, the demo without a broker, and the
-order in which xdist hands out the modules."""
+test database, each test's language and password hashing, the demo without a broker, the Keel
+of real processes an integration or browser module runs against, and the order in which xdist
+hands out the modules."""
 import pytest
 from django.conf import settings as django_settings
 from django.test import override_settings
@@ -8,6 +9,7 @@ from django.utils import translation
 
 from tests.demo import demo_ensure
 from tests.helpers import no_broker
+from tests.support import keel_running
 
 
 FAST_HASHERS = django_settings.FAST_PASSWORD_HASHERS
@@ -60,3 +62,18 @@ def demo(db):
 def builtin_llm(monkeypatch):
     """The builtin (rule-based) model backend, whatever the environment says."""
     monkeypatch.setenv("KEEL_LLM", "builtin")
+
+
+@pytest.fixture(scope="module")
+def keel(request):
+    """The Keel of real processes a module's tests share: as the module's mark says
+    (`pytestmark = pytest.mark.keel("production", env, workers=2, beat=True)`, the arguments of
+    tests/support.py's `keel_running`) or an indirect parameter does (a dict of the same), else
+    the embedded default, exactly as `make run` serves it."""
+    if hasattr(request, "param"):
+        args, kwargs = (), request.param
+    else:
+        mark = request.node.get_closest_marker("keel")
+        args, kwargs = (mark.args, mark.kwargs) if mark else ((), {})
+    with keel_running(*args, **kwargs) as keel:
+        yield keel

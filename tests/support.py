@@ -1,6 +1,6 @@
 """Real processes for integration and browser tests: a Keel server (embedded or
 production), `celery worker` processes, a fresh PostgreSQL database, a Redis db.
-Plain functions; the fixtures in conftest.py call them."""
+Plain functions; the fixtures in tests/fixtures.py call them."""
 from __future__ import annotations
 
 import atexit
@@ -20,6 +20,7 @@ import urllib.request
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -294,6 +295,22 @@ def keel_stop(keel: Keel) -> None:
     if "KEEL_PGDATA" in keel.env:  # its processes were killed: none was left to stop the server
         embedded_stop(Path(keel.env["KEEL_PGDATA"]))
         shutil.rmtree(Path(keel.env["KEEL_PGDATA"]).parent, ignore_errors=True)
+
+
+@contextmanager
+def keel_running(mode: str = "embedded", env: dict[str, str] | None = None, *, workers: int = 0,
+                 beat: bool = False) -> Iterator[Keel]:
+    """A Keel (`keel_start`) with `workers` `celery worker` processes of concurrency 2 and, if
+    `beat`, the beat; stopped, its database dropped, however the block ends."""
+    keel = keel_start(mode, env)
+    try:
+        for _ in range(workers):
+            keel.worker_start(concurrency=2)
+        if beat:
+            keel.beat_start()
+        yield keel
+    finally:
+        keel_stop(keel)
 
 
 class Session:

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import sync_playwright
 
-from tests.support import keel_start, keel_stop, templates_share
+from tests.support import templates_share
 
 # Playwright's sync API runs an event loop in this thread; Django's async-safety
 # check would otherwise refuse ORM calls made by fixtures here.
@@ -35,14 +35,6 @@ def browser():
         browser.new_context = lambda **options: new_context(**{"reduced_motion": "reduce", **options})
         yield browser
         browser.close()
-
-
-@pytest.fixture(scope="module")
-def keel():
-    """The embedded default, exactly as `make run` serves it, on a fresh embedded PostgreSQL."""
-    keel = keel_start("embedded")
-    yield keel
-    keel_stop(keel)
 
 
 @pytest.fixture
