@@ -1,7 +1,9 @@
 """The tests' shared fixtures, a pytest plugin that the root conftest.py registers: the seeded
 test database, each test's language and password hashing, the demo without a broker, the Keel
-of real processes an integration or browser module runs against, and the order in which xdist
-hands out the modules."""
+of real processes an integration or browser module runs against, Chromium for the browser
+tests, and the order in which xdist hands out the modules."""
+from pathlib import Path
+
 import pytest
 from django.conf import settings as django_settings
 from django.test import override_settings
@@ -11,7 +13,9 @@ from tests.demo import demo_ensure
 from tests.helpers import no_broker
 from tests.support import keel_running
 
-
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 FAST_HASHERS = django_settings.FAST_PASSWORD_HASHERS
 
 
@@ -77,3 +81,33 @@ def keel(request):
         args, kwargs = (mark.args, mark.kwargs) if mark else ((), {})
     with keel_running(*args, **kwargs) as keel:
         yield keel
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: `make test` installs Debian's chromium package")
+    from playwright.sync_api import sync_playwright  # here: a unit test session never needs it
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        # Every page asks for reduced motion (keel.css then pulses nothing): an animated status
+        # keeps headless Chromium drawing ~60 frames a second for as long as its page is open.
+        new_context = browser.new_context
+        browser.new_context = lambda **options: new_context(**{"reduced_motion": "reduce", **options})
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def new_page(browser):
+    contexts = []
+
+    def make():
+        context = browser.new_context(viewport={"width": 1366, "height": 860})
+        contexts.append(context)
+        return context.new_page()
+
+    yield make
+    for context in contexts:
+        context.close()

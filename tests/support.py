@@ -39,6 +39,7 @@ SHARED_REDIS_DB, FLUSHED_REDIS_DB = (int(n) for n in os.environ.get("KEEL_TEST_R
 # xdist's workers flush a database each: gw0 12, gw1 11, …
 FLUSHED_REDIS_DB -= int(os.environ.get("PYTEST_XDIST_WORKER", "gw0")[2:])
 LOGS = ROOT / "tests" / "artifacts" / "logs"
+ARTIFACTS = ROOT / "tests" / "artifacts"  # the browser tests' screenshots
 
 
 def wait_until(predicate, what: str, timeout: float = 30, interval: float = 0.05) -> None:
@@ -397,3 +398,31 @@ class Api:
             time.sleep(0.1)
         raise AssertionError(f"run {run_id} did not reach {statuses} in {timeout} s: {run.get('status')} "
                              f"{run.get('status_reason')} {[(n['key'], n['status'], n.get('status_reason', '')) for n in run.get('nodes', [])]}")
+
+
+# --- In a browser (Playwright pages) ---------------------------------------------------------
+
+def log_in(page, base_url: str, username: str, password: str = "keel-demo") -> None:
+    page.goto(base_url + "/login/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Log in").click()
+
+
+def screenshot(page, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def logged_in(browser, base_url: str, username: str, *, locale: str = "en-US", size: tuple[int, int] = (1366, 860),
+              password: str = "keel-demo"):
+    """A new browser context in `locale` at `size`, logged in through the login form (by its
+    fields' names, so in either language). Returns (context, page); the caller closes the context."""
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]}, locale=locale)
+    page = context.new_page()
+    page.goto(base_url + "/login/")
+    page.locator("input[name=username]").fill(username)
+    page.locator("input[name=password]").fill(password)
+    page.locator("input[name=password]").press("Enter")
+    page.wait_for_url(lambda url: "/login/" not in url)
+    return context, page

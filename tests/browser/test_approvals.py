@@ -4,8 +4,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import log_in, screenshot
-from tests.support import Api, keel_start, keel_stop
+from tests.support import Api, keel_start, keel_stop, log_in, screenshot
 
 pytestmark = pytest.mark.long(90)  # seconds; started first (tests/fixtures.py)
 

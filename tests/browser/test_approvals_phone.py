@@ -7,9 +7,8 @@ on every width `a`, `r` and `R` ask once ("Approve this step? Press a again or E
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import ARTIFACTS, screenshot
 from tests.browser.test_approvals import approval_of, start_run
-from tests.support import Api
+from tests.support import ARTIFACTS, Api, screenshot
 
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1366, "height": 768}

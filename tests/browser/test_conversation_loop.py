@@ -8,9 +8,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import log_in, screenshot
 from tests.fake_openai import FakeOpenAI
-from tests.support import Api, keel_start, keel_stop
+from tests.support import Api, keel_start, keel_stop, log_in, screenshot
 
 
 def open_new_conversation(page, base_url):

@@ -7,9 +7,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import log_in, screenshot
 from tests.browser.test_console import approve
-from tests.support import Api
+from tests.support import Api, log_in, screenshot
 
 pytestmark = pytest.mark.long(70)  # seconds; started first (tests/fixtures.py)
 

@@ -3,8 +3,7 @@ the chat and bob approves it on his desk; ada approves a TAN and watches the mat
 the approval event started, live."""
 from playwright.sync_api import expect
 
-from tests.browser.conftest import log_in, screenshot
-from tests.support import Api
+from tests.support import Api, log_in, screenshot
 
 CLAIM = "Please file an expense claim: lodging in Beijing, 2 nights from 2026-11-16, 1,800 yuan in total"
 

@@ -6,7 +6,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import log_in, screenshot
+from tests.support import log_in, screenshot
 
 EXPORT = ("工号,姓名,部门,城市,基本工资,岗位津贴,专项附加扣除\n"
           "S-3401,王芳,Sales,Shanghai,18000,1500,2000\n"

@@ -4,8 +4,7 @@ tried next — and then the run completing with it."""
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import log_in, screenshot
-from tests.support import Api
+from tests.support import Api, log_in, screenshot
 
 REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
 
