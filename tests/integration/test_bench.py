@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -47,15 +48,16 @@ def test_the_benchmark_prints_its_json_line(bench):
         args += ["--port", str(free_port())]
     if bench == "timeline_page":  # its own copy of the seeded database, not the test database
         env["DATABASE_URL"] = pg_database_create(template=template("production"))
-    worktrees = _worktrees()
+    old_tree = _pairs_tree() if bench == "pairs" else None
+    old_tree_kept = old_tree is not None and old_tree.exists()  # somebody's own: left alone
     try:
         done = subprocess.run([sys.executable, BENCH / f"{bench}.py", *args], cwd=ROOT, env=env,
                               capture_output=True, text=True, timeout=300)
     finally:
         if bench == "timeline_page":
             pg_database_drop(env["DATABASE_URL"])
-        for path in _worktrees() - worktrees:  # pairs' checkout of the old revision
-            subprocess.run(["git", "worktree", "remove", "--force", path], cwd=ROOT, check=True)
+        if old_tree is not None and not old_tree_kept and old_tree.exists():
+            subprocess.run(["git", "worktree", "remove", "--force", old_tree], cwd=ROOT, check=True)
     assert done.returncode == 0, f"{bench} exited with {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     figures = json.loads(done.stdout.strip().splitlines()[-1])
     assert isinstance(figures, dict), figures
@@ -63,7 +65,8 @@ def test_the_benchmark_prints_its_json_line(bench):
         shutil.rmtree(Path(figures["clone"]).parent)
 
 
-def _worktrees() -> set[str]:
-    listed = subprocess.run(["git", "worktree", "list", "--porcelain"], cwd=ROOT, check=True, capture_output=True,
-                            text=True).stdout
-    return {line.split(" ", 1)[1] for line in listed.splitlines() if line.startswith("worktree ")}
+def _pairs_tree() -> Path:
+    """Where pairs.py checks out the old revision (HEAD here): its worktree() names it so."""
+    sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, check=True, capture_output=True,
+                         text=True).stdout.strip()
+    return Path(tempfile.gettempdir()) / f"keel-bench-{sha}"
