@@ -13,7 +13,7 @@ import pytest
 
 from tests.support import ROOT, free_port, pg_database_create, pg_database_drop, template
 
-pytestmark = pytest.mark.long(60)  # seconds; started first (tests/fixtures.py)
+pytestmark = pytest.mark.long(90)  # seconds; started first (tests/fixtures.py)
 
 BENCH = ROOT / "bench"
 # Each script's arguments for a run of seconds; a script missing here fails the test below.
