@@ -34,7 +34,7 @@ def main() -> None:
         # as installed and writes nothing into it (it may be another checkout's).
         installed = clone / ".venv" / ".installed"
         if installed.exists():
-            os.utime(clone / "requirements.txt", (installed.stat().st_mtime,) * 2)
+            os.utime(clone / "requirements.txt", ns=(installed.stat().st_mtime_ns,) * 2)  # to the ns: make compares
     env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL", "KEEL_PGDATA", "VIRTUAL_ENV"}}
     env["PIP_NO_CACHE_DIR"] = "1"
     log = open(clone.parent / "make-run.log", "w")
