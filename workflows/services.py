@@ -27,7 +27,6 @@ from timeline.services import (
 )
 
 from .blueprints import (
-    BLUEPRINTS,
     Door,
     blueprint_get,
     blueprint_nodes,
@@ -88,8 +87,10 @@ def run_create(*, membership: Membership, blueprint: str, params: dict[str, Any]
     a domain that forgets its door can start no more than any member could from the API."""
     blueprint_start_check(blueprint, role=membership.role, door=door)
     params = params_validate(blueprint, params)
+    spec = blueprint_get(blueprint)
+    named = (params.get(spec["titled_by"]) if "titled_by" in spec else None) or ""
     if conversation_id is None:
-        title = params.get("group_name") or BLUEPRINTS[blueprint]["title"]
+        title = named or spec["title"]
         conversation = conversation_create(tenant_id=membership.tenant_id, user_id=membership.user_id, title=title)
         conversation_id = conversation.id
     # Every node passes through at most ~4 transitions on a good day; the cap stops a
@@ -101,10 +102,9 @@ def run_create(*, membership: Membership, blueprint: str, params: dict[str, Any]
     run = Run.objects.create(tenant_id=membership.tenant_id, conversation_id=conversation_id,
                              created_by_id=membership.user_id, blueprint=blueprint, params=params,
                              control=Control.EXECUTOR, activity_id=activity_id, **caps)
-    spec = blueprint_get(blueprint)
     title = spec["title"]
     activity = activity_open(conversation_id=conversation_id, kind=Activity.Kind.RUN, run_id=run.id,
-                             title=f"{title}: {params.get('group_name', '')}".strip(": "),
+                             title=f"{title}: {named}".strip(": "),
                              summary=words(gettext_noop("Started %(what)s."),
                                            what=localised(title.lower(), spec.get("title_zh"))),
                              id=activity_id)
