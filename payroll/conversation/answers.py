@@ -6,8 +6,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from workflows.conversation import text_normalize
+
 from payroll.reading.matching import option_choose
-from payroll.reading.requirements import requirements_extract, text_normalize
+from payroll.reading.requirements import requirements_extract
 
 from .understanding import _is_continue
 
