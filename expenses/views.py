@@ -16,7 +16,7 @@ from config.parsers import RequestTooLarge
 from tenants.actors import Actor
 from tenants.selectors import membership_for_user
 
-from . import selectors, services
+from .records import selectors, services
 from .models import Category
 from .uploads import invoice_upload_limit
 

@@ -2,7 +2,7 @@
 stored as words (expenses.services.check_reason) and rendered in the page's language."""
 from django import template
 
-from expenses.services import reason_shown
+from expenses.records.services import reason_shown
 from expenses.templatetags.expenses_tags import claim_status
 
 register = template.Library()

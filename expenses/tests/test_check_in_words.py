@@ -8,7 +8,7 @@ from django.utils import translation
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
 from expenses.models import ClaimTransition, ExpenseClaim
-from expenses.services import reason_shown
+from expenses.records.services import reason_shown
 from timeline.tests.helpers import client_for
 from workflows.services import run_start
 from workflows.tests.helpers import drive, membership

@@ -10,8 +10,8 @@ from django.utils.translation import gettext_noop
 from workflows.tools import MONEY, Acceptance, Measure, Tool, ToolContext, ToolError, tool_register
 
 from . import previews
-from .models import ClaimStatus, ExpenseClaim, Invoice
-from .services import (
+from expenses.models import ClaimStatus, ExpenseClaim, Invoice
+from expenses.records.services import (
     Actor,
     claim_create,
     claim_submit,

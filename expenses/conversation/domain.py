@@ -47,8 +47,8 @@ from workflows.conversation import (
 from workflows.models import Run, StateCoordinate
 from workflows.services import run_start
 
-from .models import ExpenseClaim, Invoice
-from .services import MAX_INVOICE_BYTES, PayloadTooLarge, invoice_checked, invoice_stage, invoice_upload
+from expenses.models import ExpenseClaim, Invoice
+from expenses.records.services import MAX_INVOICE_BYTES, PayloadTooLarge, invoice_checked, invoice_stage, invoice_upload
 
 NAME = "expenses"
 BLUEPRINT = "expense_claim"

@@ -9,7 +9,7 @@ from django.utils.translation import gettext as _
 from config.api import NotFound
 from tenants.models import Membership
 
-from .models import ExpenseClaim, IdempotencyRecord
+from expenses.models import ExpenseClaim, IdempotencyRecord
 
 
 def claims_for(membership: Membership) -> QuerySet[ExpenseClaim]:

@@ -26,7 +26,7 @@ from idempotency.services import KeyRequired, Receipt, idempotent, key_checked  
 from tenants.actors import Actor
 from tenants.models import Role
 
-from .models import (
+from expenses.models import (
     Category,
     ClaimStatus,
     ClaimTransition,
