@@ -66,7 +66,7 @@ class ExpenseClaim(models.Model):
 
 
 class ClaimTransition(models.Model):
-    """Every status change of a claim (written by expenses.services._claim_transition only)."""
+    """Every status change of a claim (written by expenses.records.services._claim_transition only)."""
 
     claim = models.ForeignKey(ExpenseClaim, on_delete=models.CASCADE, related_name="transitions")
     from_status = models.CharField(max_length=20)

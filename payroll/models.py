@@ -318,7 +318,7 @@ class EmployeePay(models.Model):
 
 
 class CityRulePeriod(models.Model):
-    """One period of a city's social insurance and housing fund rules (payroll.rules reads
+    """One period of a city's social insurance and housing fund rules (payroll.records.rules reads
     these). Global, like the template catalog: every tenant's trial reads the same figures,
     so only staff change them (on the rules page, through services.city_rule_period_change).
     Loaded from payroll/data/city_rules.json by migration 0009; `rules` keeps a period's

@@ -1,5 +1,5 @@
 """The claim history's reasons as the reader reads them (issue 29): a policy check's finding is
-stored as words (expenses.services.check_reason) and rendered in the page's language."""
+stored as words (expenses.records.services.check_reason) and rendered in the page's language."""
 from django import template
 
 from expenses.records.services import reason_shown

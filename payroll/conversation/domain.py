@@ -160,7 +160,7 @@ class PayrollConversation(ConversationDomain):
         return option_choose(text, options)
 
     def change(self, turn: TurnContext, run: Any) -> Change | None:
-        return change_read(turn, run)  # payroll/changes.py
+        return change_read(turn, run)  # payroll/agent/changes.py
 
     def run_title(self, run: Any) -> Stored:
         name = run.params.get("group_name")

@@ -23,7 +23,7 @@ from payroll.reading.requirements import (
 def requirements_understood(call, text: str):
     """The requirements of `text` in requirements_extract's shape, and how they were obtained
     (None: no structured backend, the rules read them as they always do). The turn and the
-    evaluation (payroll.evaluation) both read requests through here."""
+    evaluation (payroll.conversation.evaluation) both read requests through here."""
     if not backend_structured():
         return requirements_extract(text), None
     outcome = structured_call(call, requirements_messages(text), purpose="requirements", schema=MODEL_SCHEMA,

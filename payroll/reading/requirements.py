@@ -384,7 +384,7 @@ MODEL_SCHEMA: dict[str, Any] = {
 
 def requirements_from_model(data: dict[str, Any], text: str) -> dict[str, Any]:
     """A model's structured answer (valid against MODEL_SCHEMA) in the shape requirements_extract
-    returns, so that one decision function (payroll.matching, agents.react) consumes either."""
+    returns, so that one decision function (payroll.reading.matching, agents.react) consumes either."""
     region, city = None, None
     if data.get("city"):
         region, city = _region(data["city"], text_corrected(data["city"]))
