@@ -1,4 +1,4 @@
-"""The expense system of record (seed 000 §2): claims, their invoices, every status
+"""The expense system of record: claims, their invoices, every status
 change of a claim, and the idempotency records its writes go through. A claim's id is
 the `application_id` the agent carries from the create call to upload and submit."""
 from decimal import Decimal

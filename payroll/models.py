@@ -1,4 +1,4 @@
-"""The payroll system of record (seed 002's "HR Core API"): a global, versioned
+"""The payroll system of record (the HR Core API the agent acts on): a global, versioned
 template catalog; per-tenant groups, their items and employees; snapshots of a
 tenant's configuration; and the idempotency records every write goes through."""
 import hashlib

@@ -1,4 +1,4 @@
-"""The expense tools (seed 000 §2): create claim → upload invoice → (policy check) →
+"""The expense tools: create claim → upload invoice → (policy check) →
 submit → read result. `application_id` is produced by create and consumed by upload,
 submit and read only through its coordinate: the model never retypes it."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The claim history's reasons as the reader reads them (issue 29): a policy check's finding is
+"""The claim history's reasons as the reader reads them: a policy check's finding is
 stored as words (expenses.records.services.check_reason) and rendered in the page's language."""
 from django import template
 

@@ -1,5 +1,5 @@
-"""ReAct exploration while a payroll-group request is not yet complete (seed 000 §5): the
-payroll domain's part of the conversation (payroll.conversation), moved out of the front.
+"""ReAct exploration while a payroll-group request is not yet complete: the payroll
+domain's part of the conversation (payroll.conversation) that asks before it plans.
 
 Each iteration appends a Thought / Action / Observation block to a scratchpad. The
 model proposes the step (JSON `{"thought", "action", "input"}` or a bare action name);

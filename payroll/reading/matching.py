@@ -1,4 +1,4 @@
-"""Choosing a catalog template for the extracted requirements (issue 11), with explicit weights.
+"""Choosing a catalog template for the extracted requirements, with explicit weights.
 
 A template *fits* a request when nothing it says contradicts it:
 - its region is the request's (a mainland city) or nationwide (CN); a city with no template
@@ -186,7 +186,7 @@ def _general_rank(template) -> int:
     return GENERAL_ORDER.index(template.code) if template.code in GENERAL_ORDER else len(GENERAL_ORDER)
 
 
-# --- What the request asks for that the template has (issue 31) ---------------------------------
+# --- What the request asks for that the template has -------------------------------------------
 
 # A requested item is met when the template has an item whose code contains one of these.
 ITEM_MATCH = {"commission": ("commission",), "overtime": ("ot_", "overtime"), "annual_bonus": ("annual_bonus",),

@@ -133,7 +133,7 @@ def _moved_tell(*, actor: Actor, group_id: int, previous: dict[int, int | None])
 
 
 def _removed_tell(*, actor: Actor, gone: list[tuple[int, str]]) -> None:
-    """Nobody's records change behind their back (issue 32): each group a restore deleted is
+    """Nobody's records change behind their back: each group a restore deleted is
     remembered (its page then says who removed it, by which run), and whoever's run had made
     it is told in that run's conversation, with a link to the restore run. Written in the
     restore's own transaction, so the news is posted exactly when the deletion commits."""
