@@ -11,8 +11,8 @@ from workflows.conversation import Claim, ConversationDomain, TurnContext, TurnR
 
 from expenses.reading.facts import is_expense_request
 
-from .invoice import INVOICE, _claim_run, _invoice
-from .turns import _states_a_new_claim, claim_turn, later_invoice_turn
+from .invoice import INVOICE, claim_run, attached_invoice
+from .turns import states_a_new_claim, claim_turn, later_invoice_turn
 from .vocabulary import ASK_ROUTE, BLUEPRINT, NAME, PERSONA, VOCABULARY
 
 
@@ -35,7 +35,7 @@ class ExpensesConversation(ConversationDomain):
         return Claim(1.0, "the claim's missing facts were asked for; this message answers")
 
     def claims(self, turn: TurnContext) -> Claim | None:
-        if _invoice(turn) is not None:
+        if attached_invoice(turn) is not None:
             return Claim(0.95, "an invoice was attached")
         if turn.signal in ("resolve", "unknown") and is_expense_request(turn.text):
             return Claim(0.9, "a request to file an expense claim")
@@ -45,9 +45,9 @@ class ExpensesConversation(ConversationDomain):
         pending = self._pending(turn)
         if pending is not None:
             return claim_turn(turn, pending.get("text") or None, pending.get("invoice"))
-        file = _invoice(turn)
-        if file is not None and not _states_a_new_claim(turn.text):
-            run = _claim_run(turn.conversation_id, turn.membership.tenant_id)
+        file = attached_invoice(turn)
+        if file is not None and not states_a_new_claim(turn.text):
+            run = claim_run(turn.conversation_id, turn.membership.tenant_id)
             if run is not None:
                 return later_invoice_turn(turn, run, file)
         return claim_turn(turn, None, None)

@@ -29,7 +29,7 @@ def _last_route(conversation_id: int) -> str:
             .order_by("-started_at", "-id").values_list("route", flat=True).first()) or ""
 
 
-def _claim_run(conversation_id: int, tenant_id: int) -> Run | None:
+def claim_run(conversation_id: int, tenant_id: int) -> Run | None:
     """The conversation's latest expense claim run: the claim a later invoice is for."""
     return (Run.objects.filter(conversation_id=conversation_id, tenant_id=tenant_id, blueprint=BLUEPRINT)
             .order_by("-created_at").first())
@@ -56,7 +56,7 @@ def _invoice_parse(membership, conversation_id: int, text: str, filename: str, r
         raise too_large(len(raw))
     name, content_type = invoice_checked(filename=filename, content=raw)
     if not (is_expense_request(text) or _last_route(conversation_id) == ASK_ROUTE
-            or _claim_run(conversation_id, membership.tenant_id) is not None):
+            or claim_run(conversation_id, membership.tenant_id) is not None):
         raise DomainError(_("An invoice can be attached to an expense claim only: say what it is for, e.g. “Please file an expense claim: lodging in Beijing, 2 nights from 2026-11-16, 1,800 yuan in total”. Nothing was sent."),
                           code="invoice_without_claim")
     checksum = hashlib.sha256(raw).hexdigest()
@@ -71,5 +71,5 @@ INVOICE = AttachmentKind(name="invoice", suffixes=INVOICE_SUFFIXES, max_bytes=MA
                          parse=_invoice_parse, too_large=too_large)
 
 
-def _invoice(turn: TurnContext) -> InvoiceFile | None:
+def attached_invoice(turn: TurnContext) -> InvoiceFile | None:
     return turn.attachment if turn.attachment_kind == INVOICE.name else None

@@ -27,7 +27,7 @@ from expenses.models import ExpenseClaim, Invoice
 from expenses.reading.facts import CATEGORY_ZH, CITIES, ClaimFacts, facts_read, is_expense_request
 from expenses.records.services import invoice_stage, invoice_upload
 
-from .invoice import InvoiceFile, _invoice
+from .invoice import InvoiceFile, attached_invoice
 from .vocabulary import ASK_ROUTE, BLUEPRINT, INVOICE_ROUTE, NAME, START_ROUTE
 
 
@@ -101,7 +101,7 @@ def claim_turn(turn: TurnContext, earlier: str | None, pending_invoice: int | No
     text = turn.text
     zh = bool(re.search(r"[\u4e00-\u9fff]", (earlier or "") + text))
     facts = facts_read(f"{earlier} {text}" if earlier else text)
-    file = _invoice(turn)
+    file = attached_invoice(turn)
     invoice = _staged(turn, file) if file else None
     invoice_id = invoice.id if invoice else pending_invoice
     extra = {"invoice_id": str(invoice.id)} if invoice else {}
@@ -181,7 +181,7 @@ def later_invoice_turn(turn: TurnContext, run: Run, file: InvoiceFile) -> TurnRe
     return TurnReply(route=INVOICE_ROUTE, reply=reply, run_id=run.id, extra={"invoice_id": str(invoice.id)})
 
 
-def _states_a_new_claim(text: str) -> bool:
+def states_a_new_claim(text: str) -> bool:
     """Asks to file a claim and states one of its facts: not an invoice for the claim already made."""
     facts = facts_read(text)
     return is_expense_request(text) and any((facts.amount, facts.start_date, facts.nights))

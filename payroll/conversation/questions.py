@@ -109,7 +109,7 @@ def rate_answer(text: str) -> Stored:
                  items=described)
 
 
-def _configuration(turn: TurnContext) -> TurnReply:
+def configuration_answer(turn: TurnContext) -> TurnReply:
     """A configuration question: on a tool-calling backend the model picks a read-only tool
     (function calling) and phrases the answer from its observation, streamed; otherwise, or
     when its call is not a valid read-only one, the rules pick (recorded)."""
