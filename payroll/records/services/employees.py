@@ -10,12 +10,12 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from config.api import DomainError, Forbidden, NotFound
-from idempotency.services import Receipt
+from idempotency.services import Receipt, key_checked
 from tenants.actors import Actor
 
 from payroll.models import DeductionKind, Employee, EmployeePay, IdempotencyRecord, PayrollGroup
 
-from .protocol import APPROVER_ROLES, id_checked, idempotent_write, key_checked
+from .protocol import APPROVER_ROLES, id_checked, idempotent_write
 from .snapshots import moved_tell
 
 

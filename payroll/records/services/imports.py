@@ -11,7 +11,7 @@ from django.utils.translation import gettext as _
 
 from approvals.matrix import approval_route
 from config.api import Conflict, Unprocessable
-from idempotency.services import Receipt
+from idempotency.services import Receipt, key_checked
 from tenants.actors import Actor
 from tenants.models import Membership
 from timeline.models import Activity
@@ -23,7 +23,7 @@ from payroll.models import GroupItem, IdempotencyRecord, PayrollGroup
 from payroll.records.selectors import formula_problem, import_scope, template_get
 
 from .claims import claim_check, group_name_free, records_claim, records_release
-from .protocol import authorise, id_checked, idempotent_write, key_checked, name_checked
+from .protocol import authorise, id_checked, idempotent_write, name_checked
 
 
 def template_import(*, actor: Actor, template_id: int, group_name: str, idempotency_key: str) -> Receipt:

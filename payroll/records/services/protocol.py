@@ -13,7 +13,7 @@ from approvals.authority import approval_covers
 from config.api import DomainError, Forbidden, strict_int
 from config.names import name_normalised
 from config.words import Stored, words
-from idempotency.services import Receipt, idempotent, key_checked, request_hash
+from idempotency.services import Receipt, idempotent, request_hash
 from tenants.actors import Actor
 from tenants.models import Role
 

@@ -13,7 +13,7 @@ from django.utils.translation import gettext_noop
 from config.api import Conflict, Forbidden, Unprocessable
 from config.ids import new_id
 from config.words import words
-from idempotency.services import Receipt
+from idempotency.services import Receipt, key_checked
 from tenants.actors import Actor
 from tenants.models import Membership, Role
 from timeline.services import event_append
@@ -31,7 +31,7 @@ from payroll.records.selectors import (
     snapshot_get,
 )
 
-from .protocol import authorise, id_checked, idempotent_write, key_checked, name_checked
+from .protocol import authorise, id_checked, idempotent_write, name_checked
 
 
 def snapshot_create(*, actor: Actor, label: str, idempotency_key: str,

@@ -8,14 +8,14 @@ from typing import Any
 from django.utils.translation import gettext as _
 
 from idempotency.models import IdempotencyState
-from idempotency.services import Receipt
+from idempotency.services import Receipt, key_checked
 from tenants.actors import Actor
 
 from payroll.models import Employee, GroupItem, IdempotencyRecord, PayrollGroup
 from payroll.records.selectors import checksum_of, item_as_dict, scope_checksum, snapshot_get
 
 from .claims import ScopeChanged
-from .protocol import authorise, id_checked, idempotent_write, key_checked
+from .protocol import authorise, id_checked, idempotent_write
 
 
 def run_effects_undo(*, actor: Actor, snapshot_id: int, import_keys: list[str], assign_keys: list[str],
