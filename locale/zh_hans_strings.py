@@ -1712,4 +1712,14 @@ ZH.update({
     "Show all": "显示全部",
     "Experience from an earlier approval ranked “%(template)s” first (context only; the import still needs its own approval).":
         "之前一次审批的经验把“%(template)s”排在第一（仅供参考；导入仍需单独审批）。",
+    # A record a run holds; a card superseded twice for the same cause.
+    "Run %(run)s holds this claim until it ends, so the claim changes only through that run. Open the run to follow it, or cancel the run first.":
+        "运行 %(run)s 在结束前占用此报销申请，申请只能通过该运行更改。请打开该运行查看进度，或先取消该运行。",
+    "Run %(run)s holds this claim until it ends, so the claim changes only through that run.":
+        "运行 %(run)s 在结束前占用此报销申请，申请只能通过该运行更改。",
+    "Open the run ›": "打开运行 ›",
+    "The situation changed again for the same reason (%(stale)s), so the run stopped instead of asking a third time.":
+        "情况再次因同一原因发生变化（%(stale)s），运行已停止，不再第三次申请审批。",
+    "the approval was superseded twice for the same cause (%(reason)s); stopped instead of asking a third time":
+        "审批因同一原因两次作废（%(reason)s）；已停止，不再第三次申请审批",
 })

@@ -3,7 +3,7 @@ from django.utils.translation import gettext as _
 from config.api import NotFound
 from tenants.models import Membership
 
-from .models import Node, Run
+from .models import RUN_FINAL, Node, Run
 
 
 def run_get_for(membership: Membership, run_id: int) -> Run:
@@ -22,6 +22,15 @@ def node_acceptance(node: Node) -> list[dict]:
     rows += [{"criterion": c, "met": r["met"], "detail": r.get("detail", "")}
              for c, r in results.items() if c not in node.acceptance]
     return rows
+
+
+def run_holding(*, tenant_id: int, key: str, value: object) -> Run | None:
+    """The run that holds a record: one not ended for good (a failed or blocked run may be
+    retried, so it keeps what it took, as RUN_FINAL says) whose state names the record under
+    `key` (the coordinate a tool produced: the claim it created, say). Its approval and its
+    preconditions were read off that record, so the record changes only through the run."""
+    return (Run.objects.filter(tenant_id=tenant_id, coordinates__key=key, coordinates__value=str(value))
+            .exclude(status__in=RUN_FINAL).order_by("-created_at").first())
 
 
 def runs_for(membership: Membership):
