@@ -1722,4 +1722,15 @@ ZH.update({
         "情况再次因同一原因发生变化（%(stale)s），运行已停止，不再第三次申请审批。",
     "the approval was superseded twice for the same cause (%(reason)s); stopped instead of asking a third time":
         "审批因同一原因两次作废（%(reason)s）；已停止，不再第三次申请审批",
+    # Who may answer, change, cancel or retry a run.
+    "Only %(starter)s, who started this run, may answer its question.": "只有发起此运行的 %(starter)s 可以回答它的问题。",
+    "Only %(starter)s, who started this run, may change it.": "只有发起此运行的 %(starter)s 可以更改它。",
+    "Only %(starter)s, who started this run, an approver or a tenant admin may cancel it.":
+        "只有发起此运行的 %(starter)s、审批人或租户管理员可以取消它。",
+    "Only %(starter)s, who started this run, an approver or a tenant admin may retry it.":
+        "只有发起此运行的 %(starter)s、审批人或租户管理员可以重试它。",
+    "This question is for %(starter)s, who started the run; only they can answer it. For something of your own, start a new request.":
+        "这个问题是问发起此运行的 %(starter)s 的，只有他们可以回答。如需办理你自己的事，请发起新的请求。",
+    "the run's question is its starter's to answer": "运行的问题由其发起人回答",
+    "Only %(who)s, who started this run, can answer it.": "只有发起此运行的 %(who)s 可以回答。",
 })

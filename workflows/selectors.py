@@ -37,10 +37,24 @@ def runs_for(membership: Membership):
     return Run.objects.filter(tenant_id=membership.tenant_id)
 
 
+# What a person may do to a run that is not theirs. Answering its question and changing what it
+# is for ("call it X") say the starter's intent, so they are the starter's alone; cancelling and
+# retrying are also for approvers and tenant admins, who look after the tenant's runs (and a
+# cancel is how a record a run holds is let go).
+RUN_ACTS_FOR_APPROVERS = frozenset({"cancel", "retry"})
+
+
+def run_act_allowed(membership: Membership, run: Run, act: str) -> bool:
+    """May `membership` answer, change, cancel or retry `run`? One rule for every door (the
+    API, the pages, the chat): the services check it, the pages ask it to show their controls."""
+    if run.tenant_id != membership.tenant_id:
+        return False
+    return run.created_by_id == membership.user_id or (act in RUN_ACTS_FOR_APPROVERS and membership.can_approve)
+
+
 def run_control_allowed(membership: Membership, run: Run) -> bool:
     """Cancel and retry: whoever started the run, approvers and tenant admins."""
-    return run.tenant_id == membership.tenant_id and (run.created_by_id == membership.user_id
-                                                      or membership.can_approve)
+    return run_act_allowed(membership, run, "cancel")
 
 
 def runs_filtered(membership: Membership, *, blueprint: str = "", status: str = ""):
