@@ -1733,4 +1733,19 @@ ZH.update({
         "这个问题是问发起此运行的 %(starter)s 的，只有他们可以回答。如需办理你自己的事，请发起新的请求。",
     "the run's question is its starter's to answer": "运行的问题由其发起人回答",
     "Only %(who)s, who started this run, can answer it.": "只有发起此运行的 %(who)s 可以回答。",
+    # The approvals desk under a thumb: reject asks, a decision waits with Undo, Next moves on.
+    "Reject this step? Say why if you like (optional), then confirm.": "拒绝此步骤？可以写下原因（可选），然后确认。",
+    "Reject this step and ask for another plan? Say why if you like (optional), then confirm.":
+        "拒绝此步骤并要求另一个方案？可以写下原因（可选），然后确认。",
+    "Approving in %%(s)d s — undo it now if this is the wrong card.": "%%(s)d 秒后批准——如果这不是你要处理的卡片，请立即撤销。",
+    "Rejecting in %%(s)d s — undo it now if this is the wrong card.": "%%(s)d 秒后拒绝——如果这不是你要处理的卡片，请立即撤销。",
+    "Rejecting (replanning) in %%(s)d s — undo it now if this is the wrong card.":
+        "%%(s)d 秒后拒绝（重新规划）——如果这不是你要处理的卡片，请立即撤销。",
+    "Undone: nothing was decided.": "已撤销：没有做出任何决定。",
+    "Nothing else is waiting for a decision.": "没有其他等待决定的审批。",
+    "Why (optional)": "原因（可选）",
+    "Yes, reject": "确认拒绝",
+    "Keep it": "保留",
+    "Undo": "撤销",
+    "Next card ›": "下一张 ›",
 })
