@@ -48,6 +48,7 @@ def claim_page(request: HttpRequest, claim_id: int) -> HttpResponse:
     claim = selectors.claim_get_for(membership, claim_id)
     return render(request, "expenses/claim.html", {
         "claim": claim, "transitions": claim.transitions.select_related("actor"), "form_key": uuid.uuid4().hex,
+        "holder": selectors.claim_holder(claim),
         "can_decide": membership.can_approve and claim.claimant_id != membership.user_id,
         "max_mb": services.MAX_INVOICE_BYTES // 1048576})
 
