@@ -190,6 +190,9 @@ if DATABASE_URL:
     # (config/celery.py), where one process runs one task at a time.
     DATABASES = {"default": dj_database_url.parse(
         DATABASE_URL, conn_max_age=int(os.environ.get("KEEL_DB_CONN_MAX_AGE", "0")), conn_health_checks=True)}
+    # A database that does not answer a new connection is an outage, not a wait (config/outage.py).
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+        "connect_timeout", int(os.environ.get("KEEL_DB_CONNECT_TIMEOUT", "5")))
 else:
     # The embedded default: a PostgreSQL from a pip wheel on .pgdata/ (config/database.py).
     DATABASES = {"default": embedded_database(embedded_folder(BASE_DIR))}
