@@ -1712,4 +1712,11 @@ ZH.update({
     "Show all": "显示全部",
     "Experience from an earlier approval ranked “%(template)s” first (context only; the import still needs its own approval).":
         "之前一次审批的经验把“%(template)s”排在第一（仅供参考；导入仍需单独审批）。",
+    # A database out of reach (config/outage.py, templates/503.html)
+    "Keel cannot reach its database right now; nothing was changed by this request. Try again in %(seconds)s seconds.":
+        "Keel 暂时无法连接数据库；本次请求没有做任何更改。请在 %(seconds)s 秒后重试。",
+    "Reconnecting": "正在重新连接",
+    "Keel is reconnecting": "Keel 正在重新连接",
+    "Keel cannot reach its database for a moment. Nothing you submitted was half-applied: what was saved stays saved. This page tries again in %(seconds)s seconds.":
+        "Keel 暂时无法连接数据库。你提交的内容不会只完成一半：已保存的仍然保存着。本页将在 %(seconds)s 秒后重试。",
 })

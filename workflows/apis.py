@@ -5,7 +5,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import ID_PATTERN, StrictCharField, StrictIntegerField, StrictRegexField, idempotent_write_errors, results_of
+from config.api import (
+    ID_PATTERN,
+    StrictCharField,
+    StrictIntegerField,
+    StrictRegexField,
+    idempotent_write_errors,
+    results_of,
+)
 from config.ids import id_parse
 from idempotency.apis import IDEMPOTENCY_KEY_OPTIONAL, idempotency_key, receipt_response
 from idempotency.services import idempotent_if_keyed

@@ -38,9 +38,9 @@ def _database_loss_survived(node_ids: list[int]) -> Iterator[None]:
     try:
         yield
     except DATABASE_AWAY as err:
+        why = str(err).splitlines()[0] if str(err) else type(err).__name__
         log.warning("nodes %s: the database went away mid-step (%s); their leases (%s) are let go and they are "
-                    "sent again once it answers", node_ids, str(err).splitlines()[0] if str(err) else type(err).__name__,
-                    me)
+                    "sent again once it answers", node_ids, why, me)
         leases_let_go.apply_async(args=[me, node_ids], countdown=0.5)
 
 
