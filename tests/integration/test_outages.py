@@ -6,8 +6,9 @@ SIGKILLs and starts again:
   outage (each 2xx, recorded); then the database killed while the runs are working —
   every run completes, once (one group each, however often a client retried its start
   with its Idempotency-Key), no response is a 500, every news message the chat owes is
-  posted exactly once, and the runs resume within 5 s of each service's return (not
-  when a 30 s lease or dispatch stamp ages);
+  posted exactly once, and the runs resume within 5 s of each service's return (as many
+  as the workers have slots; the rest as slots free up, all before a 30 s lease or
+  dispatch stamp could have aged);
 - with the database down, `GET runs/` answers 503 with Retry-After in under 2 s and
   /readyz names the database;
 - every write door (approve, reject, runs/, messages, cancel, retry, input) answers 2xx
@@ -46,6 +47,11 @@ pytestmark = pytest.mark.long(70)  # seconds (the session's templates made); sta
 RUNS = int(os.environ.get("KEEL_OUTAGE_RUNS", "3"))
 OUTAGE_SECONDS = float(os.environ.get("KEEL_OUTAGE_SECONDS", "5"))
 RESUME_WITHIN = 5.0
+# Two workers of two processes each: at most this many runs can move at once, so the rest of a
+# large batch queues for a slot. "Resumed" is then: the first SLOTS runs within RESUME_WITHIN of
+# the return (the workers are busy again), and every run before a lease could have run out.
+SLOTS = 4
+LEASE_SECONDS = 30.0
 REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
 PROGRESS = ("node.status", "run.status", "node.reclaimed")  # a run moving, not a message about it
 
@@ -166,6 +172,19 @@ def first_progress_after(url: str, run_ids: list[str], moment: float) -> dict[st
     return {str(run_id): round(at.timestamp() - moment, 2) for run_id, at in rows}
 
 
+def resumed_figures(resumed: dict[str, float]) -> dict:
+    latencies = sorted(resumed.values())
+    return {"first_slots_resumed_within_s": latencies[min(SLOTS, len(latencies)) - 1],
+            "median_s": latencies[len(latencies) // 2], "last_s": latencies[-1]}
+
+
+def assert_resumed(resumed: dict[str, float], run_ids: list[str], figures: dict) -> None:
+    assert set(resumed) == set(run_ids), (resumed, figures)
+    latencies = sorted(resumed.values())
+    assert latencies[min(SLOTS, len(latencies)) - 1] <= RESUME_WITHIN, (latencies, figures)
+    assert latencies[-1] < LEASE_SECONDS, (latencies, figures)
+
+
 def news_owed_and_posted(url: str, run_ids: list[str]) -> tuple[int, int, int, int]:
     """(news owed, posted once, missing, left in the outbox) for these runs' approval
     requests and completions."""
@@ -200,8 +219,8 @@ def test_runs_survive_a_broker_kill_then_a_database_kill(deployment):
     back = redis.start()
     alice.wait_for(lambda rs: finished(rs, first), "the broker phase's runs to complete")
     resumed = first_progress_after(pg.url, first, back)
-    figures["broker"] = {"approvals_during_outage": decided.count(200), "resumed_after_s_max": max(resumed.values())}
-    assert set(resumed) == set(first) and max(resumed.values()) <= RESUME_WITHIN, resumed
+    figures["broker"] = {"approvals_during_outage": decided.count(200), **resumed_figures(resumed)}
+    assert_resumed(resumed, first, figures)
 
     # 2. The database: runs approved and at work; the database dies under them.
     second = start_runs(alice, [f"Outage {tag} D{i}" for i in range(RUNS)])
@@ -225,9 +244,9 @@ def test_runs_survive_a_broker_kill_then_a_database_kill(deployment):
             f"SELECT id FROM {RUNS_TABLE} WHERE id = ANY(%s) AND finished_at > %s",
             ([int(r) for r in second], datetime.fromtimestamp(killed_at).astimezone())).fetchall()]
     resumed = first_progress_after(pg.url, in_flight, back)
-    figures["database"] = {"runs_in_flight_at_kill": len(in_flight),
-                           "resumed_after_s_max": max(resumed.values()) if resumed else None}
-    assert in_flight and set(resumed) == set(in_flight) and max(resumed.values()) <= RESUME_WITHIN, figures
+    assert in_flight, "every run finished before the database was killed: nothing was in flight"
+    figures["database"] = {"runs_in_flight_at_kill": len(in_flight), **resumed_figures(resumed)}
+    assert_resumed(resumed, in_flight, figures)
 
     # 3. What everyone got: every run once, complete; no 500; the news, once each.
     everyone = first + second
