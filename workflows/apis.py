@@ -13,7 +13,7 @@ from config.api import (
     idempotent_write_errors,
     results_of,
 )
-from config.ids import id_parse
+from config.forms import id_parse
 from idempotency.apis import IDEMPOTENCY_KEY_OPTIONAL, idempotency_key, receipt_response
 from idempotency.services import idempotent_if_keyed
 from tenants.selectors import membership_for_user

@@ -25,7 +25,7 @@ from config.words import Stored, localised, sentences, words
 from workflows.tools import Acceptance, NeedsInput, Tool, ToolBlocked, ToolContext, tool_register
 
 from .calculation import EmployeeInput, MonthResult, employee_months, trial
-from .models import Employee, EmployeePay, PayrollGroup
+from payroll.models import Employee, EmployeePay, PayrollGroup
 from .rules import NATIONWIDE, CityRules, RulesNotInEffect, UnknownCity, city_find, city_rules
 from .services import Actor, employee_pay_record
 
@@ -46,7 +46,7 @@ class NoCityRules(Exception):
 
 def region_place(region: str) -> tuple[str, str]:
     """A template's region as a place's name (English, Chinese): "CN-Shanghai" → Shanghai, "CN" → China."""
-    from .requirements import REGION_NAMES, gazetteer
+    from payroll.reading.requirements import REGION_NAMES, gazetteer
 
     if region in REGION_NAMES:
         return REGION_NAMES[region]
