@@ -42,7 +42,7 @@ from workflows.models import Run, ToolCall
 EVENTS, MESSAGES, OUTBOX = Event._meta.db_table, Message._meta.db_table, OutboxMessage._meta.db_table
 RUNS_TABLE, CALLS, GROUPS = Run._meta.db_table, ToolCall._meta.db_table, PayrollGroup._meta.db_table
 
-pytestmark = pytest.mark.long(70)  # seconds (the session's templates made); started first (conftest.py)
+pytestmark = pytest.mark.long(110)  # seconds (the session's templates made); started first (conftest.py)
 
 RUNS = int(os.environ.get("KEEL_OUTAGE_RUNS", "3"))
 OUTAGE_SECONDS = float(os.environ.get("KEEL_OUTAGE_SECONDS", "5"))
