@@ -1,4 +1,4 @@
-"""Issue 17: acceptance that can fail, a local replan with its diff after a step fails for
+"""Acceptance that can fail, a local replan with its diff after a step fails for
 good, and transient errors retried with backoff up to a cap."""
 from __future__ import annotations
 

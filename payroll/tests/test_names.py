@@ -1,4 +1,4 @@
-"""Names as people read them (issue 30, defect 4): a group name is stored in one form,
+"""Names as people read them: a group name is stored in one form,
 refused when it hides a character nobody sees, and compared by what it reads as."""
 import json
 

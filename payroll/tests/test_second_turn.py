@@ -1,4 +1,4 @@
-"""Issue 31, items 1, 3 and 5: the second turn of a conversation — an answer is a whole message,
+"""The second turn of a conversation — an answer is a whole message,
 nothing requested is dropped silently, and the labelled dialogues (`manage.py eval_dialogues`)."""
 import pytest
 

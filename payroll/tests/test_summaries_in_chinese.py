@@ -1,4 +1,4 @@
-"""Payroll's tool summaries and acceptance details are stored as words (issue 29): a Chinese
+"""Payroll's tool summaries and acceptance details are stored as words: a Chinese
 reader reads the setup run's timeline and run page in Chinese — what each step did, and what
 each check found — and an English reader reads them as before. The failure reason keeps its
 English; a detail stored as prose before words still shows."""

@@ -1,4 +1,4 @@
-"""A payroll group is set up when a trial month computes (issue 34): salaries in the system of
+"""A payroll group is set up when a trial month computes: salaries in the system of
 record (EmployeePay, from an HR export in English or Chinese), the trial step of the setup run
 (months 1–3 for every employee of the new group, its totals as its receipt), its question when a
 salary is missing, its block when the city has no rules, and what people see of it: the
