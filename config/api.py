@@ -9,6 +9,7 @@ extra keys (e.g. `line` of a bad attachment, the first decision of a twice-decid
 approval) ride along; DRF validation errors carry their per-field messages in
 `errors`."""
 import re
+import sys
 from datetime import datetime
 from datetime import timezone as dt_timezone
 from http import HTTPStatus
@@ -28,6 +29,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from config.ids import MAX_ID
+from config.outage import RETRY_AFTER_SECONDS, database_away, reconnecting_page
 from config.words import is_words, words_render
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
@@ -280,7 +282,17 @@ def api_not_found(request, exception=None):  # noqa: ARG001 - Django's handler40
 
 
 def api_server_error(request):
-    """handler500: under /api/ a bug still answers a problem (no traceback, no HTML)."""
+    """handler500: under /api/ a bug still answers a problem (no traceback, no HTML). The
+    database out of reach is no bug: 503 with Retry-After (config.outage). The exception is
+    the one being handled (asgiref re-raises it in the thread it runs this in)."""
+    if database_away(sys.exc_info()[1]):
+        if not _is_api(request):
+            return reconnecting_page()
+        response = problem_response(503, _("Keel cannot reach its database right now; nothing was changed by this "
+                                           "request. Try again in %(seconds)s seconds.")
+                                    % {"seconds": RETRY_AFTER_SECONDS}, "database_unavailable")
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return response
     if _is_api(request):
         return problem_response(500, _("Something went wrong on our side; it has been logged."), "server_error")
     # 500.html stands alone (no top bar): whatever broke may be what the top bar reads.

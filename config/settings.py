@@ -14,6 +14,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from config.database import embedded_database, embedded_folder
+from config.logs import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -125,6 +126,7 @@ INSTALLED_APPS = [
     "config",
     "tenants",
     "idempotency",
+    "outbox",
     "payroll",
     "agents",
     "workflows",
@@ -188,6 +190,9 @@ if DATABASE_URL:
     # (config/celery.py), where one process runs one task at a time.
     DATABASES = {"default": dj_database_url.parse(
         DATABASE_URL, conn_max_age=int(os.environ.get("KEEL_DB_CONN_MAX_AGE", "0")), conn_health_checks=True)}
+    # A database that does not answer a new connection is an outage, not a wait (config/outage.py).
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+        "connect_timeout", int(os.environ.get("KEEL_DB_CONNECT_TIMEOUT", "5")))
 else:
     # The embedded default: a PostgreSQL from a pip wheel on .pgdata/ (config/database.py).
     DATABASES = {"default": embedded_database(embedded_folder(BASE_DIR))}
@@ -237,10 +242,12 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+CELERY_WORKER_CONSUMER = "config.celery:Consumer"  # reconnects within a second of the broker's return
 # The sweeper recovers expired leases and undispatched nodes and expires approvals.
 CELERY_BEAT_SCHEDULE = {
     "sweep": {"task": "workflows.tasks.sweep", "schedule": float(os.environ.get("KEEL_SWEEP_SECONDS", "5"))},
     "hr-outbox": {"task": "hr.tasks.outbox_sweep", "schedule": float(os.environ.get("KEEL_OUTBOX_SECONDS", "2"))},
+    "outbox": {"task": "outbox.tasks.drain", "schedule": float(os.environ.get("KEEL_OUTBOX_SECONDS", "2"))},
     "approval-reminders": {"task": "approvals.tasks.approval_reminders",
                            "schedule": float(os.environ.get("KEEL_REMINDER_SECONDS", "30"))},
     "replay-sandboxes": {"task": "agents.tasks.replay_sandboxes_clean",
@@ -415,11 +422,9 @@ WHITENOISE_USE_FINDERS = True  # serve from static/ without collectstatic in the
 # Without collectstatic there is no STATIC_ROOT yet; the finders serve everything.
 warnings.filterwarnings("ignore", message="No directory at", )
 
+# One format for the server, the workers and beat (config/logs.py); JSON lines with KEEL_LOG_JSON=1.
 LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("KEEL_LOG_LEVEL", "INFO")},
+    **logging_config(level=os.environ.get("KEEL_LOG_LEVEL", "INFO"), json_lines=os.environ.get("KEEL_LOG_JSON") == "1"),
     "loggers": {"django.db.backends": {"level": "INFO"},
                 # axes logs every log-in at INFO; lock-outs come at WARNING.
                 "axes": {"level": os.environ.get("KEEL_AXES_LOG_LEVEL", "WARNING")},

@@ -38,7 +38,7 @@ from django.utils.translation import gettext
 
 from config.api import Conflict, DomainError, Unprocessable
 
-from .models import IdempotencyRecordBase, IdempotencyState
+from .models import IdempotencyRecordBase, IdempotencyState, RequestRecord
 
 log = logging.getLogger(__name__)
 
@@ -177,3 +177,17 @@ def idempotent(records: type[R], *, tenant_id: int, operation: str, key: str, re
         _release(records, record, keeps_partial)
         raise
     return _complete(records, record, status_code, body)
+
+
+def idempotent_if_keyed(*, tenant_id: int, operation: str, key: str | None, request: dict[str, Any],
+                        work: Callable[[], tuple[int, dict[str, Any]]]) -> Receipt:
+    """A generic app's write that takes an optional Idempotency-Key (starting a run, posting
+    a message): without the header, done as asked; with it, done once per key — a retry
+    gets the first answer and creates nothing (RequestRecord). The claim commits first, so
+    a retry while the first is still working is refused 409, and a first try that failed
+    leaves the key free for its retry."""
+    if key is None:
+        status_code, body = work()
+        return Receipt(status_code=status_code, body=body, replayed=False)
+    return idempotent(RequestRecord, tenant_id=tenant_id, operation=operation, key=key_checked(key),
+                      request=request, work=lambda record: work(), atomic=False)

@@ -1748,4 +1748,11 @@ ZH.update({
     "Keep it": "保留",
     "Undo": "撤销",
     "Next card ›": "下一张 ›",
+    # A database out of reach (config/outage.py, templates/503.html)
+    "Keel cannot reach its database right now; nothing was changed by this request. Try again in %(seconds)s seconds.":
+        "Keel 暂时无法连接数据库；本次请求没有做任何更改。请在 %(seconds)s 秒后重试。",
+    "Reconnecting": "正在重新连接",
+    "Keel is reconnecting": "Keel 正在重新连接",
+    "Keel cannot reach its database for a moment. Nothing you submitted was half-applied: what was saved stays saved. This page tries again in %(seconds)s seconds.":
+        "Keel 暂时无法连接数据库。你提交的内容不会只完成一半：已保存的仍然保存着。本页将在 %(seconds)s 秒后重试。",
 })

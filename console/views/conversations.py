@@ -9,7 +9,8 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from agents.apis import MessageOutputSerializer
-from agents.orchestrator import attachment_read, message_post
+from agents.orchestrator import attachment_read
+from agents.turns import message_post_once
 from agents.uploads import chat_upload_limit, too_large_refusal
 from agents.visits import conversation_visit
 from config.api import DomainError
@@ -104,9 +105,10 @@ def _conversation_upload(request: HttpRequest, conversation_id: int) -> HttpResp
         conversation = conversation_get_for(membership, conversation_id)  # another tenant's: 404 first
         if upload is None:
             raise DomainError(_("Attach the file (a document or an image)."), code="attachment_missing")
-        result = message_post(membership=membership, conversation_id=conversation.id, conversation=conversation,
-                              text=request.POST.get("text"), attachment=attachment_read(upload))
+        # The messages API's fields as it writes them (ids as strings), and what the domain added.
+        receipt = message_post_once(membership=membership, conversation=conversation, text=request.POST.get("text"),
+                                    attachment=attachment_read(upload), key=request.headers.get("Idempotency-Key"),
+                                    answer=lambda result: {**result, **MessageOutputSerializer(result).data})
     except DomainError as err:
         return JsonResponse({"detail": err.message, "code": err.code}, status=err.status_code)
-    # The messages API's fields as it writes them (ids as strings), and what the domain added.
-    return JsonResponse({**result, **MessageOutputSerializer(result).data}, status=201)
+    return JsonResponse(receipt.body, status=receipt.status_code)

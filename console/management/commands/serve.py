@@ -52,7 +52,8 @@ class Command(BaseCommand):
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         mode = "embedded (PostgreSQL from the wheel, in-memory broker and channel layer)" if settings.EMBEDDED else "production"
         config = uvicorn.Config("config.asgi:application", host=host, port=port, lifespan="off",
-                                ws="websockets-sansio", log_level="warning", access_log=False, workers=processes)
+                                ws="websockets-sansio", log_level="warning", access_log=False, workers=processes,
+                                log_config=None)  # its records go through Keel's one format (config/logs.py)
         if settings.EMBEDDED or processes == 1:
             # One process. Embedded mode always: its worker, beat and channel layer live in it.
             if settings.EMBEDDED:
