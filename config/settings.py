@@ -193,11 +193,11 @@ else:
     DATABASES = {"default": embedded_database(embedded_folder(BASE_DIR))}
 if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
     raise ImproperlyConfigured(f"Keel runs on PostgreSQL; DATABASE_URL names {DATABASES['default']['ENGINE']}.")
-# Django turns psycopg's prepared statements off (prepare_threshold None), and then psycopg
-# ignores prepare=True too: the hot path's statements (config/sql.py) were parsed and planned
-# on every execution. A threshold no ORM query reaches prepares exactly the statements that
-# ask for it; the ORM's stay unprepared.
-DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 2**31 - 1
+# No statement cache on the connection (Django's default, prepare_threshold None): the ORM
+# binds parameters on the client, so a statement's text holds its values, and a cache keyed
+# by text kept a 5 MB file's bytea literal in every pooled connection that wrote one (the
+# last 100 texts each). The hot path's own statements switch preparing on for themselves
+# (config/sql.py, `execute`).
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 EMBEDDED = not os.environ.get("REDIS_URL")
 
