@@ -216,7 +216,7 @@ ERROR_PAGE_FALLBACK = ('<!doctype html><html><head><meta charset="utf-8"><title>
                        '<body data-testid="error-page"><h1>{status} {title}</h1><p>{detail}</p></body></html>')
 
 
-def _is_api(request) -> bool:
+def is_api_request(request) -> bool:
     try:
         return request.path.startswith("/api/")
     except Exception:  # noqa: BLE001 - a handler must answer whatever the request holds
@@ -249,7 +249,7 @@ def error_page(request, status: int, detail: str = "", template: str = "4xx.html
 
 def refusal_response(request, status: int, detail: str, code: str, **extra: Any):
     """A refused request, as the caller reads it: a problem under /api/, else the 4xx page."""
-    if _is_api(request):
+    if is_api_request(request):
         return problem_response(status, detail, code, **extra)
     return error_page(request, status, detail)
 
@@ -263,14 +263,14 @@ def bad_request(request, exception=None):
 
 
 def permission_denied(request, exception=None):  # noqa: ARG001 - Django's handler403 signature
-    if _is_api(request):
+    if is_api_request(request):
         return problem_response(403, _("You do not have permission to perform this action."), "permission_denied")
     return error_page(request, 403, template="403.html")
 
 
 def api_not_found(request, exception=None):  # noqa: ARG001 - Django's handler404 signature
     """Unknown URLs under /api/ answer a problem, pages answer the HTML 404 page."""
-    if _is_api(request):
+    if is_api_request(request):
         try:
             path = request.path
         except Exception:  # noqa: BLE001
@@ -281,7 +281,7 @@ def api_not_found(request, exception=None):  # noqa: ARG001 - Django's handler40
 
 def api_server_error(request):
     """handler500: under /api/ a bug still answers a problem (no traceback, no HTML)."""
-    if _is_api(request):
+    if is_api_request(request):
         return problem_response(500, _("Something went wrong on our side; it has been logged."), "server_error")
     # 500.html stands alone (no top bar): whatever broke may be what the top bar reads.
     return error_page(None, 500, template="500.html")
