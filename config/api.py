@@ -424,8 +424,8 @@ def results_of(serializer_class: type[serializers.Serializer], name: str):
 IDEMPOTENCY_KEY_MAX_LENGTH = 200
 IDEMPOTENCY_HEADER = OpenApiParameter(
     "Idempotency-Key", {"type": "string", "minLength": 1, "maxLength": IDEMPOTENCY_KEY_MAX_LENGTH,
-                        "pattern": "\\S"}, OpenApiParameter.HEADER, required=True,
-    description="Unique per write (not blank, at most 200 characters); send the same key to "
+                        "pattern": "^[ -~]*[!-~][ -~]*$"}, OpenApiParameter.HEADER, required=True,
+    description="Unique per write (not blank, at most 200 visible ASCII characters); send the same key to "
                 "retry it. Same key with a different body answers 422; while the first is still running, 409.")
 
 def idempotent_write_errors() -> dict:

@@ -163,3 +163,14 @@ def test_a_lone_surrogate_in_every_json_operation_of_the_schema_is_a_4xx_problem
             assert 400 <= response.status_code < 500, (method, path, response.status_code, response.content[:300])
             assert response["Content-Type"] == PROBLEM, (method, path)
     assert tried >= 15  # the schema documents 19 JSON operations now
+
+
+@pytest.mark.parametrize("key", ["claim\x01one", "claim\x7f", "claim\u00e9"])
+def test_an_idempotency_key_with_a_control_character_or_past_ascii_is_a_400_and_files_nothing(demo, key):
+    from expenses.models import ExpenseClaim
+
+    response = api("alice").post("/api/v1/expenses/claims/", {
+        "category": "lodging", "city": "Beijing", "start_date": "2026-11-16", "nights": 2, "amount": "1400"},
+        content_type="application/json", HTTP_IDEMPOTENCY_KEY=key)
+    assert response.status_code == 400 and response.json()["code"] == "idempotency_key_invalid", response.content
+    assert not ExpenseClaim.objects.exists()
