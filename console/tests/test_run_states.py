@@ -8,7 +8,7 @@ import pytest
 
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
-from console.status import step_status_shown
+from workflows.step_status import step_status_shown
 from workflows.models import Run
 from workflows.services import run_cancel, run_retry, run_start
 from workflows.tests.helpers import drive, membership
