@@ -935,7 +935,7 @@ ZH.update({
     "Resumes after approval": "审批后恢复",
     "Approved approvals whose waiting step then completed.": "已批准且其等待中的步骤随后完成的审批。",
     "Skipped steps": "跳过的步骤",
-    "Completed steps that started before all their dependencies had completed (failed, for a compensation), by the transition log.": "按状态转换日志，在全部依赖完成（补偿步骤则为失败）之前就已开始的已完成步骤。",
+    "Completed steps that started before all their dependencies had completed (for an undo: ended or never started), by the transition log.": "按状态转换日志，在全部依赖完成（撤销步骤则为已结束或从未开始）之前就已开始的已完成步骤。",
     "Missed steps": "遗漏的步骤",
     "Steps of the current plan (compensations aside) not completed in a run that completed.": "已完成的运行中，当前计划里（补偿步骤除外）未完成的步骤。",
     "Duplicate executions": "重复执行",
@@ -945,7 +945,7 @@ ZH.update({
     "Recovered after a worker crash": "工作进程崩溃后恢复",
     "Runs that completed after a worker died holding one of their steps (another worker took the step over when its lease ran out), of the runs that lost a worker; retries and deferrals, which let the lease go on purpose, are not crashes.": "在丢失过工作进程的运行中，工作进程持有其步骤时退出（租约到期后由另一工作进程接手）之后仍完成的比例；主动释放租约的重试和延后不算崩溃。",
     "Dependency coverage": "依赖覆盖率",
-    "Declared dependencies of started steps that had completed (failed, for a compensation) before the step started.": "已开始步骤的声明依赖中，在该步骤开始前已完成（补偿步骤则为失败）的比例。",
+    "Declared dependencies of started steps that had completed before the step started; for an undo, that had ended (completed or failed) or never started.": "已开始步骤的声明依赖中，在该步骤开始前已完成的比例；撤销步骤则为已结束（完成或失败）或从未开始的依赖。",
     "Replan scope": "重新规划范围",
     "Steps replaced per local replan (plan versions after the first), on average.": "每次局部重新规划（第一版之后的计划版本）平均替换的步骤数。",
     "Recovery time": "恢复时间",
@@ -1712,6 +1712,43 @@ ZH.update({
     "Show all": "显示全部",
     "Experience from an earlier approval ranked “%(template)s” first (context only; the import still needs its own approval).":
         "之前一次审批的经验把“%(template)s”排在第一（仅供参考；导入仍需单独审批）。",
+    # A record a run holds; a card superseded twice for the same cause.
+    "Run %(run)s holds this claim until it ends, so the claim changes only through that run. Open the run to follow it, or cancel the run first.":
+        "运行 %(run)s 在结束前占用此报销申请，申请只能通过该运行更改。请打开该运行查看进度，或先取消该运行。",
+    "Run %(run)s holds this claim until it ends, so the claim changes only through that run.":
+        "运行 %(run)s 在结束前占用此报销申请，申请只能通过该运行更改。",
+    "Open the run ›": "打开运行 ›",
+    "The situation changed again for the same reason (%(stale)s), so the run stopped instead of asking a third time.":
+        "情况再次因同一原因发生变化（%(stale)s），运行已停止，不再第三次申请审批。",
+    "the approval was superseded twice for the same cause (%(reason)s); stopped instead of asking a third time":
+        "审批因同一原因两次作废（%(reason)s）；已停止，不再第三次申请审批",
+    # Who may answer, change, cancel or retry a run.
+    "Only %(starter)s, who started this run, may answer its question.": "只有发起此运行的 %(starter)s 可以回答它的问题。",
+    "Only %(starter)s, who started this run, may change it.": "只有发起此运行的 %(starter)s 可以更改它。",
+    "Only %(starter)s, who started this run, an approver or a tenant admin may cancel it.":
+        "只有发起此运行的 %(starter)s、审批人或租户管理员可以取消它。",
+    "Only %(starter)s, who started this run, an approver or a tenant admin may retry it.":
+        "只有发起此运行的 %(starter)s、审批人或租户管理员可以重试它。",
+    "This question is for %(starter)s, who started the run; only they can answer it. For something of your own, start a new request.":
+        "这个问题是问发起此运行的 %(starter)s 的，只有他们可以回答。如需办理你自己的事，请发起新的请求。",
+    "the run's question is its starter's to answer": "运行的问题由其发起人回答",
+    "Only %(who)s, who started this run, can answer it.": "只有发起此运行的 %(who)s 可以回答。",
+    # The approvals desk under a thumb: reject asks, a decision waits with Undo, Next moves on.
+    "Reject this step? Say why if you like (optional), then confirm.": "拒绝此步骤？可以写下原因（可选），然后确认。",
+    "Reject this step and ask for another plan? Say why if you like (optional), then confirm.":
+        "拒绝此步骤并要求另一个方案？可以写下原因（可选），然后确认。",
+    "Approving in %%(s)d s — undo it now if this is the wrong card.": "%%(s)d 秒后批准——如果这不是你要处理的卡片，请立即撤销。",
+    "Rejecting in %%(s)d s — undo it now if this is the wrong card.": "%%(s)d 秒后拒绝——如果这不是你要处理的卡片，请立即撤销。",
+    "Rejecting (replanning) in %%(s)d s — undo it now if this is the wrong card.":
+        "%%(s)d 秒后拒绝（重新规划）——如果这不是你要处理的卡片，请立即撤销。",
+    "Undone: nothing was decided.": "已撤销：没有做出任何决定。",
+    "Nothing else is waiting for a decision.": "没有其他等待决定的审批。",
+    "Why (optional)": "原因（可选）",
+    "Yes, reject": "确认拒绝",
+    "Keep it": "保留",
+    "Undo": "撤销",
+    "Next card ›": "下一张 ›",
+    # Refusals at the door: surrogates, ASCII digits, form bodies, the log-in delay, bounds.
     "This address does not read a %(type)s body; send %(types)s.": "此地址不读取 %(type)s 请求体；请发送 %(types)s。",
     " or ": " 或 ",
     "A lone surrogate (U+%(code)s at position %(position)s) is no character; send the character itself, or both halves of its pair.":

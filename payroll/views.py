@@ -19,12 +19,12 @@ from tenants.actors import Actor
 from tenants.models import Role
 from tenants.selectors import membership_for_user
 
-from . import selectors, services
-from .calculation import money_text, percent_text
+from .records import selectors, services
+from .records.calculation import money_text, percent_text
 from .forms import CityRulePeriodForm, PayForm
 from .models import CityRulePeriod, DeductionKind
-from .rules import KIND_LABELS, RulesNotInEffect, UnknownCity, city_rules, period_rows, rules_all
-from .trial import TRIAL_MONTHS, NoCityRules, payslip_of
+from .records.rules import KIND_LABELS, RulesNotInEffect, UnknownCity, city_rules, period_rows, rules_all
+from .records.trial import TRIAL_MONTHS, NoCityRules, payslip_of
 
 
 @login_required
@@ -113,7 +113,7 @@ def _kind_label(kind: str) -> str:
 
 @login_required
 def payslip(request: HttpRequest, employee_id: int, year: int, month: int) -> HttpResponse:
-    """One employee's payslip for a month, as the trial computes it (payroll.trial.payslip_of):
+    """One employee's payslip for a month, as the trial computes it (payroll.records.trial.payslip_of):
     every amount with its formula in a `title` (hover). 404 for another tenant's employee."""
     membership = membership_for_user(request.user)
     employee = selectors.employee_get(membership.tenant_id, employee_id)

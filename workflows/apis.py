@@ -6,7 +6,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.api import ID_PATTERN, StrictCharField, StrictIntegerField, StrictRegexField, results_of
-from config.ids import id_parse
+from config.forms import id_parse
 from tenants.selectors import membership_for_user
 from timeline.selectors import conversation_get_for
 from workflows.models import StateCoordinate
@@ -181,7 +181,8 @@ class RunInputApi(APIView):
     class InputSerializer(serializers.Serializer):
         answer = StrictCharField(max_length=2000)
 
-    @extend_schema(request=InputSerializer, responses={200: RunOutputSerializer, 409: OpenApiResponse(
+    @extend_schema(request=InputSerializer, responses={200: RunOutputSerializer, 403: OpenApiResponse(
+        description="not the run's starter: a run's question is answered by whoever started it"), 409: OpenApiResponse(
         description="the run is not waiting for input")})
     def post(self, request: Request, run_id: int) -> Response:
         data = self.InputSerializer(data=request.data)

@@ -4,7 +4,7 @@ from datetime import date
 
 import pytest
 
-from expenses.conversation import facts_read
+from expenses.reading.facts import facts_read
 from agents.orchestrator import message_post
 from approvals.models import ApprovalRequest
 from expenses.models import ExpenseClaim

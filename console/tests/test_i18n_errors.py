@@ -9,7 +9,7 @@ from approvals.matrix import approval_route, routing_reason_shown
 from approvals.models import ApprovalRequest, ApprovalStatus
 from approvals.services import approval_decide
 from expenses.models import ClaimStatus, ExpenseClaim
-from expenses.services import Actor, claim_create, claim_submit
+from expenses.records.services import Actor, claim_create, claim_submit
 from timeline.tests.helpers import client_for, run_to_approval
 from workflows.tests.helpers import membership
 

@@ -7,8 +7,8 @@ from decimal import Decimal as D
 
 import pytest
 
-from payroll import rules
-from payroll.calculation import (
+from payroll.records import rules
+from payroll.records.calculation import (
     EmployeeInput,
     MonthIncome,
     bracket,
@@ -157,7 +157,7 @@ def test_it_uses_the_contribution_base_given_instead_of_the_gross():
 
 
 def test_it_refuses_a_housing_fund_rate_outside_the_citys_range():
-    from payroll.calculation import CalculationError
+    from payroll.records.calculation import CalculationError
 
     assert contributions_for(shanghai(), D("30000"), housing_fund_rate=D("0.05")).employee == D("4650.00")
     with pytest.raises(CalculationError, match="outside 5%–7%"):

@@ -1,4 +1,4 @@
-"""Issue 17: memory that matters. What the user already said in this conversation and which
+"""Memory that matters. What the user already said in this conversation and which
 template the tenant chose last time for a similar request change the builtin backend's
 decisions; each use is a frame with its evidence, and L1 is a real record of the step's
 working set. A remembered statement authorises nothing."""

@@ -1,4 +1,4 @@
-"""Issue 17: provenance from the first message. The group's name, the employee ids of an
+"""Provenance from the first message. The group's name, the employee ids of an
 attachment, the requirements, the match and the snapshot are coordinates with producers, and
 an admin follows the chain from the imported group back to the words the user typed."""
 import pytest

@@ -1,4 +1,4 @@
-"""A run's questions are stored as meaning (issue 29): the tool raises words, the step keeps them
+"""A run's questions are stored as meaning: the tool raises words, the step keeps them
 in `Node.question["words"]` beside their English (`text`, for API clients and search), and
 every place that shows the question renders it in its reader's language — a Chinese request's
 "which template?" reads in English for an English reader and in Chinese for a Chinese one, on

@@ -1,4 +1,4 @@
-"""Issue 32, item 6: nobody's records change behind their back. A whole-tenant restore that
+"""Nobody's records change behind their back. A whole-tenant restore that
 deletes a group someone else's run set up tells that person in their conversation (what
 went, by whose restore, a link to the restore run), and the old link to the group says it
 was removed by that run instead of answering 404. The restore's panel waits only on people

@@ -1,4 +1,4 @@
-"""Issue 17: an import that fails its verification is undone, and then — once the undo has
+"""An import that fails its verification is undone, and then — once the undo has
 committed, with the group's name still reserved for the run — the planner replaces the
 failed step and what followed it with the next-best template, keeping what completed."""
 from __future__ import annotations

@@ -120,7 +120,7 @@ def test_an_unknown_employee_in_alices_export_is_proposed_to_bob_and_created_on_
     expect(card.get_by_test_id("employees-affected")).to_contain_text("2 employees from the attached list")
     screenshot(bob, "approval-card-new-employee")
     card.get_by_test_id("approve").click()
-    expect(bob.get_by_test_id("toast")).to_contain_text("Approved")
+    expect(bob.get_by_test_id("toast")).to_contain_text("Approved", timeout=15000)  # held with Undo, then sent
 
     expect(chat).to_contain_text("Done: the payroll group “Newcomers” has been created", timeout=30000)
     alice.get_by_test_id("message-link").last.click()

@@ -35,7 +35,7 @@ def test_alice_files_a_claim_in_the_chat_and_bob_approves_it(keel, new_page):
     expect(card).to_contain_text("Beijing lodging: 750 yuan per room per night.")  # the cited policy line
     screenshot(desk, "expense-approval-card")
     desk.get_by_test_id("approve").click()
-    expect(desk.get_by_test_id("toast")).to_contain_text("Approved")
+    expect(desk.get_by_test_id("toast")).to_contain_text("Approved", timeout=15000)  # held with Undo, then sent
 
     expect(page.get_by_test_id("run-status")).to_have_text("Completed", timeout=30000)
     claim = Api(keel.base_url, "alice").get("/api/v1/expenses/claims/")["results"][0]

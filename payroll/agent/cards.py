@@ -1,0 +1,205 @@
+"""Payroll's approval cards as typed rows (workflows.cards): the import (the group, each
+item it creates, the new employees of an attached export, the people it is for, the
+problems it will hit) and the whole-tenant restore. Computed from what the approval
+stored, so each approver reads it in their own language; registered in PayrollConfig.ready()."""
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from django.utils.translation import gettext_noop
+
+from config.names import name_visible
+from config.words import localised, words
+from workflows import cards
+
+from payroll.models import Snapshot
+from payroll.reading.requirements import REGION_NAMES, gazetteer
+from .previews import snapshot_words
+
+PLACES = {en: zh for en, zh in REGION_NAMES.values()}
+
+
+def place(location: Any) -> Any:
+    """A location as employees carry it ("Shanghai"), in the reader's language when known."""
+    if not isinstance(location, str) or not location:
+        return location or "—"
+    if location in PLACES:
+        return localised(location, PLACES[location])
+    city = gazetteer()["by_pinyin"].get(location.lower().replace(" ", "").replace("'", ""))
+    return localised(location, city["zh"]) if city else location
+
+
+def _snapshot(approval: Any, snapshot_id: Any) -> cards.Row:
+    snapshot = Snapshot.objects.filter(id=snapshot_id, tenant_id=approval.tenant_id).first() if str(
+        snapshot_id).isdigit() else None
+    return cards.text(snapshot_words(snapshot))
+
+
+def _rate(rate: Any) -> str:
+    try:
+        return f"{(Decimal(str(rate)) * 100).normalize():f}%"
+    except (InvalidOperation, TypeError, ValueError):
+        return ""
+
+
+KIND_WORDS = {"earning": gettext_noop("earning"), "deduction": gettext_noop("deduction"),
+              "employer_contribution": gettext_noop("employer contribution"), "tax": gettext_noop("tax")}
+
+
+def _kind(kind: str) -> cards.Row:
+    return cards.tag(words(KIND_WORDS[kind]) if kind in KIND_WORDS else (kind or "—"), tone=kind)
+
+
+def _item_row(item: dict[str, Any]) -> list[cards.Row]:
+    how = (cards.code(item["formula"]) if item.get("formula") else
+           cards.line(cards.text(words(gettext_noop("of"))), cards.code(item["base"])) if item.get("base") else
+           cards.text(""))
+    return [cards.text(localised(item["name"], item.get("name_zh") or item["name"])), cards.code(item["code"]),
+            _kind(item.get("kind", "")), cards.text(_rate(item["rate"]) if item.get("rate") is not None else "—"), how]
+
+
+def _scope_words(scope: dict[str, Any]) -> dict[str, Any]:
+    n = int(scope.get("headcount") or 0)
+    gross = cards.money_text(scope.get("monthly_gross") or 0)
+    if scope.get("listed"):
+        key = (gettext_noop("%(n)s employee from the attached list will be assigned to it after the import is "
+                            "verified (monthly gross %(gross)s %(currency)s)") if n == 1 else
+               gettext_noop("%(n)s employees from the attached list will be assigned to it after the import is "
+                            "verified (monthly gross %(gross)s %(currency)s)"))
+        return words(key, n=n, gross=gross, currency=scope.get("currency", ""))
+    key = (gettext_noop("%(n)s employee in %(location)s not yet in a group (monthly gross %(gross)s %(currency)s) "
+                        "can be assigned to it; the import itself assigns none") if n == 1 else
+           gettext_noop("%(n)s employees in %(location)s not yet in a group (monthly gross %(gross)s %(currency)s) "
+                        "can be assigned to it; the import itself assigns none"))
+    return words(key, n=n, location=place(scope.get("location")), gross=gross, currency=scope.get("currency", ""))
+
+
+def import_card(approval: Any) -> list[cards.Row]:
+    diff = approval.diff or {}
+    template = diff.get("template") or {}
+    template_name = localised(template.get("name", ""), template.get("name_zh") or template.get("name", ""))
+    rows = [cards.arguments_section(approval, {
+        "template_id": (words(gettext_noop("Template")), cards.text(words(
+            gettext_noop("%(name)s (%(code)s, version %(version)s)"), name=template_name,
+            code=template.get("code", ""), version=template.get("version", "")))),
+        "snapshot_id": (words(gettext_noop("Safety snapshot")), _snapshot(approval, approval.arguments.get("snapshot_id"))),
+        "group_name": (words(gettext_noop("New payroll group")),
+                       cards.text(f"“{name_visible(str(approval.arguments.get('group_name', '')))}”")),
+    })]
+    if not diff:
+        return rows
+    change: list[cards.Row] = [cards.diff([("+", cards.text(words(
+        gettext_noop("New payroll group “%(name)s” from %(template)s (%(code)s v%(version)s)"),
+        name=name_visible(g["name"]), template=template_name, code=template.get("code", ""),
+        version=template.get("version", "")))) for g in diff.get("groups") or []], line_mark="diff-group")]
+    found = diff.get("items") or []
+    change.append(cards.table(
+        [words(gettext_noop("Item")), words(gettext_noop("Code")), words(gettext_noop("Kind")),
+         words(gettext_noop("Rate")), words(gettext_noop("Base / formula"))],
+        [_item_row(i) for i in found], signs=["+"] * len(found), keys=[i["code"] for i in found],
+        mark="diff-items", row_mark="diff-item"))
+    new = diff.get("new_employees") or []
+    if new:
+        change.append(cards.table(
+            [words(gettext_noop("Name")), words(gettext_noop("Number")), words(gettext_noop("Department")),
+             words(gettext_noop("City"))],
+            [[cards.line(cards.tag(words(gettext_noop("new employee"))), cards.person(e["name"])),
+              cards.code(e["employee_no"]), cards.text(e.get("department") or "—"), cards.text(place(e.get("location")))]
+             for e in new],
+            signs=["+"] * len(new), keys=[e["employee_no"] for e in new], mark="new-employees", row_mark="new-employee",
+            caption=words(gettext_noop("New employees from the attached list, created on approval and assigned to "
+                                       "the group"))))
+    total = words(gettext_noop("%(n)s item added") if len(found) == 1 else gettext_noop("%(n)s items added"),
+                  n=len(found))
+    change.append(cards.text(words(gettext_noop("%(items)s · no existing group or item changes"), items=total)))
+    scope = {k: v for k, v in (approval.measures or {}).items() if k != "context"}
+    if scope.get("headcount") is not None:
+        change.append(cards.text(_scope_words(scope), mark="employees-affected"))
+    rows.append(cards.section(words(gettext_noop("Exactly what the import will change")), change, mark="diff"))
+    if diff.get("trial"):
+        rows.append(_trial_section(diff["trial"]))
+    if diff.get("problems"):
+        rows.append(cards.section(words(gettext_noop("Problems the import will hit:")),
+                                  [cards.items([cards.text(p["message"]) for p in diff["problems"]])],
+                                  mark="diff-problems", alert=True))
+    return rows
+
+
+MONTHS = {1: gettext_noop("January"), 2: gettext_noop("February"), 3: gettext_noop("March")}
+
+
+def _month(month: int) -> Any:
+    return words(MONTHS[month]) if month in MONTHS else str(month)
+
+
+def _trial_section(trial: dict[str, Any]) -> cards.Row:
+    """The trial the run computes after the import, computed for the approver now: the totals
+    per month, three sample payslips, and who has no salary yet (asked after approval)."""
+    heading = words(gettext_noop("Trial payroll, %(year)s (months 1–3)"), year=trial.get("year", ""))
+    if trial.get("not_modelled"):
+        return cards.section(heading, [cards.text(words(gettext_noop(
+            "The trial covers mainland China's social insurance, housing fund and income tax; %(place)s's are not "
+            "modelled, so no trial is computed for this group."), place=trial["not_modelled"]),
+            mark="trial-not-modelled")], mark="trial")
+    if trial.get("blocked"):
+        return cards.section(heading, [cards.text(words(gettext_noop(
+            "No social insurance and housing fund rules for %(city)s: the trial after the import will stop, "
+            "and the group will not be set up."), city=trial["blocked"]), mark="trial-blocked")],
+            mark="trial", alert=True)
+    currency = trial.get("currency") or "CNY"
+    rows: list[cards.Row] = []
+    if trial.get("totals"):
+        rows.append(cards.table(
+            [words(gettext_noop("Month")), words(gettext_noop("Gross")), words(gettext_noop("Employer cost")),
+             words(gettext_noop("Tax")), words(gettext_noop("Net"))],
+            [[cards.text(_month(t["month"])), cards.amount(t["gross"], currency),
+              cards.amount(t["employer_cost"], currency), cards.amount(t["tax"], currency),
+              cards.amount(t["net"], currency)] for t in trial["totals"]],
+            keys=[str(t["month"]) for t in trial["totals"]], mark="trial-totals", row_mark="trial-total",
+            caption=words(gettext_noop("Totals for %(n)s employees in %(city)s"),
+                          n=int(trial.get("count") or 0) - len(trial.get("missing") or []),
+                          city=trial.get("city_name") or "—")))
+    if trial.get("samples"):
+        rows.append(cards.table(
+            [words(gettext_noop("Sample payslip (January)")), words(gettext_noop("Gross")),
+             words(gettext_noop("Employee contributions")), words(gettext_noop("Tax")), words(gettext_noop("Net"))],
+            [[cards.line(cards.person(p["name"]), cards.code(p["employee_no"])), cards.amount(p["gross"], currency),
+              cards.amount(p["employee_contributions"], currency), cards.amount(p["tax"], currency),
+              cards.amount(p["net"], currency)] for p in trial["samples"]],
+            keys=[p["employee_no"] for p in trial["samples"]], mark="trial-payslips", row_mark="trial-payslip"))
+    missing = trial.get("missing") or []
+    if missing and not trial.get("totals"):
+        rows.append(cards.text(words(gettext_noop("Nobody on the list has a salary yet: the trial will ask for the "
+                                                  "salaries after the approval.")), mark="trial-missing"))
+    elif missing:
+        rows.append(cards.text(words(gettext_noop("No salary yet for %(names)s: the trial will ask for it after the "
+                                                  "approval."), names=[m["name"] for m in missing[:8]]),
+                               mark="trial-missing"))
+    if trial.get("rules_current") is False:
+        rows.append(cards.text(words(gettext_noop("The city's rules for this year are not published yet: the latest "
+                                                  "known ones were used.")), mark="trial-rules-old"))
+    return cards.section(heading, rows, mark="trial")
+
+
+def restore_card(approval: Any) -> list[cards.Row]:
+    diff = approval.diff or {}
+    rows = [cards.arguments_section(approval, {
+        "tenant_checksum": (words(gettext_noop("Tenant as the approver sees it")), cards.text(words(
+            gettext_noop("checksum %(checksum)s…"), checksum=str(approval.arguments.get("tenant_checksum", ""))[:12]))),
+        "snapshot_id": (words(gettext_noop("Restore to snapshot")),
+                        _snapshot(approval, approval.arguments.get("snapshot_id"))),
+    })]
+    if not diff:
+        return rows
+    # Stored as words ("changes"); an approval stored before they were keeps its English lines.
+    lines = [(c["sign"], cards.text(c["words"])) for c in diff.get("changes") or []] or [
+        (ln["sign"], cards.text(ln["text"])) for ln in diff.get("lines") or []]
+    heading = diff.get("heading_words") or diff.get("heading") or ""
+    rows.append(cards.section(heading, [cards.diff(lines, mark="diff-lines", line_mark="diff-line")], mark="diff"))
+    return rows
+
+
+def cards_register() -> None:
+    cards.card_register("import_template", import_card)
+    cards.card_register("restore_tenant_snapshot", restore_card)
