@@ -51,6 +51,10 @@ DEBUG = env_bool("KEEL_DEBUG", False)
 # fast hash instead (tests/support.py sets it). Never for real users: production refuses it.
 FAST_PASSWORD_HASHING = env_bool("KEEL_FAST_PASSWORD_HASHING", False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
+# The proxies whose X-Forwarded-For (the client's address) and X-Forwarded-Proto the server
+# believes (addresses or networks, comma-separated; `*` any): none by default, since a header
+# anyone can send would choose the address a log-in's failures are counted against.
+KEEL_TRUSTED_PROXIES = env_list("KEEL_TRUSTED_PROXIES", [])
 # Full origins (scheme://host[:port]) trusted for CSRF *and* for websockets (config/security.py).
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
@@ -198,11 +202,11 @@ else:
     DATABASES = {"default": embedded_database(embedded_folder(BASE_DIR))}
 if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
     raise ImproperlyConfigured(f"Keel runs on PostgreSQL; DATABASE_URL names {DATABASES['default']['ENGINE']}.")
-# Django turns psycopg's prepared statements off (prepare_threshold None), and then psycopg
-# ignores prepare=True too: the hot path's statements (config/sql.py) were parsed and planned
-# on every execution. A threshold no ORM query reaches prepares exactly the statements that
-# ask for it; the ORM's stay unprepared.
-DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 2**31 - 1
+# No statement cache on the connection (Django's default, prepare_threshold None): the ORM
+# binds parameters on the client, so a statement's text holds its values, and a cache keyed
+# by text kept a 5 MB file's bytea literal in every pooled connection that wrote one (the
+# last 100 texts each). The hot path's own statements switch preparing on for themselves
+# (config/sql.py, `execute`).
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 EMBEDDED = not os.environ.get("REDIS_URL")
 
@@ -286,11 +290,16 @@ AUTHENTICATION_BACKENDS = [
 ]
 AXES_HANDLER = "tenants.login_throttle.AccountAndAddressHandler"
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
-# An account is locked after this many failures; an address (an office behind
-# one NAT is many people) after KEEL_LOGIN_ADDRESS_FAILURES, and then only for the
-# accounts that failed from it (tenants/login_throttle.py says why).
+# An account is locked from an address after this many failures from it, and slowed
+# everywhere else (never locked: anyone could aim a lock at anyone); an address (an
+# office behind one NAT is many people) after KEEL_LOGIN_ADDRESS_FAILURES, and then only
+# for the accounts that failed from it (tenants/login_throttle.py says why).
 AXES_FAILURE_LIMIT = int(os.environ.get("KEEL_LOGIN_ACCOUNT_FAILURES", "5"))
 KEEL_LOGIN_ADDRESS_FAILURES = int(os.environ.get("KEEL_LOGIN_ADDRESS_FAILURES", "30"))
+# An account's delay after its failures from anywhere: this long after the last, doubled for
+# each failure past AXES_FAILURE_LIMIT, at most KEEL_LOGIN_DELAY_MAX.
+KEEL_LOGIN_DELAY = timedelta(seconds=float(os.environ.get("KEEL_LOGIN_DELAY_SECONDS", "1")))
+KEEL_LOGIN_DELAY_MAX = timedelta(seconds=float(os.environ.get("KEEL_LOGIN_DELAY_MAX_SECONDS", "60")))
 # The first lock's length (and the window failures are counted in); each lock-out of the
 # same account or address within KEEL_LOGIN_BACKOFF_MEMORY doubles the next, up to
 # KEEL_LOGIN_COOLOFF_MAX. Attempts while locked are refused unchecked and extend nothing.

@@ -26,6 +26,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -60,6 +61,9 @@ class Receipt:
     replayed: bool
 
 
+VISIBLE_ASCII = re.compile("[ -~]+")
+
+
 class KeyRequired(DomainError):
     status_code = 400
     code = "idempotency_key_required"
@@ -73,6 +77,11 @@ def key_checked(key: str | None) -> str:
         raise KeyRequired(gettext("The Idempotency-Key may be at most %(MAX_KEY_LENGTH)s characters.")
                           % {"MAX_KEY_LENGTH": MAX_KEY_LENGTH},
                           code="idempotency_key_too_long")
+    if not VISIBLE_ASCII.fullmatch(key):
+        # A header is bytes that HTTP reads as Latin-1: a control character or a byte past
+        # ASCII is invisible or another character in every log and admin page that shows it.
+        raise KeyRequired(gettext("The Idempotency-Key may hold only visible ASCII characters and spaces "
+                                  "(a UUID is one)."), code="idempotency_key_invalid")
     return key
 
 

@@ -24,6 +24,7 @@ from .blueprints import BLUEPRINTS, Door
 from .models import Node, RunStatus
 from .selectors import node_acceptance, run_get_for, runs_filtered
 from .services import node_input_answer, run_cancel, run_retry, run_start
+from .step_status import step_status_shown
 
 
 class AcceptanceOutputSerializer(serializers.Serializer):
@@ -34,11 +35,18 @@ class AcceptanceOutputSerializer(serializers.Serializer):
 
 class NodeOutputSerializer(serializers.ModelSerializer):
     acceptance = serializers.SerializerMethodField()
+    display_status = serializers.SerializerMethodField(
+        help_text="what the pages show: a step that will never run reads \"skipped\" in a run over for good "
+                  "(a completed run's undo step) and \"cancelled\" in a cancelled run; else its status")
 
     class Meta:
         model = Node
-        fields = ["key", "goal", "tool", "status", "status_reason", "depends_on", "run_when", "attempts", "attempt",
-                  "result_ref", "plan_version", "question", "started_at", "finished_at", "acceptance", "retries"]
+        fields = ["key", "goal", "tool", "status", "display_status", "status_reason", "depends_on", "run_when",
+                  "attempts", "attempt", "result_ref", "plan_version", "question", "started_at", "finished_at",
+                  "acceptance", "retries"]
+
+    def get_display_status(self, node: Node) -> str:
+        return step_status_shown(node.run.status, node.status) or ""
 
     @extend_schema_field(AcceptanceOutputSerializer(many=True))
     def get_acceptance(self, node: Node) -> list[dict]:

@@ -15,6 +15,7 @@ from agents.uploads import chat_upload_limit, too_large_refusal
 from agents.visits import conversation_visit
 from config.api import DomainError
 from config.parsers import RequestTooLarge
+from config.requests import MULTIPART, body_types
 from tenants.models import Membership
 from tenants.selectors import membership_for_user
 from timeline.selectors import conversation_get_for, conversations_for
@@ -79,6 +80,7 @@ def conversation_chat(request: HttpRequest, conversation_id: int) -> HttpRespons
     return render(request, "timeline/conversation.html#chat-messages", _chat_context(membership, conversation))
 
 
+@body_types(MULTIPART)  # a form without its file is refused unread (config.requests)
 @csrf_exempt  # checked by csrf_protect below, once the attachment's upload limit is in place
 @login_required
 @require_POST
