@@ -1,4 +1,4 @@
-"""The orchestrator: one user message in, one reply out (seed 000 §4).
+"""The orchestrator: one user message in, one reply out (control signal, DESIGN.md §2).
 
     message received → intent → control signal → one explicit branch → reply
 
@@ -40,7 +40,6 @@ leaves no run.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
@@ -48,9 +47,9 @@ from django.db.models import Exists, OuterRef
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
-from config.api import Conflict, DomainError
+from config.api import Conflict, DomainError, Forbidden
 from config.words import Stored, is_words, localised, words, words_english, words_render
-from llm import ModelError, backend_structured, model_call
+from llm import ModelError, backend_structured
 from tenants.models import Membership
 from timeline.model_frames import model_frames_into
 from timeline.models import Activity, Conversation
@@ -75,23 +74,18 @@ from workflows.conversation import (
     structured_frame,
 )
 from workflows.models import RUN_TERMINAL, Run, RunStatus
+from workflows.selectors import run_act_allowed
 from workflows.services import REVISABLE, active_nodes, node_input_answer, run_cancel, run_revise
 from workflows.tools import question_words
 
 from .answers import question_claims, run_answer
 from .intent import intent_classify, intent_messages, signal_parse
-from .memory import (
-    anchor_set,
-    history_messages,
-    ledger_append,
-    ledger_sync,
-    narrative_context,
-)
-from .models import Exploration, Message
+from .memory import history_messages, ledger_append, ledger_sync, narrative_context
+from .models import Message
+from .turn_context import Turn
 from .understanding import intent_structured
 
 MAX_TEXT = 4000
-TURN_MODEL_CALL_CAP = 8
 SURE = 0.9  # a domain's claim this sure takes a message even while a run waits for an answer
 CONTINUE_WORDS = {"continue", "go on", "go ahead", "proceed", "carry on", "resume", "ok", "okay", "yes",
                   "继续", "好的", "可以", "继续吧", "好"}
@@ -104,148 +98,7 @@ def persona() -> str:
     return " ".join([PERSONA_OPENING, *(d.persona for d in conversation_domains() if d.persona), PERSONA_CLOSING])
 
 
-class TurnBudgetExhausted(DomainError):
-    code = "model_budget_exhausted"
-
-
 Outcome = TurnReply  # what a turn answers (workflows.conversation): the front's branches and the domains'
-
-
-class _Pending:
-    """A domain's pending state in this conversation, kept in the conversation's Exploration
-    row: its JSON `requirements` holds each waiting domain's state under the domain's name
-    (the row's other fields mirror the last one written, for the admin)."""
-
-    FIELDS = ("request", "scratchpad", "iterations", "question")
-
-    def __init__(self, conversation: Conversation, domain: str):
-        self.conversation, self.domain = conversation, domain
-
-    def _row(self) -> Exploration | None:
-        return Exploration.objects.filter(conversation=self.conversation).first()
-
-    @staticmethod
-    def _held(row: Exploration | None) -> dict[str, Any]:
-        """The registered domains' states (a row written before domains kept theirs here holds none)."""
-        names = {d.name for d in conversation_domains()}
-        return {k: v for k, v in ((row.requirements or {}) if row else {}).items()
-                if k in names and isinstance(v, dict)}
-
-    def get(self) -> dict[str, Any] | None:
-        row = self._row()
-        state = (row.requirements or {}).get(self.domain) if row is not None else None
-        return dict(state) if isinstance(state, dict) else None
-
-    def set(self, state: dict[str, Any]) -> None:
-        row = self._row()
-        held = self._held(row)
-        held[self.domain] = state
-        mirrored = {"request": str(state.get("request") or ""), "scratchpad": state.get("scratchpad") or [],
-                    "iterations": int(state.get("iterations") or 0),
-                    "question": words_english(state.get("question")) if is_words(state.get("question"))
-                    else str(state.get("question") or "")}
-        Exploration.objects.update_or_create(conversation=self.conversation,
-                                             defaults={"requirements": held, **mirrored})
-
-    def clear(self) -> None:
-        row = self._row()
-        if row is None:
-            return
-        held = self._held(row)
-        held.pop(self.domain, None)
-        if held:
-            Exploration.objects.filter(id=row.id).update(requirements=held)
-        else:
-            row.delete()
-
-
-@dataclass
-class Turn:
-    """The turn as the domains see it (workflows.conversation.TurnContext)."""
-
-    membership: Membership
-    conversation: Conversation
-    activity_id: int
-    message_id: int
-    text: str
-    attachment: Any = None
-    attachment_kind: str = ""
-    signal: str = "unknown"
-    branch: str = ""
-    calls: int = 0
-    deltas: list[str] = field(default_factory=list)
-    streamed: int = 0
-    memo: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def conversation_id(self) -> int:
-        return self.conversation.id
-
-    @property
-    def zh(self) -> bool:
-        return bool(re.search(r"[\u4e00-\u9fff]", self.text))
-
-    @property
-    def lang(self) -> str:
-        return "zh" if self.zh else "en"
-
-    @property
-    def reader_lang(self) -> str:
-        """The request's language as a Django language code (the reply's `text` is rendered in it)."""
-        return "zh-hans" if self.zh else "en"
-
-    def model(self, messages: list[dict], *, purpose: str, choices: list[str] | None = None,
-              reply: bool = False, tools: list[dict] | None = None, response_format: dict | None = None,
-              max_tokens: int = 512):
-        """One model call within the turn's budget; a reply streams (token by token on a
-        streaming backend) as message.delta events while it is generated."""
-        self.budget_spend()
-        result = model_call(messages, purpose=purpose, choices=choices, on_delta=self._delta if reply else None,
-                            stream=True if reply else None, tools=tools, response_format=response_format,
-                            max_tokens=max_tokens)
-        if reply:
-            self._flush()
-        return result
-
-    def budget_spend(self, calls: int = 1) -> None:
-        if self.calls >= TURN_MODEL_CALL_CAP:
-            raise TurnBudgetExhausted(f"This turn used its {TURN_MODEL_CALL_CAP} model calls.")
-        self.calls += calls
-
-    def frame(self, kind: str, name: str, summary: Any, payload: dict[str, Any], **extra: Any):
-        return frame_record(activity_id=self.activity_id, kind=kind, name=name, summary=summary, payload=payload,
-                            **extra)
-
-    def anchor_set(self, goal: str) -> None:
-        anchor_set(conversation_id=self.conversation.id, goal=goal)
-
-    def ledger_append(self, *, milestone: str, text: str, run_id: int | None = None) -> None:
-        ledger_append(conversation_id=self.conversation.id, run_id=run_id, milestone=milestone, text=text)
-
-    def narrative(self, collection: list[str] | None = None) -> str:
-        return narrative_context(conversation_id=self.conversation.id, collection=collection)
-
-    def pending(self, domain: str) -> _Pending:
-        return _Pending(self.conversation, domain)
-
-    def last_route(self) -> str:
-        return (Activity.objects.filter(conversation_id=self.conversation.id, kind=Activity.Kind.MESSAGE)
-                .exclude(id=self.activity_id).order_by("-started_at", "-id")
-                .values_list("route", flat=True).first()) or ""
-
-    def _delta(self, piece: str) -> None:
-        self.deltas.append(piece)
-        if sum(len(p) for p in self.deltas) >= 24 or piece.endswith("\n"):
-            self._flush()
-
-    def _flush(self) -> None:
-        if not self.deltas:
-            return
-        text, self.deltas = "".join(self.deltas), []
-        with transaction.atomic():  # each delta commits on its own so that it is pushed now
-            event_append(conversation_id=self.conversation.id, type="message.delta",
-                         data={"activity": str(self.activity_id), "index": self.streamed, "text": text})
-        self.streamed += 1
 
 
 # --- The message boundary ---------------------------------------------------------------
@@ -437,6 +290,13 @@ def _route(turn: Turn) -> Outcome:
     domains = conversation_domains()
     holding = _best([(d, d.holds(turn)) for d in domains])
     if holding is not None:
+        # A conversation is the tenant's, but a run's question is its starter's to answer: a
+        # domain that asked here would take another member's reply as the answer.
+        foreign = _run_awaiting_input(turn)
+        if foreign is not None and not run_act_allowed(turn.membership, foreign, "answer"):
+            # "cancel" is a cancel here, not an answer: allowed to an approver, else refused as a cancel.
+            cancelled = _change(turn, None) if CANCEL.match(turn.text) else None
+            return cancelled or _not_theirs(turn, foreign)
         return _domain_turn(turn, holding[0])
     claimed = _best([(d, d.claims(turn)) for d in domains])
     changed = _change(turn, claimed) if signal != "analyze" else None
@@ -462,6 +322,8 @@ def _route(turn: Turn) -> Outcome:
     _frame(turn, "route", f"route → {branch}", route_summary(words(BRANCH_WORDS[branch]), words(why)),
            {"signal": signal, "branch": branch, "reason": why})
     if branch == "resume_run":
+        if not run_act_allowed(turn.membership, waiting_run, "answer"):
+            return _not_theirs(turn, waiting_run)
         return _resume_run(turn, waiting_run)
     if branch == "chat":
         return _chat(turn)
@@ -478,7 +340,7 @@ CHANGE_OF_MIND = re.compile(r"(?i)\b(actually|instead|rather|rename|scratch that
 
 
 def _change(turn: Turn, claimed: tuple[ConversationDomain, Claim] | None) -> Outcome | None:
-    """A change said to the conversation's latest run (issue 31): "cancel" cancels a run that
+    """A change said to the conversation's latest run: "cancel" cancels a run that
     waits; a change its domain reads ("call it X", "use the Beijing template") replans the run
     while it waits (workflows.services.run_revise: the pending card is withdrawn, only what the
     change needs is asked again), and is offered as a new run once the run has ended. A message
@@ -491,8 +353,8 @@ def _change(turn: Turn, claimed: tuple[ConversationDomain, Claim] | None) -> Out
     if waits and CANCEL.match(turn.text):
         try:
             run_cancel(membership=turn.membership, run_id=run.id, reason=turn.text[:500])
-        except (Conflict, DomainError) as err:
-            return Outcome(route="cancel", run_id=run.id, status="failed", reply=err.message)
+        except (Conflict, DomainError) as err:  # err.words: a refusal in words is said in the reader's language
+            return Outcome(route="cancel", run_id=run.id, status="failed", reply=err.words)
         _frame(turn, "route", "route → cancel", route_summary(words(BRANCH_WORDS["cancel"]), words(
             gettext_noop("the person cancelled the waiting run"))), {"run": str(run.id)})
         return Outcome(route="cancel", run_id=run.id, reply=words(
@@ -513,7 +375,7 @@ def _change(turn: Turn, claimed: tuple[ConversationDomain, Claim] | None) -> Out
             run_revise(membership=turn.membership, run_id=run.id, params_update=change.params_update,
                        replace=change.replace, reason=change.reason)
         except (Conflict, DomainError) as err:
-            return Outcome(route="change", run_id=run.id, status="failed", reply=err.message)
+            return Outcome(route="change", run_id=run.id, status="failed", reply=err.words)
         return Outcome(route="change", run_id=run.id, reply=change.reply)
     if run.status in RUN_TERMINAL or run.cancel_requested:
         offer = [{"label": change.follow_up[:200], "answer": change.follow_up[:200]}] if change.follow_up else []
@@ -625,7 +487,6 @@ def _analyze(turn: Turn) -> Outcome:
 
 def _resume_run(turn: Turn, run) -> Outcome:
     """The second form of human involvement: the answer, or "continue", in a later turn."""
-
     node = active_nodes(run.id).filter(status="awaiting_input").first()
     question = (node.question or {}) if node else {}
     options = question.get("options") or []
@@ -661,6 +522,16 @@ def _resume_run(turn: Turn, run) -> Outcome:
     ledger_append(conversation_id=turn.conversation.id, run_id=run.id, milestone=f"input:{node.key}:{node.id}",
                   text="the user answered the run's question")
     return Outcome(route="resume_run", reply=reply, run_id=run.id)
+
+
+def _not_theirs(turn: Turn, run: Run) -> Outcome:
+    """Another member's run asked the question: said plainly, nothing answered."""
+    starter = run.created_by.get_full_name() or run.created_by.username
+    _frame(turn, "route", "route → resume_run refused", route_summary(words(BRANCH_WORDS["resume_run"]), words(
+        gettext_noop("the run's question is its starter's to answer"))), {"run": str(run.id), "starter": starter})
+    return Outcome(route="resume_run", run_id=run.id, status="failed", reply=words(gettext_noop(
+        "This question is for %(starter)s, who started the run; only they can answer it. For something of your own, "
+        "start a new request."), starter=starter))
 
 
 def option_label(option: dict[str, Any]) -> Stored:

@@ -1,4 +1,4 @@
-"""Run history for the console (issue 16): the tenant's runs × steps grid (Airflow's grid view),
+"""Run history for the console: the tenant's runs × steps grid (Airflow's grid view),
 with filters and pages, and a run's waterfall on one time axis, waits drawn as labelled gaps."""
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from config.words import words_render
 from tenants.models import Membership, Role
 from workflows.blueprints import step_title
 from workflows.models import RUN_TERMINAL, Node, Run, RunStatus, Transition
+from workflows.step_status import step_status_shown
 
-from .status import step_status_shown
 
 PER_PAGE = 25
 WORK = {"in_progress"}

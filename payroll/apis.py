@@ -37,7 +37,11 @@ MAX_MONTHLY_AMOUNT = Decimal("10000000")
 AMOUNT_PATTERN = r"^(?:(?:0|[1-9][0-9]{0,6})(?:\.[0-9]{1,2})?|10000000(?:\.00?)?)$"
 AMOUNT_MAX_LENGTH = 16
 MAX_TRIAL_EMPLOYEES = 1000
+# A trial's answer is about 2.6 KB a payslip (employee × month), ~70 times what asked for it:
+# at most this many payslips an answer (~3 MB), refused before any is computed.
+MAX_TRIAL_PAYSLIPS = 1200
 MAX_ALLOWANCES = 20
+MAX_ALLOWANCE_NAME = 100
 
 
 def _money(amount: Decimal) -> str:
@@ -81,6 +85,7 @@ class MonthlyAmountField(serializers.Field):
 
 
 @extend_schema_field({"type": "object", "additionalProperties": AMOUNT_SCHEMA, "maxProperties": MAX_ALLOWANCES,
+                      "propertyNames": {"maxLength": MAX_ALLOWANCE_NAME},
     "description": "fixed allowances by item name, e.g. {\"岗位津贴\": \"500\"}"})
 class AllowancesField(serializers.DictField):
     def __init__(self, **kwargs):
@@ -90,6 +95,9 @@ class AllowancesField(serializers.DictField):
         if isinstance(data, dict) and len(data) > MAX_ALLOWANCES:
             raise serializers.ValidationError(_("At most %(max)s allowances.") % {"max": MAX_ALLOWANCES},
                                               code="too_many")
+        if isinstance(data, dict) and any(len(name) > MAX_ALLOWANCE_NAME for name in data):
+            raise serializers.ValidationError(_("An allowance's name may be at most %(max)s characters.")
+                                              % {"max": MAX_ALLOWANCE_NAME}, code="max_length")
         return super().to_internal_value(data)
 
 
@@ -299,6 +307,15 @@ class TrialApi(APIView):
 
         class Meta:
             ref_name = "PayrollTrialInput"
+
+        def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+            payslips = len(data["employees"]) * data["months"]
+            if payslips > MAX_TRIAL_PAYSLIPS:
+                raise serializers.ValidationError({"employees": _(
+                    "A trial answers at most %(max)s payslips (employees × months); this one would be %(count)s. "
+                    "Send fewer employees or months, in several trials.") % {"max": MAX_TRIAL_PAYSLIPS, "count": payslips}},
+                    code="too_large")
+            return data
 
     @extend_schema(request=InputSerializer, responses=TrialOutputSerializer,
                    summary="Compute a trial payroll (试算) for a few months; writes nothing")

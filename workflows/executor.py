@@ -19,11 +19,7 @@ from timeline.services import activity_close, event_append, events_batched, even
 
 from . import hop, sql
 from .blueprints import criterion_words
-from .dispatch import (
-    NODE_RUN,
-    dispatch_is_held,
-    messages_send,
-)
+from .dispatch import dispatch_is_held, nodes_dispatch_on_commit
 from .faults import fault_point
 from .gate import gate
 from .hop import fast_tools
@@ -185,7 +181,7 @@ def node_hand_over(node: Node, run: Run) -> None:
         return
     me = f"{HANDED_OVER}{worker_name()}"[:120]
     if node_claim([node.id], me, tools=[node.tool]):
-        transaction.on_commit(lambda: messages_send([(NODE_RUN, [node.id])]))
+        nodes_dispatch_on_commit([node.id])
 
 
 # 2. The claim: a lease on a ready node, by compare-and-set, or a lease taken over.

@@ -7,7 +7,7 @@ import pytest
 from django.apps import apps
 from rest_framework.test import APIClient
 
-from payroll.tests.support import api
+from tests.payroll import api
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
@@ -157,3 +157,18 @@ def test_the_schema_accepts_exactly_the_amounts_the_api_accepts():
         assert re.search(AMOUNT_PATTERN, text) and field.to_internal_value(text) == D(text)
     for text in ("-1", "01", "+5", " 5", ".5", "1e3", "10000000.01", "10000001", "1.234", "1_000", ""):
         assert not re.search(AMOUNT_PATTERN, text)
+
+
+def test_it_refuses_an_answer_over_its_stated_size_before_computing_it():
+    many = [{"employee_no": f"E{i}", "base_salary": "30000"} for i in range(101)]
+    response = post(api("alice"), {**body(), "employees": many, "months": 12})  # 1,212 payslips
+    assert response.status_code == 400 and "at most 1200 payslips" in response.json()["errors"]["employees"][0]
+    response = post(api("alice"), {**body(), "employees": many[:100], "months": 12})  # 1,200: answered
+    assert response.status_code == 200 and len(response.json()["employees"]) == 100
+    assert len(response.content) < 4 * 1024 * 1024
+
+
+def test_it_refuses_an_allowance_name_over_100_characters():
+    response = post(api("alice"), body(allowances={"x" * 101: "500"}))
+    assert response.status_code == 400 and "100 characters" in response.content.decode()
+    assert post(api("alice"), body(allowances={"x" * 100: "500"})).status_code == 200
