@@ -389,9 +389,11 @@ def replay_run(*, membership: Membership, run_id: int, keep_sandbox: bool = Fals
             conversation=sandbox.conversation, role=Message.Role.USER).order_by("created_at"))) if turns.origin else []
         # Where the record stopped (a pending decision): the sandbox's runs end here, so no
         # sweeper ever takes them up with another backend.
-        for unfinished in Run.objects.filter(tenant_id=sandbox.tenant.id).exclude(status__in=RUN_TERMINAL):
-            with transaction.atomic():
-                run_transition(unfinished, RunStatus.STOPPED, reason="the replay ended where the recorded run stopped")
+        with dispatch_held():  # and their ending is no news for anyone outside the sandbox
+            for unfinished in Run.objects.filter(tenant_id=sandbox.tenant.id).exclude(status__in=RUN_TERMINAL):
+                with transaction.atomic():
+                    run_transition(unfinished, RunStatus.STOPPED,
+                                   reason="the replay ended where the recorded run stopped")
     except BaseException:
         ReplayResult.objects.filter(id=result.id).update(status=ReplayResult.Status.ABANDONED)
         sandbox_delete(sandbox.tenant.id)

@@ -992,6 +992,8 @@ ZH.update({
     "outbox events": "待发事件",
     "idempotency record": "幂等记录",
     "idempotency records": "幂等记录",
+    "request record": "请求记录",
+    "request records": "请求记录",
     "expense claims": "报销申请",
     "invoice": "发票",
     "invoices": "发票",

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from config.celery import app
-from outbox.services import publish_on_commit
+from outbox.services import outbox_held, publish_on_commit
 
 NODE_RUN = "workflows.tasks.node_run"
 NODES_RUN = "workflows.tasks.nodes_run"
@@ -51,9 +51,12 @@ _held: ContextVar[bool] = ContextVar("keel_dispatch_held", default=False)
 
 @contextmanager
 def dispatch_held() -> Iterator[None]:
+    """Runs are driven here, in process: no step is sent to a worker, and no news is owed
+    to one (outbox_held)."""
     token = _held.set(True)
     try:
-        yield
+        with outbox_held():
+            yield
     finally:
         _held.reset(token)
 

@@ -15,7 +15,7 @@ from workflows.dispatch import NODE_RUN, PLAN_RUN
 from workflows.liveness import HANDED_OVER, LET_GO_RETRY
 from workflows.models import Node, NodeStatus, Run
 from workflows.tasks import leases_let_go, resume
-from workflows.tests.helpers import drive, membership
+from tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
