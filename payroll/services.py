@@ -402,14 +402,15 @@ def _import_work(*, actor: Actor, template, group_name: str,
             if item.code not in existing:
                 with transaction.atomic():
                     # Checked at the moment of creation, as the legacy importer did.
-                    problem = formula_problem(formula=item.formula, base=item.base, known=known)
+                    problem = formula_problem(item=item, known=known)
                     if problem:
                         raise Unprocessable(
                             _("Import stopped at item '%(name)s' (%(code)s): %(problem)s. The group '%(group_name)s' was left partly imported; this run's undo removes it.")
                                 % {"name": item.name, "code": item.code, "problem": problem, "group_name": group_name},
                             code="formula_invalid", extra={"item": item.code, "group_id": str(group.id)})
                     GroupItem.objects.create(group=group, position=item.position, code=item.code, name=item.name,
-                                             kind=item.kind, rate=item.rate, base=item.base, formula=item.formula)
+                                             kind=item.kind, rate=item.rate, rate_name=item.rate_name,
+                                             base=item.base, formula=item.formula)
             known.add(item.code)
         return 201, {"group_id": str(group.id), "template_id": str(template.id),
                      "template_version": template.version, "group_name": group.name,
@@ -524,13 +525,14 @@ def _configuration_write(tenant_id: int, configuration: dict[str, Any]) -> None:
     """Write a snapshot's groups, their items and the assignments (over a tenant cleared of them)."""
     for g in configuration["groups"]:
         fields = {"name": g["name"], "template_id": None if g["template_id"] is None else int(g["template_id"]),
-                  "template_version": g["template_version"], "variables": g["variables"]}
+                  "template_version": g["template_version"], "variables": g["variables"], "city": g.get("city", "")}
         updated = PayrollGroup.objects.filter(id=int(g["id"]), tenant_id=tenant_id).update(**fields)
         if not updated:
             PayrollGroup.objects.create(id=int(g["id"]), tenant_id=tenant_id, **fields)
         GroupItem.objects.bulk_create([
             GroupItem(group_id=int(g["id"]), position=i["position"], code=i["code"], name=i["name"],
-                      kind=i["kind"], rate=i["rate"], base=i["base"], formula=i["formula"])
+                      kind=i["kind"], rate=i["rate"], rate_name=i.get("rate_name", ""), base=i["base"],
+                      formula=i["formula"])
             for i in g["items"]])
     by_group: dict[int, list[int]] = {}
     for a in configuration["assignments"]:
