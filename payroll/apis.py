@@ -655,8 +655,9 @@ class TrialApi(APIView):
                     raise DomainError(_("Invalid request.") + " employees: " + problem, code="invalid",
                                       extra={"errors": {"employees": {str(n): {"inputs": [problem]}}}})
             inputs[e["employee_no"]] = given
-        result = evaluator.trial(employees, rules.city_rules(data["city"], timezone.localdate()), structure,
-                                 months=data["months"], inputs=inputs)
+        # Months 1..N of this year: the rules in force in month 1, as the group's trial and the card read them.
+        result = evaluator.trial(employees, rules.city_rules(data["city"], timezone.localdate().replace(month=1, day=1)),
+                                 structure, months=data["months"], inputs=inputs)
         return Response(_trial_data(result, template.code))
 
 

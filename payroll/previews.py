@@ -88,7 +88,17 @@ def import_trial(*, tenant_id: int, template_id: int, params: dict[str, Any]) ->
     """The trial the run will compute after the import, computed now for the people it will
     assign (payroll.trial): totals per month, three sample payslips (month 1), who has no
     salary yet, or why nothing can be computed (no rules for the city). None: no list attached."""
-    from .trial import SAMPLE_PAYSLIPS, NoCityRules, people_of_params, region_place, trial_applies, trial_of
+    from .evaluator import FormulaError
+    from .trial import (
+        SAMPLE_PAYSLIPS,
+        NoCityRules,
+        city_of_params,
+        people_of_params,
+        region_place,
+        template_structure,
+        trial_applies,
+        trial_of,
+    )
 
     if not (params.get("employee_ids") or params.get("new_employees")):
         return None
@@ -101,15 +111,21 @@ def import_trial(*, tenant_id: int, template_id: int, params: dict[str, Any]) ->
                 "samples": []}
     people = people_of_params(tenant_id, params, timezone.localdate())
     try:
-        out = trial_of(people, template.region)
+        # The template's items, which the import copies into the group, under the requested city's rules.
+        out = trial_of(people, template.region, city=city_of_params(params), structure=template_structure(template))
+    except FormulaError:
+        return None  # the import itself refuses the item and says why
     except NoCityRules as none:
         return {"blocked": {"en": none.place, "zh-hans": none.place_zh}, "count": len(people),
                 "missing": [], "totals": [], "samples": []}
     samples = [{"name": e["name"], "employee_no": e["employee_no"], **e["months"][0]}
                for e in out["employees"][:SAMPLE_PAYSLIPS]]
+    rules = out.get("rules") or {}
     return {"year": out["year"], "count": out["count"], "city_name": out.get("city_name"),
-            "rules_current": (out.get("rules") or {}).get("current", True), "totals": out["totals"],
-            "samples": samples, "missing": out["missing"], "currency": template.currency}
+            "rules_current": rules.get("current", True), "rules_source": rules.get("source"),
+            "rules_from": rules.get("effective_from"), "totals": out["totals"], "samples": samples,
+            "missing": out["missing"], "missing_inputs": out.get("missing_inputs") or [],
+            "currency": template.currency}
 
 
 def import_summary(tenant_id: int, arguments: dict[str, Any], diff: dict[str, Any] | None = None) -> str:

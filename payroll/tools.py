@@ -550,8 +550,11 @@ tool_register(Tool(
 @_transient_busy
 def import_template(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
 
+    from .trial import city_of_params
+
     receipt = template_import(actor=Actor.of_agent(ctx), template_id=int(arguments["template_id"]),
-                              group_name=arguments["group_name"], idempotency_key=ctx.idempotency_key)
+                              group_name=arguments["group_name"], idempotency_key=ctx.idempotency_key,
+                              city=city_of_params(ctx.params))
     body = receipt.body
     return {"group_id": body["group_id"], "items_created": body["items_created"],
             "template_id": body["template_id"], "template_version": body["template_version"],

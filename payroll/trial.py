@@ -66,6 +66,23 @@ def trial_applies(region: str) -> bool:
     return region == "CN" or (region or "").startswith("CN-")
 
 
+def city_of_params(params: dict[str, Any]) -> str:
+    """The mainland city a setup run's request names, as the group's city: the rules' key when
+    the rules know it, else the name as said (the trial then says plainly that it has no rules
+    for it); blank when the request names none or a place outside the mainland."""
+    from .requirements import requirements_extract
+
+    requirements = params.get("requirements") or requirements_extract((params.get("request") or "")[:2000])
+    region, city = requirements.get("region") or "", requirements.get("city") or {}
+    name = city.get("en") if isinstance(city, dict) else None
+    if not (name and region.startswith("CN")):
+        return ""
+    try:
+        return city_find(name).key
+    except UnknownCity:
+        return str(name)[:40]
+
+
 def city_of_region(region: str, city: str = "") -> str:
     """The rules' city key of a group: its own `city` when it has one (a template is a structure,
     the city a rule set), else its template's region's (CN-Shanghai → shanghai, CN → cn);
@@ -74,7 +91,7 @@ def city_of_region(region: str, city: str = "") -> str:
         try:
             return city_find(city).key
         except UnknownCity:
-            raise NoCityRules(city, city) from None
+            raise NoCityRules(*region_place(f"CN-{city}")) from None
     place, place_zh = region_place(region or "")
     name = NATIONWIDE if region == "CN" else (region.removeprefix("CN-") if region.startswith("CN-") else None)
     if name is None:

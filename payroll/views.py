@@ -139,6 +139,10 @@ def payslip(request: HttpRequest, employee_id: int, year: int, month: int) -> Ht
         "pay": slip["pay"], "result": result,
         "lines": [{"label": _kind_label(line.kind), "base": line.base, "employee": line.employee,
                    "employer": line.employer, "formulas": line.formulas} for line in c.items],
+        "items": [{"name": i.name_zh if translation.get_language() == "zh-hans" and i.name_zh else i.name,
+                   "code": i.code, "formula": i.formula, "base": i.base, "rate": percent_text(i.rate)
+                   if i.rate is not None else "", "amount": i.amount, "detail": i.detail} for i in result.items],
+        "missing_inputs": result.missing_inputs,
         "employer_cost": result.gross + c.employer,
         "employer_cost_formula": f"{money_text(result.gross)} + {money_text(c.employer)} = "
                                  f"{money_text(result.gross + c.employer)}",
