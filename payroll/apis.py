@@ -391,10 +391,10 @@ def _rules_data(city_rules: rules.CityRules) -> dict[str, Any]:
             "employee_rate": selectors.rate_text(rule.employee_rate),
             "employer_rate": selectors.rate_text(rule.employer_rate),
             "employee_range": _rate_range(rule.employee_range), "employer_range": _rate_range(rule.employer_range),
-            "base": _bounds_data(rule.base), "includes": list(rule.includes), "note": rule.note,
+            "base": _bounds_data(rule.base), "includes": list(rule.includes), "note": rules.note_text(rule.note),
         } for rule in city_rules.contributions],
         "merged": [{"kind": kind, "into": into} for kind, into in city_rules.merged.items()],
-        "notes": list(city_rules.notes),
+        "notes": [rules.note_text(note) for note in city_rules.notes],
     }
 
 

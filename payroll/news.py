@@ -60,8 +60,8 @@ def empty_words(run: Run) -> Stored | None:
     trial = trial_of_run(run)
     if trial is None or trial.get("count") or trial.get("not_computed"):
         return None
-    return words(gettext_noop("It has no employees yet — add them: attach an employee list in the chat, or assign "
-                              "them on the group's page."))
+    return words(gettext_noop("It has no employees yet — add them: attach an employee list (CSV or XLSX) in the "
+                              "chat."))
 
 
 def payroll_news(item: RunNews) -> News | None:

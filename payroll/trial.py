@@ -403,7 +403,7 @@ def _trial_accept(ctx: ToolContext, arguments: dict[str, Any], output: dict[str,
     in_group = Employee.objects.filter(tenant_id=ctx.tenant_id, group_id=int(output["group_id"])).count()
     if not in_group:  # set up, and said so: nothing is reported computed over nobody
         return [Acceptance(COMPUTES, True, words(gettext_noop(
-            "no employees yet — add them: attach an employee list in the chat, or assign them on the group's page"))),
+            "no employees yet — add them: attach an employee list (CSV or XLSX) in the chat"))),
                 Acceptance("the totals are consistent", True, words(gettext_noop("nothing was computed to add up")))]
     computed = output.get("employees") or []
     problems: list[Stored] = []

@@ -15,7 +15,7 @@ from agents.orchestrator import message_post
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
 from payroll.attachments import employee_list_parse
-from payroll.models import Employee, EmployeePay, PayrollTemplate
+from payroll.models import Employee, EmployeePay, PayrollGroup, PayrollTemplate
 from payroll.services import employee_pay_record
 from payroll.tests.support import actor_for, tenant
 from timeline.services import conversation_create
@@ -167,7 +167,7 @@ def test_a_run_whose_employees_lack_a_salary_asks_for_it_and_completes_once_answ
     assert [e["months"][0]["gross"] for e in trial_output(run)["employees"]] == ["11000.00", "15000.00"]
 
 
-def test_a_template_for_a_city_without_rules_blocks_with_a_reason_naming_the_city():
+def test_a_group_for_a_city_without_rules_blocks_with_a_reason_naming_the_city():
     shanghai = PayrollTemplate.objects.get(code="cn-sh-monthly-salaried", version=1)
     suzhou = PayrollTemplate.objects.create(code="cn-suzhou-monthly", version=1, name="Suzhou Monthly",
                                             name_zh="苏州月薪", region="CN-Suzhou", pay_frequency="monthly",
@@ -176,12 +176,27 @@ def test_a_template_for_a_city_without_rules_blocks_with_a_reason_naming_the_cit
         item.pk, item.template = None, suzhou
         item.save()
     employee = Employee.objects.filter(tenant=tenant("demo"), base_salary__gt=0, group__isnull=True).first()
-    run = drive(start("Suzhou Sales", template_code="cn-suzhou-monthly", employee_ids=[str(employee.id)]))
+    run = drive(start("Suzhou Sales", template_code="cn-suzhou-monthly", employee_ids=[str(employee.id)],
+                      request="set up a monthly payroll group for our Suzhou sales team, called 'Suzhou Sales'"))
     run = approve(run)
     trial = Node.objects.get(run=run, key="trial", retired_in__isnull=True)
     assert trial.status == "blocked", trial.status
     assert "Suzhou" in trial.status_reason and "苏州" in trial.status_reason
     assert run.status != "completed"
+    assert PayrollGroup.objects.get(name="Suzhou Sales").city == "Suzhou"
+
+
+def test_a_hangzhou_group_computes_with_hangzhous_rates_from_the_shanghai_structure():
+    employee = Employee.objects.filter(tenant=tenant("demo"), base_salary__gt=0, group__isnull=True).first()
+    run = drive(start("HZ Sales", template_code="cn-sh-monthly-salaried", employee_ids=[str(employee.id)],
+                      request="set up a monthly payroll group for our Hangzhou sales team, called 'HZ Sales'"))
+    card = ApprovalRequest.objects.get(run=run).diff["trial"]
+    medical = next(i for i in card["samples"][0]["items"] if i["code"] == "medical_er")
+    assert card["city_name"]["en"] == "Hangzhou" and Decimal(medical["rate"]) == Decimal("0.095")
+    run = approve(run)
+    assert run.status == "completed", run.status_reason
+    assert PayrollGroup.objects.get(name="HZ Sales").city == "hangzhou"
+    assert trial_output(run)["city"] == "hangzhou"
 
 
 def test_a_template_outside_mainland_china_gets_no_trial_and_says_so_but_is_set_up():
