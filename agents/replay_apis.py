@@ -7,7 +7,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.ids import id_parse
+from config.forms import id_parse
 from tenants.selectors import membership_for_user
 
 from .replay import replay_run

@@ -73,7 +73,7 @@ class Unprocessable(DomainError):
     code = "unprocessable"
 
 
-class InvalidId(DomainError):  # raised by config.ids.id_parse
+class InvalidId(DomainError):  # raised by config.forms.id_parse
     code = "invalid_id"
 
 
@@ -410,7 +410,7 @@ def _at_most(limit: int) -> str:
 
 
 # A business id in a request: ASCII digits (blanks around them trimmed), 1 … 2^63-1, as
-# config.ids.id_parse reads it (Keel's ids are random 63-bit numbers: up to 19 digits).
+# config.forms.id_parse reads it (Keel's ids are random 63-bit numbers: up to 19 digits).
 ID_PATTERN = f"^[ \\t]*({_at_most(MAX_ID)})[ \\t]*$"
 
 

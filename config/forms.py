@@ -1,4 +1,4 @@
-"""Numbers typed into forms: finite, bounded, ASCII, or a clear refusal.
+"""Numbers typed into forms, and ids sent in requests: finite, bounded, ASCII, or a clear refusal.
 
 float("inf") and float("1e300") are numbers to Python; an hour count of either
 overflows round() or the database column (OverflowError, DataError: a 500).
@@ -10,7 +10,10 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
-from config.api import DomainError
+from django.utils.translation import gettext as _
+
+from config.api import DomainError, InvalidId
+from config.ids import MAX_ID
 
 # Plain decimal notation: no exponent, no inf/nan, no Unicode digits ("²", "٣").
 _NUMBER_TEXT = re.compile(r"[+-]?[0-9]{1,20}(?:\.([0-9]{1,20}))?", re.ASCII)
@@ -47,3 +50,28 @@ def int_parse(value: object, *, what: str, minimum: int, maximum: int, required:
     """number_parse for whole numbers, as an int."""
     number = number_parse(value, what=what, minimum=minimum, maximum=maximum, required=required)
     return None if number is None else int(number)
+
+
+# ASCII digits only: str.isdigit() also accepts "²" and "٣", which int() then
+# refuses with a ValueError (or, for "٣", silently reads as 3).
+_ID_TEXT = re.compile(r"[0-9]{1,19}", re.ASCII)
+
+
+def id_parse(value: object, *, what: str = "The id") -> int:
+    """A business id from a request (a string of ASCII digits, or a JSON int):
+    1 … 2**63-1, else InvalidId (400) with a sentence that says what an id is."""
+    if isinstance(value, bool):  # True is an int to Python, never an id
+        raise InvalidId(_("%(what)s must be an id (a string of digits), not %(lower)s.")
+                        % {"what": what, "lower": str(value).lower()})
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, str) and _ID_TEXT.fullmatch(value.strip(" \t")):
+        number = int(value.strip(" \t"))
+    else:
+        shown = value[:40] if isinstance(value, str) else type(value).__name__
+        raise InvalidId(_('%(what)s must be an id, a string of digits such as "4821093377"; “%(shown)s” is not an id.')
+                        % {"what": what, "shown": shown})
+    if not 0 < number <= MAX_ID:
+        raise InvalidId(_("%(what)s must be an id between 1 and %(MAX_ID)s; %(number)s is not an id.")
+                        % {"what": what, "MAX_ID": MAX_ID, "number": number})
+    return number

@@ -13,29 +13,30 @@ class PayrollConfig(AppConfig):
         # Imported here, not at the top: Django loads apps.py before the models exist.
         from llm.builtin import answerer_register
 
-        from . import blueprints, tools  # noqa: F401 - registering is importing
-        from .requirements import requirements_answer
+        from . import blueprints  # noqa: F401 - registering is importing
+        from .agent import tools  # noqa: F401 - registering is importing
+        from .reading.requirements import requirements_answer
 
         answerer_register("requirements", requirements_answer)
 
         from workflows.news import news_register
 
-        from .news import BLUEPRINT, payroll_news
+        from .agent.news import BLUEPRINT, payroll_news
 
         news_register(BLUEPRINT, payroll_news)  # what its runs tell the chat
 
-        from .cards import cards_register
+        from .agent.cards import cards_register
 
         cards_register()  # how its approval cards read (workflows.cards)
 
         from workflows.conversation import conversation_register
 
-        from .conversation import PayrollConversation
+        from .conversation.domain import PayrollConversation
 
         conversation_register(PayrollConversation())  # its part in the conversation
 
     def seed_demo(self) -> None:
         """Called by `manage.py seed_demo`: the template catalog and the demo employees."""
-        from .seed import seed_demo
+        from .records.seed import seed_demo
 
         seed_demo()

@@ -12,7 +12,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from .models import DeductionKind, EmployeePay
-from .rules import HOUSING_FUND, KIND_LABELS, MAX_RATE_PERCENT, CityRules
+from .records.rules import HOUSING_FUND, KIND_LABELS, MAX_RATE_PERCENT, CityRules
 
 MAX_AMOUNT = Decimal(10_000_000)
 ALLOWANCE_LINES = 5

@@ -11,8 +11,8 @@ from typing import Any
 
 from workflows.sandbox import SandboxCopy, sandbox_attachment_register, sandbox_copier_register
 
-from .models import Employee, PayrollGroup, Snapshot
-from .services import employee_copy, snapshot_copy
+from payroll.models import Employee, PayrollGroup, Snapshot
+from payroll.records.services import employee_copy, snapshot_copy
 
 
 def payroll_copy(copy: SandboxCopy, params: dict[str, Any]) -> dict[str, Any]:

@@ -19,13 +19,13 @@ from tenants.actors import Actor
 from tenants.models import Role
 from tenants.selectors import membership_for_user
 
-from . import selectors, services
-from .calculation import money_text, percent_text
 from .evaluator import FormulaError
+from .records import selectors, services
+from .records.calculation import money_text, percent_text
 from .forms import CityRulePeriodForm, PayForm
 from .models import CityRulePeriod, DeductionKind
-from .rules import KIND_LABELS, RulesNotInEffect, UnknownCity, city_rules, note_text, period_rows, rules_all
-from .trial import TRIAL_MONTHS, NoCityRules, payslip_of
+from .records.rules import KIND_LABELS, RulesNotInEffect, UnknownCity, city_rules, note_text, period_rows, rules_all
+from .records.trial import TRIAL_MONTHS, NoCityRules, payslip_of
 
 
 @login_required

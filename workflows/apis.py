@@ -6,7 +6,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.api import ID_PATTERN, StrictCharField, StrictIntegerField, StrictRegexField, results_of
-from config.ids import id_parse
+from config.forms import id_parse
 from tenants.selectors import membership_for_user
 from timeline.selectors import conversation_get_for
 from workflows.models import StateCoordinate

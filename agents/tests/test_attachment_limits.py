@@ -9,7 +9,7 @@ import zipfile
 
 import pytest
 
-from payroll.attachments import (MAX_COLUMNS, MAX_ROWS, MAX_SHEET_ROWS, AttachmentError,
+from payroll.reading.attachments import (MAX_COLUMNS, MAX_ROWS, MAX_SHEET_ROWS, AttachmentError,
                                  employee_list_parse)
 from payroll.models import Employee
 from tenants.models import Tenant

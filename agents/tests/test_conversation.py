@@ -10,7 +10,7 @@ from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
 from llm import scripted_reset
 from payroll.models import Employee, PayrollGroup, PayrollTemplate
-from payroll.services import configuration_checksum
+from payroll.records.services import configuration_checksum
 from timeline.models import Activity, Event, Frame, FramePayload
 from timeline.services import conversation_create
 from workflows.models import Run

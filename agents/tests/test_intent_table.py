@@ -7,7 +7,7 @@ import pytest
 
 from agents.intent import SIGNALS, intent_classify, signal_parse
 from llm import model_call
-from payroll.requirements import requirements_extract
+from payroll.reading.requirements import requirements_extract
 
 # Each row: text, expected signal, expected requirement fields (only those listed are checked).
 TEMPLATED = [

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from agents.orchestrator import message_post
-from payroll.matching import template_decide
+from payroll.reading.matching import template_decide
 from payroll.models import PayrollTemplate
 from tests.fake_openai import FakeOpenAI
 from timeline.models import Event, Frame

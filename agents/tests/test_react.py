@@ -6,9 +6,9 @@ import pytest
 
 from agents.models import Exploration
 from agents.orchestrator import message_post
-from payroll.exploration import ITERATION_CAP, step_parse
+from payroll.conversation.exploration import ITERATION_CAP, step_parse
 from llm import scripted_reset
-from payroll.services import configuration_checksum
+from payroll.records.services import configuration_checksum
 from timeline.models import Activity, Frame
 from timeline.services import conversation_create
 from workflows.models import Run

@@ -21,7 +21,7 @@ from hr.services import Actor, tan_approve
 from hr.supervisor import tan_event_consume
 from llm import backend_scoped
 from llm.replay import ReplayBackend
-from payroll import services as payroll_services
+from payroll.records import services as payroll_services
 from payroll.models import PayrollTemplate
 from payroll.tests.support import actor_for
 from tenants.models import Membership, Role, Tenant

@@ -18,8 +18,7 @@ from approvals.selectors import (
     reminders_for,
 )
 from config.api import DomainError
-from config.forms import number_parse
-from config.ids import id_parse
+from config.forms import id_parse, number_parse
 from tenants.models import Membership, Role
 from tenants.selectors import membership_for_user
 from workflows.tools import tool_title

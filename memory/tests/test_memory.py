@@ -7,7 +7,7 @@ from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
 from memory.models import MemoryItem
 from payroll.models import PayrollTemplate
-from payroll.previews import template_memories
+from payroll.agent.previews import template_memories
 from timeline.models import Frame
 from workflows.models import StateCoordinate
 from workflows.services import run_start

@@ -12,7 +12,7 @@ PERIOD_COLUMNS = ("effective_from", "effective_to", "source", "verified")
 
 
 def load(apps, schema_editor):
-    from payroll.rules import rules_parse  # a pure function of the file's data: no models
+    from payroll.records.rules import rules_parse  # a pure function of the file's data: no models
 
     CityRulePeriod = apps.get_model("payroll", "CityRulePeriod")
     data = json.loads(RULES_PATH.read_text(encoding="utf-8"))

@@ -2,8 +2,8 @@
 from django import template
 from django.utils import translation
 
-from payroll.previews import snapshot_label as _snapshot_label
-from payroll.requirements import gazetteer
+from payroll.agent.previews import snapshot_label as _snapshot_label
+from payroll.reading.requirements import gazetteer
 
 register = template.Library()
 

@@ -12,9 +12,9 @@ from payroll.models import (
     PayrollTemplate,
     Snapshot,
 )
-from payroll.selectors import configuration_checksum
-from payroll.services import Actor
-from payroll.services import snapshot_restore as services_snapshot_restore
+from payroll.records.selectors import configuration_checksum
+from payroll.records.services import Actor
+from payroll.records.services import snapshot_restore as services_snapshot_restore
 from tenants.models import Membership, Tenant
 
 LEGACY_CODE = "cn-sh-legacy-grade-2015"

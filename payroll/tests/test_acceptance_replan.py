@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
-from payroll import tools as payroll_tools
+from payroll.agent.tools import interpret as payroll_tools
 from payroll.models import PayrollTemplate, Snapshot
 from payroll.tests.support import template
 from timeline.models import Event, Frame

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from payroll import services
+from payroll.records import services
 from payroll.models import Employee, PayrollGroup, PayrollTemplate
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide

@@ -7,8 +7,9 @@ from decimal import Decimal as D
 
 import pytest
 
-from payroll import evaluator, rules
-from payroll.calculation import (
+from payroll import evaluator
+from payroll.records import rules
+from payroll.records.calculation import (
     EmployeeInput,
     MonthIncome,
     bracket,
@@ -17,8 +18,8 @@ from payroll.calculation import (
     tax_on,
     withholding,
 )
-from payroll.seed import templates_seed
-from payroll.trial import general_template, template_structure
+from payroll.records.seed import templates_seed
+from payroll.records.trial import general_template, template_structure
 
 # The rules are data in the database (payroll.CityRulePeriod, loaded from city_rules.json).
 pytestmark = pytest.mark.django_db
@@ -170,7 +171,7 @@ def test_it_uses_the_contribution_base_given_instead_of_the_gross():
 
 
 def test_it_refuses_a_housing_fund_rate_outside_the_citys_range():
-    from payroll.calculation import CalculationError
+    from payroll.records.calculation import CalculationError
 
     assert contributions_for(shanghai(), D("30000"), housing_fund_rate=D("0.05")).employee == D("4650.00")
     with pytest.raises(CalculationError, match="outside 5%–7%"):

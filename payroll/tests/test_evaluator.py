@@ -5,12 +5,13 @@ from decimal import Decimal as D
 
 import pytest
 
-from payroll import calculation, evaluator, rules
-from payroll.calculation import EmployeeInput
+from payroll import evaluator
+from payroll.records import calculation, rules
+from payroll.records.calculation import EmployeeInput
 from payroll.evaluator import FormulaError, Item, structure
 from payroll.models import PayrollTemplate
-from payroll.seed import TEMPLATES, templates_seed
-from payroll.trial import template_structure
+from payroll.records.seed import TEMPLATES, templates_seed
+from payroll.records.trial import template_structure
 
 pytestmark = pytest.mark.django_db
 ON = date(2025, 8, 1)

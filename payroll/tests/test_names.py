@@ -7,10 +7,10 @@ import pytest
 from approvals.models import ApprovalRequest
 from config.api import DomainError
 from config.names import name_skeleton, name_visible
-from payroll import services
+from payroll.records import services
 from payroll.models import PayrollGroup, RecordClaim, group_name_key
-from payroll.previews import import_argument, import_preconditions
-from payroll.selectors import import_diff
+from payroll.agent.previews import import_argument, import_preconditions
+from payroll.records.selectors import import_diff
 from payroll.tests.support import actor_for, api, state_of, template
 from timeline.models import Conversation
 from workflows.models import Node, Run
@@ -154,7 +154,7 @@ def test_the_skeleton_folds_case_space_and_confusables_but_not_different_names()
 
 
 def test_a_new_employee_of_an_attached_export_is_named_as_people_read_it():
-    from payroll.attachments import AttachmentError, employee_list_parse
+    from payroll.reading.attachments import AttachmentError, employee_list_parse
 
     tenant_id = actor_for("alice").tenant_id
     parsed = employee_list_parse(tenant_id=tenant_id, filename="export.csv",

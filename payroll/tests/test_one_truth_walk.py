@@ -10,10 +10,12 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
-from payroll import previews, rules, services
+from payroll.agent import previews
+from payroll.records import rules, services
+from payroll.records.services import imports
 from payroll.models import Employee, EmployeePay, PayrollGroup, PayrollTemplate
 from payroll.tests.support import actor_for, api
-from payroll.trial import payslip_of, trial_applies
+from payroll.records.trial import payslip_of, trial_applies
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
@@ -29,7 +31,7 @@ def lines(items) -> list[tuple]:
 def test_the_card_the_trial_api_the_group_and_the_payslip_show_the_same_items_for_every_template_and_city(
         monkeypatch):
     # Fifty-odd imports by one approver: the approval matrix's limits are not what this walks.
-    monkeypatch.setattr(services, "approval_route", lambda **_: SimpleNamespace(over_limit=False, reason=""))
+    monkeypatch.setattr(imports, "approval_route", lambda **_: SimpleNamespace(over_limit=False, reason=""))
     bob = actor_for("bob")
     employee = Employee.objects.filter(tenant_id=bob.tenant_id, location="Shanghai").order_by("employee_no").first()
     EmployeePay.objects.create(employee=employee, effective_from=timezone.localdate().replace(month=1, day=1),

@@ -14,10 +14,10 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.utils import timezone
 
-from payroll import rules
+from payroll.records import rules
 from payroll.models import CityRulePeriod, Employee, EmployeePay, PayrollGroup
 from payroll.tests.support import api, page, template, tenant
-from payroll.trial import people_of_group, trial_of
+from payroll.records.trial import people_of_group, trial_of
 from tenants.models import Membership, Role
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
@@ -257,7 +257,7 @@ def test_invalid_figures_are_refused_on_their_field(changes, field, message):
 
 def test_the_service_refuses_what_the_rules_refuse_and_a_stale_form():
     from config.api import Conflict, Unprocessable
-    from payroll.services import city_rule_period_change
+    from payroll.records.services import city_rule_period_change
 
     stella = staff_user()
     row = shanghai_row()

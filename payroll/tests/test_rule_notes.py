@@ -5,7 +5,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from payroll import rules
+from payroll.records import rules
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 INTERNAL = re.compile(r"issue \d+|seed 00\d|\.json|\.py\b|payroll/", re.IGNORECASE)

@@ -6,7 +6,7 @@ from approvals.models import ApprovalRequest, ApprovalRule
 from approvals.services import approval_decide
 from config.api import Conflict
 from config.words import words_render
-from payroll import services
+from payroll.records import services
 from payroll.models import PayrollGroup, PayrollTemplate, RecordClaim
 from payroll.tests.support import actor_for, api
 from timeline.models import Event

@@ -4,10 +4,10 @@ import pytest
 
 from agents.evaluation import evaluate_dialogues, labelled_dialogues, pending_state
 from agents.orchestrator import message_post
-from payroll.evaluation import dialogue_observe
-from payroll.matching import template_decide
-from payroll.requirements import requirements_extract
-from payroll.selectors import template_catalog
+from payroll.conversation.evaluation import dialogue_observe
+from payroll.reading.matching import template_decide
+from payroll.reading.requirements import requirements_extract
+from payroll.records.selectors import template_catalog
 from timeline.services import conversation_create
 from workflows.inprocess import conversation_runs_drive
 from workflows.models import Run

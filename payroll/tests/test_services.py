@@ -7,7 +7,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from config.api import Conflict, DomainError, Forbidden, NotFound, Unprocessable
-from payroll import services
+from payroll.records import services
 from payroll.models import (
     Employee,
     GroupItem,
@@ -17,7 +17,7 @@ from payroll.models import (
     PayrollTemplate,
 )
 from payroll.tests.support import LEGACY_CODE, actor_for, state_of, template, tenant, tenant_restore
-from payroll.selectors import scope_checksum
+from payroll.records.selectors import scope_checksum
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
@@ -238,7 +238,7 @@ def test_the_diff_lists_exactly_the_group_and_items_the_import_creates():
     assert [{"name": g.name, "template_id": str(g.template_id), "template_version": g.template_version}
             for g in created] == [{k: g[k] for k in ("name", "template_id", "template_version")}
                                   for g in diff["groups"]]
-    from payroll.selectors import item_as_dict
+    from payroll.records.selectors import item_as_dict
 
     assert [item_as_dict(i) for i in created.get().items.all()] == [
         {k: v for k, v in i.items() if k not in ("change", "name_zh")} for i in diff["items"]]

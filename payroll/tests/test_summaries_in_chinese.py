@@ -12,8 +12,9 @@ from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
 from config.words import is_words, words_english, words_render
 from console.templatetags.keel_timeline import detail_shown
-from payroll.tools import _interpret_summary, _undo_summary
-from payroll.trial import _trial_summary
+from payroll.agent.tools.interpret import _interpret_summary
+from payroll.agent.tools.writes import _undo_summary
+from payroll.records.trial import _trial_summary
 from timeline.models import Frame
 from timeline.tests.helpers import client_for, run_to_approval
 from workflows.models import Node

@@ -6,9 +6,9 @@ import pytest
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
 from config.api import Conflict, Forbidden, Unprocessable
-from payroll import services
+from payroll.records import services
 from payroll.models import PayrollGroup, Snapshot
-from payroll.selectors import configuration_checksum
+from payroll.records.selectors import configuration_checksum
 from payroll.tests.support import actor_for, page, state_of, template
 from workflows.models import Run
 from workflows.tests.helpers import drive, membership, statuses

@@ -14,9 +14,9 @@ import pytest
 from agents.orchestrator import message_post
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
-from payroll.attachments import employee_list_parse
+from payroll.reading.attachments import employee_list_parse
 from payroll.models import Employee, EmployeePay, PayrollGroup, PayrollTemplate
-from payroll.services import employee_pay_record
+from payroll.records.services import employee_pay_record
 from payroll.tests.support import actor_for, tenant
 from timeline.services import conversation_create
 from workflows.models import Node, Run, ToolCall
@@ -115,7 +115,7 @@ SETUP = "set up a monthly payroll group for our Shanghai sales team with commiss
 
 
 def test_a_run_drives_to_completion_with_a_trial_whose_totals_are_the_calculations():
-    from payroll.calculation import EmployeeInput, trial
+    from payroll.records.calculation import EmployeeInput, trial
 
     run, _ = started(SETUP.format(name="Trial Sales"), ("export.csv", EXPORT_ZH))
     run = approve(run)
@@ -265,7 +265,7 @@ def test_the_news_gives_the_trial_totals_and_the_payslip_page_reads_in_both_lang
     if done:  # told by agents.news on the run's completion
         text = words_render(done[-1].data["words"], "en")
         assert money(output["totals"][0]["net"]) in text and "employer cost" in text
-    from payroll.news import trial_words
+    from payroll.agent.news import trial_words
     told = words_render(trial_words(run), "en")
     assert f"Trial payroll for 4 employees in {output['year']}" in told
     assert money(output["totals"][2]["tax"]) in told

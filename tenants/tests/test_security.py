@@ -21,8 +21,8 @@ from django.utils import timezone
 from knox.models import AuthToken
 
 from config.api import DomainError
-from config.forms import InvalidNumber, int_parse, number_parse
-from config.ids import MAX_ID, id_parse
+from config.forms import InvalidNumber, id_parse, int_parse, number_parse
+from config.ids import MAX_ID
 from config.parsers import json_depth
 from config.security import origin_tuple, websocket_origin_allowed
 from payroll.models import PayrollGroup

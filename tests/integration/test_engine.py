@@ -15,7 +15,7 @@ def checksum(keel) -> str:
 
     from tests.support import PYTHON, ROOT
 
-    out = subprocess.run([PYTHON, "-c", "import django; django.setup(); from payroll.services import "
+    out = subprocess.run([PYTHON, "-c", "import django; django.setup(); from payroll.records.services import "
                           "configuration_checksum as c; from tenants.models import Tenant; "
                           "print(c(tenant_id=Tenant.objects.get(slug='demo').id))"],
                          cwd=ROOT, env=keel.env, capture_output=True, text=True, check=True)

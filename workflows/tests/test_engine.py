@@ -3,7 +3,7 @@ import pytest
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
 from payroll.models import PayrollGroup, PayrollTemplate
-from payroll.services import configuration_checksum
+from payroll.records.services import configuration_checksum
 from timeline.models import Event
 from timeline.services import events_batched
 from workflows.models import Node, ProvenanceBlock, Run, StateCoordinate, Transition

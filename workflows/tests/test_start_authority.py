@@ -13,7 +13,7 @@ from hr.models import OutboxEvent, Tan
 from hr.services import Actor as HrActor
 from hr.services import tan_approve
 from hr.supervisor import tan_event_consume
-from payroll import services as payroll
+from payroll.records import services as payroll
 from payroll.tests.support import actor_for, template
 from tenants.models import Role
 from timeline.models import Conversation

@@ -11,7 +11,7 @@ from workflows.cards import money_text
 from workflows.models import Run, StateCoordinate, ToolCall
 from workflows.news import News, RunNews, either, rejected, rejected_next, then
 
-from .models import PayrollGroup
+from payroll.models import PayrollGroup
 
 BLUEPRINT = "payroll_group_setup"
 

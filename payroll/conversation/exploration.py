@@ -30,8 +30,8 @@ from llm.structured import tool_calls_first
 from timeline.services import frame_record
 from workflows.tools import ToolContext, tool_get
 
-from .matching import requirement_specific
-from .previews import requirements_words, template_memories
+from payroll.reading.matching import requirement_specific
+from payroll.agent.previews import requirements_words, template_memories
 
 ITERATION_CAP = 4
 ACTIONS = ("list_templates", "list_groups", "count_employees", "ask_user", "finish")

@@ -17,10 +17,14 @@ from django.core.management import call_command
 from workflows.conversation import Dialogues, Evaluation
 from workflows.models import Node, Run
 
-from .matching import template_decide
-from .models import PayrollTemplate
+from payroll.models import PayrollTemplate
+from payroll.reading.matching import template_decide
+from payroll.records.seed import templates_seed
 
-DATA = Path(__file__).with_name("data") / "eval_requests.jsonl"
+from .understanding import requirements_understood
+
+
+DATA = Path(__file__).parent.parent / "data" / "eval_requests.jsonl"
 MEASURES = ("template", "name", "questions")
 
 
@@ -31,16 +35,12 @@ def labelled_requests(path: Path = DATA) -> list[dict[str, Any]]:
 
 def prepare() -> list:
     """The catalog is global; the evaluation reads it, seeded as the code declares it."""
-    from .seed import templates_seed
-
     templates_seed()
     return list(PayrollTemplate.objects.prefetch_related("items").order_by("code", "-version"))
 
 
 def step(text: str, templates: list, call: Callable[..., Any]) -> dict[str, Any]:
     """What the first turn decides for a request: the template outcome and the group's name."""
-    from .conversation import requirements_understood
-
     requirements, _ = requirements_understood(call, text)
     decision = template_decide(requirements, templates)
     return {"template": {"clear": decision.chosen.code if decision.chosen else None, "choice": "ask:choice",
@@ -63,7 +63,7 @@ EVALUATION = Evaluation(labelled=labelled_requests, measures=MEASURES, prepare=p
 
 # --- Multi-turn dialogues (issue 31; `manage.py eval_dialogues`) ----------------------------------
 
-DIALOGUES = Path(__file__).with_name("data") / "eval_dialogues.jsonl"
+DIALOGUES = Path(__file__).parent.parent / "data" / "eval_dialogues.jsonl"
 DIALOGUE_MEASURES = ("turn", "name", "template", "items", "questions", "outcome")
 
 

@@ -13,8 +13,8 @@ from config.names import name_visible
 from config.words import localised, words
 from workflows import cards
 
-from .models import Snapshot
-from .requirements import REGION_NAMES, gazetteer
+from payroll.models import Snapshot
+from payroll.reading.requirements import REGION_NAMES, gazetteer
 from .previews import snapshot_words
 
 PLACES = {en: zh for en, zh in REGION_NAMES.values()}

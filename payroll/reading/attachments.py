@@ -20,7 +20,7 @@ from openpyxl import load_workbook
 from config.api import DomainError
 from config.names import name_normalised
 
-from .models import Employee
+from payroll.models import Employee
 
 # Limits, each checked before or while reading, never after: a 339 KB workbook
 # can inflate to ~100 MB of sheet XML, and a one-line dimension tag can ask for a

@@ -10,7 +10,6 @@ import re
 from collections import Counter
 from typing import Any
 
-from django.db.models import Count, Sum
 from django.utils import timezone
 from django.utils import translation
 from django.utils.translation import gettext as _
@@ -23,45 +22,29 @@ from memory.services import memory_recall
 from workflows.models import StateCoordinate
 from workflows.tools import Experience, Preview
 
-from .models import ClaimKind, Employee, PayrollGroup, PayrollTemplate, RecordClaim, Snapshot, group_name_key
-from .requirements import REGION_NAMES, requirements_extract
-from .selectors import checksum_of, configuration_checksum, configuration_of, import_diff, restore_diff, scope_checksum
-
-# Catalog regions → the location names employees carry.
-REGION_LOCATIONS = {"SG": ["Singapore"], "HK": ["Hong Kong"], "US": ["United States", "US"]}
-
-
-def import_scope(*, tenant_id: int, template_id: int) -> dict[str, Any]:
-    """The employees a new group from this template is for: unassigned employees at the
-    template's region, their count and monthly gross. The import itself assigns nobody;
-    this is the size the approval matrix's thresholds compare."""
-    template = PayrollTemplate.objects.filter(id=template_id).first()
-    if template is None:
-        return {}
-    region = template.region
-    employees = Employee.objects.filter(tenant_id=tenant_id, group__isnull=True)
-    if region.startswith("CN-"):
-        where = region.removeprefix("CN-")
-        employees = employees.filter(location__iexact=where)
-    elif region == "CN":
-        where = "China"
-        employees = employees.filter(currency="CNY")
-    else:
-        locations = REGION_LOCATIONS.get(region, [region])
-        where = locations[0]
-        employees = employees.filter(location__in=locations)
-    totals = employees.aggregate(n=Count("id"), gross=Sum("base_salary"))
-    return {"headcount": totals["n"] or 0, "monthly_gross": str(totals["gross"] or 0), "currency": template.currency,
-            "location": where}
-
-
-def listed_scope(*, tenant_id: int, employee_ids: list[str], currency: str) -> dict[str, Any]:
-    """The size of an explicit employee list (a run started from an attachment)."""
-    ids = [int(i) for i in employee_ids if str(i).isascii() and str(i).isdigit()]
-    totals = Employee.objects.filter(tenant_id=tenant_id, id__in=ids).aggregate(n=Count("id"), gross=Sum("base_salary"))
-    return {"headcount": totals["n"] or 0, "monthly_gross": str(totals["gross"] or 0), "currency": currency,
-            "location": "the attached list", "listed": True}
-
+from payroll.models import ClaimKind, Employee, PayrollGroup, PayrollTemplate, RecordClaim, Snapshot, group_name_key
+from payroll.reading.requirements import REGION_NAMES, requirements_extract
+from payroll.records.selectors import (
+    checksum_of,
+    configuration_checksum,
+    configuration_of,
+    import_diff,
+    import_scope,
+    listed_scope,
+    restore_diff,
+    scope_checksum,
+)
+from payroll.evaluator import FormulaError
+from payroll.records.trial import (
+    SAMPLE_PAYSLIPS,
+    NoCityRules,
+    city_of_params,
+    people_of_params,
+    region_place,
+    template_structure,
+    trial_applies,
+    trial_of,
+)
 
 def import_preview(tenant_id: int, arguments: dict[str, Any], params: dict[str, Any]) -> Preview:
     diff = import_diff(tenant_id=tenant_id, template_id=int(arguments["template_id"]),
@@ -86,20 +69,8 @@ def import_preview(tenant_id: int, arguments: dict[str, Any], params: dict[str, 
 
 def import_trial(*, tenant_id: int, template_id: int, params: dict[str, Any]) -> dict[str, Any] | None:
     """The trial the run will compute after the import, computed now for the people it will
-    assign (payroll.trial): totals per month, three sample payslips (month 1), who has no
+    assign (payroll.records.trial): totals per month, three sample payslips (month 1), who has no
     salary yet, or why nothing can be computed (no rules for the city). None: no list attached."""
-    from .evaluator import FormulaError
-    from .trial import (
-        SAMPLE_PAYSLIPS,
-        NoCityRules,
-        city_of_params,
-        people_of_params,
-        region_place,
-        template_structure,
-        trial_applies,
-        trial_of,
-    )
-
     if not (params.get("employee_ids") or params.get("new_employees")):
         return None
     template = PayrollTemplate.objects.filter(id=template_id).first()

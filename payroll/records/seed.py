@@ -5,8 +5,8 @@ from decimal import Decimal
 
 from tenants.models import Tenant
 
-from .evaluator import Item, structure
-from .models import Employee, ItemKind, PayFrequency, PayrollTemplate, TemplateItem
+from payroll.evaluator import Item, structure
+from payroll.models import Employee, ItemKind, PayFrequency, PayrollTemplate, TemplateItem
 
 E, D, C, T = ItemKind.EARNING, ItemKind.DEDUCTION, ItemKind.EMPLOYER_CONTRIBUTION, ItemKind.TAX
 CN_VARS = ["base_salary", "contribution_base", "housing_fund_base", "gross_pay"]

@@ -17,7 +17,7 @@ from config.names import name_normalised
 from config.words import words
 from workflows.conversation import Change, TurnContext
 
-from .requirements import requirements_extract
+from payroll.reading.requirements import requirements_extract
 
 BLUEPRINT = "payroll_group_setup"
 # The words that make a message a change to what was asked, not a new request.

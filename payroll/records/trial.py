@@ -24,10 +24,11 @@ from django.utils.translation import gettext_noop
 from config.words import Stored, localised, sentences, words
 from workflows.tools import Acceptance, NeedsInput, Tool, ToolBlocked, ToolContext, tool_register
 
-from . import evaluator
+from payroll import evaluator
+from payroll.evaluator import EvaluatedMonth, Structure, item_of
+from payroll.models import Employee, EmployeePay, PayrollGroup, PayrollTemplate
+
 from .calculation import EmployeeInput
-from .evaluator import EvaluatedMonth, Structure, item_of
-from .models import Employee, EmployeePay, PayrollGroup, PayrollTemplate
 from .rules import NATIONWIDE, CityRules, RulesNotInEffect, UnknownCity, city_find, city_rules
 from .services import Actor, employee_pay_record
 
@@ -49,7 +50,7 @@ class NoCityRules(Exception):
 
 def region_place(region: str) -> tuple[str, str]:
     """A template's region as a place's name (English, Chinese): "CN-Shanghai" → Shanghai, "CN" → China."""
-    from .requirements import REGION_NAMES, gazetteer
+    from payroll.reading.requirements import REGION_NAMES, gazetteer
 
     if region in REGION_NAMES:
         return REGION_NAMES[region]
@@ -70,7 +71,7 @@ def city_of_params(params: dict[str, Any]) -> str:
     """The mainland city a setup run's request names, as the group's city: the rules' key when
     the rules know it, else the name as said (the trial then says plainly that it has no rules
     for it); blank when the request names none or a place outside the mainland."""
-    from .requirements import requirements_extract
+    from payroll.reading.requirements import requirements_extract
 
     requirements = params.get("requirements") or requirements_extract((params.get("request") or "")[:2000])
     region, city = requirements.get("region") or "", requirements.get("city") or {}

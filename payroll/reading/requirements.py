@@ -142,7 +142,7 @@ FUZZY_CUTOFF = 84
 @lru_cache(maxsize=1)
 def gazetteer() -> dict[str, Any]:
     """The mainland cities: by Chinese short name and by lower-case pinyin (apostrophes dropped)."""
-    path = Path(__file__).with_name("data") / "cn_cities.json"
+    path = Path(__file__).parent.parent / "data" / "cn_cities.json"
     cities = json.loads(path.read_text(encoding="utf-8"))["cities"]
     by_zh: dict[str, dict] = {}
     by_pinyin: dict[str, dict] = {}

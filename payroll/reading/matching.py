@@ -23,8 +23,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.utils.translation import gettext_noop
+from rapidfuzz import fuzz
 
 from config.words import Stored, localised, sentences, words
+
+from .requirements import requirements_extract, text_normalize
 
 WEIGHTS = {
     "region": 6,             # the template is for the request's city or country
@@ -347,10 +350,6 @@ ORDINALS = [
 def option_choose(text: str, options: list[dict[str, Any]]) -> int | None:
     """Which offered option a reply picks: a click (the label), "the first one", the label in
     either language, or a close variant of it ("the shenzhen one", "深圳那个"). None if unclear."""
-    from rapidfuzz import fuzz
-
-    from .requirements import requirements_extract, text_normalize
-
     if not options:
         return None
     said = text_normalize(text).strip().strip(".!。！?？\"'“”")

@@ -28,7 +28,7 @@ from django.utils.translation import gettext_lazy
 
 from config.api import NotFound
 
-RULES_PATH = Path(__file__).resolve().parent / "data" / "city_rules.json"
+RULES_PATH = Path(__file__).resolve().parent.parent / "data" / "city_rules.json"
 NATIONWIDE = "cn"
 
 # The insurance kinds every period must list, in payslip order; the housing fund comes last.
@@ -293,7 +293,7 @@ _parsed: tuple[tuple[Any, ...], dict[str, City]] | None = None
 
 def rules_data() -> dict[str, Any] | None:
     """The table's periods in the file's shape ({"cities": {key: {name, …, periods}}}); None when empty."""
-    from .models import CityRulePeriod
+    from payroll.models import CityRulePeriod
 
     cities: dict[str, Any] = {}
     for row in CityRulePeriod.objects.order_by("city", "effective_from"):
@@ -317,7 +317,7 @@ def rules_all() -> dict[str, City]:
     global _parsed
     from django.db.models import Count, Max
 
-    from .models import CityRulePeriod
+    from payroll.models import CityRulePeriod
 
     stamp = CityRulePeriod.objects.aggregate(n=Count("id"), latest=Max("updated_at"))
     if not stamp["n"]:
@@ -334,7 +334,7 @@ def rules_all() -> dict[str, City]:
 
 def period_rows(key: str) -> dict[date, Any]:
     """The table's rows of the city `key`, by effective_from (empty while the file is read)."""
-    from .models import CityRulePeriod
+    from payroll.models import CityRulePeriod
 
     return {row.effective_from: row for row in CityRulePeriod.objects.filter(city=key).select_related("updated_by")}
 

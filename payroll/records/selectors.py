@@ -7,14 +7,14 @@ import json
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Count, Max, Prefetch, QuerySet
+from django.db.models import Count, Max, Prefetch, QuerySet, Sum
 from django.utils.translation import gettext as _
 
 from config.api import NotFound
 from config.names import name_visible
 
-from .evaluator import FormulaError, item_names, item_of, known_names
-from .models import (
+from payroll.evaluator import FormulaError, item_names, item_of, known_names
+from payroll.models import (
     Employee,
     GroupItem,
     PayrollGroup,
@@ -23,6 +23,42 @@ from .models import (
     Snapshot,
     TemplateItem,
 )
+
+# Catalog regions → the location names employees carry.
+REGION_LOCATIONS = {"SG": ["Singapore"], "HK": ["Hong Kong"], "US": ["United States", "US"]}
+
+
+def import_scope(*, tenant_id: int, template_id: int) -> dict[str, Any]:
+    """The employees a new group from this template is for: unassigned employees at the
+    template's region, their count and monthly gross. The import itself assigns nobody;
+    this is the size the approval matrix's thresholds compare."""
+    template = PayrollTemplate.objects.filter(id=template_id).first()
+    if template is None:
+        return {}
+    region = template.region
+    employees = Employee.objects.filter(tenant_id=tenant_id, group__isnull=True)
+    if region.startswith("CN-"):
+        where = region.removeprefix("CN-")
+        employees = employees.filter(location__iexact=where)
+    elif region == "CN":
+        where = "China"
+        employees = employees.filter(currency="CNY")
+    else:
+        locations = REGION_LOCATIONS.get(region, [region])
+        where = locations[0]
+        employees = employees.filter(location__in=locations)
+    totals = employees.aggregate(n=Count("id"), gross=Sum("base_salary"))
+    return {"headcount": totals["n"] or 0, "monthly_gross": str(totals["gross"] or 0), "currency": template.currency,
+            "location": where}
+
+
+def listed_scope(*, tenant_id: int, employee_ids: list[str], currency: str) -> dict[str, Any]:
+    """The size of an explicit employee list (a run started from an attachment)."""
+    ids = [int(i) for i in employee_ids if str(i).isascii() and str(i).isdigit()]
+    totals = Employee.objects.filter(tenant_id=tenant_id, id__in=ids).aggregate(n=Count("id"), gross=Sum("base_salary"))
+    return {"headcount": totals["n"] or 0, "monthly_gross": str(totals["gross"] or 0), "currency": currency,
+            "location": "the attached list", "listed": True}
+
 
 # Functions a formula may call; everything else must be a declared variable or an earlier item.
 
