@@ -28,7 +28,7 @@ from .record_apis import (
     TemplateDetailApi,
     TemplateListApi,
 )
-from . import evaluator
+from .records import evaluator
 from .records import calculation, rules, selectors, trial
 
 # An amount a month in a trial: 0 … 10,000,000 with at most two decimals, plain ASCII digits.

@@ -60,7 +60,7 @@ class TemplateItem(models.Model):
     name_zh = models.CharField(max_length=200, blank=True)
     kind = models.CharField(max_length=30, choices=ItemKind.choices)
     # Either `base` (an expression) × a rate — the template's own `rate`, or `rate_name`, a
-    # parameter of the city's rules (payroll.evaluator), so no city's rate is copied here — or a formula.
+    # parameter of the city's rules (payroll.records.evaluator), so no city's rate is copied here — or a formula.
     rate = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
     rate_name = models.CharField(max_length=80, blank=True)
     base = models.CharField(max_length=80, blank=True)

@@ -19,7 +19,7 @@ from tenants.actors import Actor
 from tenants.models import Role
 from tenants.selectors import membership_for_user
 
-from .evaluator import FormulaError
+from .records.evaluator import FormulaError
 from .records import selectors, services
 from .records.calculation import money_text, percent_text
 from .forms import CityRulePeriodForm, PayForm

@@ -34,7 +34,7 @@ from payroll.records.selectors import (
     restore_diff,
     scope_checksum,
 )
-from payroll.evaluator import FormulaError
+from payroll.records.evaluator import FormulaError
 from payroll.records.trial import (
     SAMPLE_PAYSLIPS,
     NoCityRules,

@@ -37,7 +37,7 @@ from typing import Any
 
 import simpleeval
 
-from payroll.records.calculation import (
+from .calculation import (
     ZERO,
     Contributions,
     ContributionLine,
@@ -53,7 +53,7 @@ from payroll.records.calculation import (
     percent_text,
     withholding,
 )
-from payroll.records.rules import HOUSING_FUND, SOCIAL_KINDS, CityRules
+from .rules import HOUSING_FUND, SOCIAL_KINDS, CityRules
 
 EARNING, DEDUCTION, EMPLOYER, TAX = "earning", "deduction", "employer_contribution", "tax"
 KIND_ORDER = (EARNING, DEDUCTION, EMPLOYER, TAX)
@@ -466,7 +466,7 @@ def trial(employees: Sequence[EmployeeInput], rules: CityRules, structure_: Stru
     """A trial of `months` months: each employee evaluated through `structure_` under `rules`;
     `inputs` by employee number, then month."""
     inputs = inputs or {}
-    from payroll.records.calculation import EmployeeTrial
+    from .calculation import EmployeeTrial
 
     results = tuple(EmployeeTrial(e.employee_no, employee_evaluate(structure_, e, rules, months,
                                                                    inputs.get(e.employee_no)))

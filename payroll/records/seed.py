@@ -5,7 +5,7 @@ from decimal import Decimal
 
 from tenants.models import Tenant
 
-from payroll.evaluator import Item, structure
+from .evaluator import Item, structure
 from payroll.models import Employee, ItemKind, PayFrequency, PayrollTemplate, TemplateItem
 
 E, D, C, T = ItemKind.EARNING, ItemKind.DEDUCTION, ItemKind.EMPLOYER_CONTRIBUTION, ItemKind.TAX

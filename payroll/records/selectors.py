@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 from config.api import NotFound
 from config.names import name_visible
 
-from payroll.evaluator import FormulaError, item_names, item_of, known_names
+from .evaluator import FormulaError, item_names, item_of, known_names
 from payroll.models import (
     Employee,
     GroupItem,
@@ -208,7 +208,7 @@ def scope_checksum(*, tenant_id: int, scope: dict[str, Any]) -> str:
 def formula_problem(*, item: Any, known: set[str]) -> str | None:
     """Why an item (a TemplateItem's fields) cannot be created with the names known so far (the
     template's variables and the items before it, besides the employee data, the city rules'
-    parameters and the sums every formula may read: payroll.evaluator), or None."""
+    parameters and the sums every formula may read: payroll.records.evaluator), or None."""
     try:
         names = item_names(item_of(item))
     except FormulaError as err:

@@ -24,8 +24,8 @@ from django.utils.translation import gettext_noop
 from config.words import Stored, localised, sentences, words
 from workflows.tools import Acceptance, NeedsInput, Tool, ToolBlocked, ToolContext, tool_register
 
-from payroll import evaluator
-from payroll.evaluator import EvaluatedMonth, Structure, item_of
+from . import evaluator
+from .evaluator import EvaluatedMonth, Structure, item_of
 from payroll.models import Employee, EmployeePay, PayrollGroup, PayrollTemplate
 
 from .calculation import EmployeeInput

@@ -7,7 +7,7 @@ from decimal import Decimal as D
 
 import pytest
 
-from payroll import evaluator
+from payroll.records import evaluator
 from payroll.records import rules
 from payroll.records.calculation import (
     EmployeeInput,

@@ -1,14 +1,14 @@
-"""The one evaluator (payroll/evaluator.py): a group's or template's items are the calculation,
+"""The one evaluator (payroll/records/evaluator.py): a group's or template's items are the calculation,
 under one city's rules; payroll/calculation.py's arithmetic is the reference it must equal."""
 from datetime import date
 from decimal import Decimal as D
 
 import pytest
 
-from payroll import evaluator
+from payroll.records import evaluator
 from payroll.records import calculation, rules
 from payroll.records.calculation import EmployeeInput
-from payroll.evaluator import FormulaError, Item, structure
+from payroll.records.evaluator import FormulaError, Item, structure
 from payroll.models import PayrollTemplate
 from payroll.records.seed import TEMPLATES, templates_seed
 from payroll.records.trial import template_structure
