@@ -1731,6 +1731,8 @@ ZH.update({
     "in force from %(start)s": "自 %(start)s 起施行",
     "not current: the latest known rules were used; Keel's staff enter the new period on the rules page":
         "非现行规则：使用的是已知的最新规则；新一期规则由 Keel 工作人员在规则页面录入",
+    "The city's rules for this year are not published yet: the latest known ones were used. Keel's staff enter the "
+    "new period on the rules page.": "该城市今年的规则尚未公布：使用的是已知的最新规则。新一期规则由 Keel 工作人员在规则页面录入。",
     "What the items compute for %(name)s, %(year)s month 1": "%(name)s 的项目计算结果（%(year)s 年 1 月）",
     "No social insurance and housing fund rules for %(city)s: the group's items cannot be computed. Keel's staff can "
     "enter the city's rules on the rules page.":

@@ -217,7 +217,8 @@ def _trial_section(trial: dict[str, Any]) -> cards.Row:
                                mark="trial-missing"))
     if trial.get("rules_current") is False:
         rows.append(cards.text(words(gettext_noop("The city's rules for this year are not published yet: the latest "
-                                                  "known ones were used.")), mark="trial-rules-old"))
+                                                  "known ones were used. Keel's staff enter the new period on the "
+                                                  "rules page.")), mark="trial-rules-old"))
     return cards.section(heading, rows, mark="trial")
 
 

@@ -295,3 +295,20 @@ def test_the_rules_page_shows_a_citys_rules_with_their_source():
     assert client_for("alice").get("/payroll/rules/?city=lhasa").status_code == 404
     chinese = client_for("alice").get("/payroll/rules/?city=shanghai", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     assert "上海" in chinese and "来源" in chinese  # needs the rebuilt catalog for 来源
+
+
+def test_a_group_set_up_with_no_employees_says_so_and_never_reads_every_employee_computes():
+    from config.words import words_render
+    from payroll.agent.news import empty_words
+
+    run = approve(drive(start("Empty Sales")))
+    assert run.status == "completed", run.status_reason
+    trial = Node.objects.get(run=run, key="trial", retired_in__isnull=True)
+    criteria = {r["criterion"]: r for r in trial.acceptance_results}
+    assert "every employee computes" not in criteria
+    computes = criteria["every employee of the group computes, or the group says it has none"]
+    assert computes["met"] and words_render(computes["detail"], "en").startswith("no employees yet — add them")
+    told = words_render(empty_words(run), "en")
+    assert "no employees yet — add them: attach an employee list" in told
+    page = client_for("alice").get(f"/payroll/groups/{PayrollGroup.objects.get(name='Empty Sales').id}/")
+    assert 'data-testid="group-no-employees"' in page.content.decode()
