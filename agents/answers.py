@@ -1,4 +1,4 @@
-"""Read-only answers, in the user's language (issue 11, issue 29): which domain a question is
+"""Read-only answers, in the user's language: which domain a question is
 for (`question_claims`: each registered domain scores it by its own reading; a question about
 the conversation's runs is the front's own) and the answer about the conversation's runs. The
 orchestrator and the evaluation use the same `analyze_kind`, so what is measured is what runs."""

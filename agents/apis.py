@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.api import NOT_BLANK_NO_CONTROL, DomainError, StrictCharField
-from config.parsers import JSONParser, MultiPartParser  # limits (issue 12), charsets and controls (issue 30)
+from config.parsers import JSONParser, MultiPartParser  # sizes, charsets and control characters checked before a view
 from tenants.selectors import membership_for_user
 from timeline.selectors import conversation_get_for
 

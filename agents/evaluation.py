@@ -1,7 +1,7 @@
-"""The evaluation of the conversation's first step (issue 11): `manage.py eval_requests`.
+"""The evaluation of the conversation's first step: `manage.py eval_requests`.
 
 Each registered domain brings its labelled requests and its own measures
-(workflows.conversation.Evaluation; payroll's are in payroll.evaluation). For each row the
+(workflows.conversation.Evaluation; payroll's are in payroll.conversation.evaluation). For each row the
 configured model backend is asked for the intent exactly as a turn asks it, and for a
 question the kind of answer it gets is read as a turn reads it (agents.answers.analyze_kind):
 the `intent` measure, the same for every domain. For a request to act, the domain takes the
@@ -93,7 +93,7 @@ def evaluate(rows: list[dict[str, Any]]) -> Score:
     return score
 
 
-# --- Multi-turn dialogues (issue 31): `manage.py eval_dialogues` ----------------------------------
+# --- Multi-turn dialogues: `manage.py eval_dialogues` --------------------------------------------
 
 def _dialogue_domains():
     return [(d, d.dialogues) for d in conversation_domains() if getattr(d, "dialogues", None) is not None]

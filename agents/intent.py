@@ -1,4 +1,4 @@
-"""Intent classification into a finite control signal (seed 000 §4, DESIGN.md §2).
+"""Intent classification into a finite control signal (DESIGN.md §2).
 
 `intent_classify(text)` is the builtin backend's classifier: keyword rules in English and
 Chinese, the words each registered domain declares (workflows.conversation.Vocabulary: its

@@ -1,4 +1,4 @@
-"""Narrative context and memory (seed 000 §8).
+"""Narrative context and memory (Anchor / Ledger / Collection, DESIGN.md §2).
 
 - Anchor: the conversation task's original goal, in the user's words.
 - Ledger: append-only material progress, in words ("the template has been matched"),

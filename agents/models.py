@@ -7,7 +7,7 @@ from django.utils.translation import gettext_lazy as _
 from config.ids import BusinessIdField
 from config.words import words_render
 
-# --- The conversation front (seed 000 §4, §8) ------------------------------------------------
+# --- The conversation front (control signal, memory: DESIGN.md §2) ---------------------------
 
 class Message(models.Model):
     """One turn of a conversation as the user typed it or Keel answered it: the history."""
@@ -137,7 +137,7 @@ class Exploration(models.Model):
         return _short(self.request)
 
 
-# --- Replay (issue 17) -------------------------------------------------------------------------
+# --- Replay (agents/replay.py) ----------------------------------------------------------------
 
 class ReplayResult(models.Model):
     """What a replay of a recorded run found: kept after its sandbox tenant is deleted."""

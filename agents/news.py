@@ -1,4 +1,5 @@
-"""Closing the loop (issue 11): Keel tells the conversation what its run did.
+"""Closing the loop: Keel tells the conversation what its run did, so the person who asked
+never has to go and look.
 
 The engine and the approval gate write timeline events; agents subscribes to them
 (timeline.services.event_subscribe, registered in AgentsConfig.ready) and a Celery task

@@ -1,4 +1,4 @@
-"""The orchestrator: one user message in, one reply out (seed 000 §4).
+"""The orchestrator: one user message in, one reply out (control signal, DESIGN.md §2).
 
     message received → intent → control signal → one explicit branch → reply
 
@@ -48,7 +48,7 @@ from django.db.models import Exists, OuterRef
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
-from config.api import Conflict, DomainError
+from config.api import Conflict, DomainError, Forbidden
 from config.words import Stored, is_words, localised, words, words_english, words_render
 from llm import ModelError, backend_structured, model_call
 from tenants.models import Membership
@@ -75,6 +75,7 @@ from workflows.conversation import (
     structured_frame,
 )
 from workflows.models import RUN_TERMINAL, Run, RunStatus
+from workflows.selectors import run_act_allowed
 from workflows.services import REVISABLE, active_nodes, node_input_answer, run_cancel, run_revise
 from workflows.tools import question_words
 
@@ -437,6 +438,13 @@ def _route(turn: Turn) -> Outcome:
     domains = conversation_domains()
     holding = _best([(d, d.holds(turn)) for d in domains])
     if holding is not None:
+        # A conversation is the tenant's, but a run's question is its starter's to answer: a
+        # domain that asked here would take another member's reply as the answer.
+        foreign = _run_awaiting_input(turn)
+        if foreign is not None and not run_act_allowed(turn.membership, foreign, "answer"):
+            # "cancel" is a cancel here, not an answer: allowed to an approver, else refused as a cancel.
+            cancelled = _change(turn, None) if CANCEL.match(turn.text) else None
+            return cancelled or _not_theirs(turn, foreign)
         return _domain_turn(turn, holding[0])
     claimed = _best([(d, d.claims(turn)) for d in domains])
     changed = _change(turn, claimed) if signal != "analyze" else None
@@ -462,6 +470,8 @@ def _route(turn: Turn) -> Outcome:
     _frame(turn, "route", f"route → {branch}", route_summary(words(BRANCH_WORDS[branch]), words(why)),
            {"signal": signal, "branch": branch, "reason": why})
     if branch == "resume_run":
+        if not run_act_allowed(turn.membership, waiting_run, "answer"):
+            return _not_theirs(turn, waiting_run)
         return _resume_run(turn, waiting_run)
     if branch == "chat":
         return _chat(turn)
@@ -478,7 +488,7 @@ CHANGE_OF_MIND = re.compile(r"(?i)\b(actually|instead|rather|rename|scratch that
 
 
 def _change(turn: Turn, claimed: tuple[ConversationDomain, Claim] | None) -> Outcome | None:
-    """A change said to the conversation's latest run (issue 31): "cancel" cancels a run that
+    """A change said to the conversation's latest run: "cancel" cancels a run that
     waits; a change its domain reads ("call it X", "use the Beijing template") replans the run
     while it waits (workflows.services.run_revise: the pending card is withdrawn, only what the
     change needs is asked again), and is offered as a new run once the run has ended. A message
@@ -491,8 +501,8 @@ def _change(turn: Turn, claimed: tuple[ConversationDomain, Claim] | None) -> Out
     if waits and CANCEL.match(turn.text):
         try:
             run_cancel(membership=turn.membership, run_id=run.id, reason=turn.text[:500])
-        except (Conflict, DomainError) as err:
-            return Outcome(route="cancel", run_id=run.id, status="failed", reply=err.message)
+        except (Conflict, DomainError) as err:  # err.words: a refusal in words is said in the reader's language
+            return Outcome(route="cancel", run_id=run.id, status="failed", reply=err.words)
         _frame(turn, "route", "route → cancel", route_summary(words(BRANCH_WORDS["cancel"]), words(
             gettext_noop("the person cancelled the waiting run"))), {"run": str(run.id)})
         return Outcome(route="cancel", run_id=run.id, reply=words(
@@ -513,7 +523,7 @@ def _change(turn: Turn, claimed: tuple[ConversationDomain, Claim] | None) -> Out
             run_revise(membership=turn.membership, run_id=run.id, params_update=change.params_update,
                        replace=change.replace, reason=change.reason)
         except (Conflict, DomainError) as err:
-            return Outcome(route="change", run_id=run.id, status="failed", reply=err.message)
+            return Outcome(route="change", run_id=run.id, status="failed", reply=err.words)
         return Outcome(route="change", run_id=run.id, reply=change.reply)
     if run.status in RUN_TERMINAL or run.cancel_requested:
         offer = [{"label": change.follow_up[:200], "answer": change.follow_up[:200]}] if change.follow_up else []
@@ -625,7 +635,6 @@ def _analyze(turn: Turn) -> Outcome:
 
 def _resume_run(turn: Turn, run) -> Outcome:
     """The second form of human involvement: the answer, or "continue", in a later turn."""
-
     node = active_nodes(run.id).filter(status="awaiting_input").first()
     question = (node.question or {}) if node else {}
     options = question.get("options") or []
@@ -661,6 +670,16 @@ def _resume_run(turn: Turn, run) -> Outcome:
     ledger_append(conversation_id=turn.conversation.id, run_id=run.id, milestone=f"input:{node.key}:{node.id}",
                   text="the user answered the run's question")
     return Outcome(route="resume_run", reply=reply, run_id=run.id)
+
+
+def _not_theirs(turn: Turn, run: Run) -> Outcome:
+    """Another member's run asked the question: said plainly, nothing answered."""
+    starter = run.created_by.get_full_name() or run.created_by.username
+    _frame(turn, "route", "route → resume_run refused", route_summary(words(BRANCH_WORDS["resume_run"]), words(
+        gettext_noop("the run's question is its starter's to answer"))), {"run": str(run.id), "starter": starter})
+    return Outcome(route="resume_run", run_id=run.id, status="failed", reply=words(gettext_noop(
+        "This question is for %(starter)s, who started the run; only they can answer it. For something of your own, "
+        "start a new request."), starter=starter))
 
 
 def option_label(option: dict[str, Any]) -> Stored:

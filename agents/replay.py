@@ -1,5 +1,5 @@
-"""Replay as a developer tool (seed 000 §3, issue 17): re-run a recorded run, in a sandbox,
-against its own recorded model answers, and say whether it went the same way.
+"""Replay as a developer tool (DESIGN.md §7, `runs/{id}/replay/`): re-run a recorded run, in a
+sandbox, against its own recorded model answers, and say whether it went the same way.
 
     replay_run(membership=…, run_id=…) -> {replay_id, identical, differences, recorded, replayed}
 

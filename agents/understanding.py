@@ -1,9 +1,9 @@
-"""Understanding a message on a backend with structured output (issue 11, item 5): the
+"""Understanding a message on a backend with structured output: the
 intent as a JSON-schema answer, validated, repaired once, else the rules' reading, recorded
 (llm.structured). The conversation (agents.orchestrator) and the evaluation
 (agents.evaluation) both read a message's intent through here, so what is measured is what
 runs. What a request asks of a domain is that domain's own understanding (e.g.
-payroll.conversation.requirements_understood)."""
+payroll.conversation.understanding.requirements_understood)."""
 from __future__ import annotations
 
 from typing import Any, Callable

@@ -1,5 +1,5 @@
-"""When a person last read a conversation (issue 32): the chat opens at the newest message
-with a marker before the news that arrived since the person's last visit."""
+"""When a person last read a conversation: the chat opens at the newest message with a marker
+before the news that arrived since the person's last visit, so what is new is seen first."""
 from __future__ import annotations
 
 from datetime import datetime

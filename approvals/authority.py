@@ -1,4 +1,4 @@
-"""What the system of record asks before an agent's write (DESIGN.md §4, seed 002):
+"""What the system of record asks before an agent's write (DESIGN.md §4: it re-checks approval):
 is there a decided, approved request, in this tenant, for this tool, whose
 resolved arguments are exactly the ones being written?"""
 from typing import Any

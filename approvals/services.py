@@ -1,4 +1,4 @@
-"""The durable approval gate (DESIGN.md §4, seed 000 §7): a request bound to the
+"""The durable approval gate (DESIGN.md §4): a request bound to the
 node, the hash of its fully resolved arguments and a deadline; decided once."""
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def approval_gate(*, node: Node, run: Run, arguments: dict[str, Any]) -> int | N
         # The run's lock first, as every writer of the run takes it (workflows.transitions.run_lock):
         # the run settled below then sees a sibling step's completion that committed first, and
         # that completion, waiting, sees this step awaiting approval — else each saw the other
-        # still running and the run stayed `running` with nothing left to run (issue 30).
+        # still running and the run stayed `running` with nothing left to run.
         run_lock(run)
         if ApprovalRequest.objects.filter(node=node, status=A.PENDING).exists():
             return None
@@ -149,6 +149,11 @@ def approval_decide(*, membership: Membership, approval_id: int, verdict: str, c
         raise Forbidden(message, code=code, extra={"needs_role": approval.needs_role})
     if verdict == A.APPROVED:
         stale = _stale_reason(approval)
+        if stale and _superseded_before(approval, stale):
+            _supersede(approval, membership, stale, again=True)
+            raise Conflict(_("The situation changed again for the same reason (%(stale)s), so the run stopped instead "
+                             "of asking a third time.") % {"stale": stale},
+                           code="preconditions_changed", extra={"status": A.SUPERSEDED, "run_stopped": True})
         if stale:
             _supersede(approval, membership, stale)
             raise Conflict(_("The situation changed since this was requested (%(stale)s); a fresh snapshot is being taken and a new approval will be requested.")
@@ -156,7 +161,7 @@ def approval_decide(*, membership: Membership, approval_id: int, verdict: str, c
                            code="preconditions_changed", extra={"status": A.SUPERSEDED})
     with events_batched():  # one transaction; its events and counts written together at the end
         # The run's lock before the approval's: a cancel holds the run's and then withdraws the
-        # approval; taken the other way round, each waited for the other (issue 30).
+        # approval; taken the other way round, each waited for the other (a deadlock).
         run_lock(approval.run)
         # allowed_roles in the WHERE: a matrix edit that re-routed the request after the
         # check above makes this a lost race, not an approval the matrix no longer allows.
@@ -229,11 +234,21 @@ def _stale_reason(approval: ApprovalRequest) -> str:
     return ""
 
 
-def _supersede(approval: ApprovalRequest, membership: Membership, reason: str) -> None:
-    """pending → superseded (what the approval named has changed) and the step planned afresh.
+def _superseded_before(approval: ApprovalRequest, reason: str) -> bool:
+    """Was an earlier card of this run's step superseded for this very cause? Re-asked once,
+    the same cause again means a fresh plan will not help (the record was changed behind the
+    run's back): asking again would loop, each approval superseded and asked anew."""
+    return (ApprovalDecision.objects.filter(approval__run_id=approval.run_id, approval__node__key=approval.node.key,
+                                            approval__status=A.SUPERSEDED, comment=f"superseded: {reason}")
+            .exclude(approval_id=approval.id).exists())
+
+
+def _supersede(approval: ApprovalRequest, membership: Membership, reason: str, *, again: bool = False) -> None:
+    """pending → superseded (what the approval named has changed) and the step planned afresh;
+    `again` (superseded before for the same cause): the step blocks and the run stops, saying why.
     The run's lock first and the events last, as a step's completion takes them: taken the
     other way round, a sibling's completion at that moment and this waited for each other,
-    and PostgreSQL rolled one back — the approver's click a 500 (issue 30)."""
+    and PostgreSQL rolled one back — the approver's click a 500."""
     with events_batched():
         run_lock(approval.run)
         if not ApprovalRequest.objects.filter(id=approval.id, status=A.PENDING).update(status=A.SUPERSEDED):
@@ -245,6 +260,11 @@ def _supersede(approval: ApprovalRequest, membership: Membership, reason: str) -
                      data={"approval": str(approval.id), "node": node.key, "reason": reason})
         node_transition(node, N.BLOCKED, expected=N.AWAITING_APPROVAL, reason=f"superseded: {reason}")
         _broadcast(run.tenant_id, approval.id, A.SUPERSEDED)
+        if again:
+            run_settle(run, reason=words(gettext_noop("the approval was superseded twice for the same cause "
+                                                      "(%(reason)s); stopped instead of asking a third time"),
+                                         reason=reason))
+            return
         plan_replan(run=run, replace=blueprint_get(run.blueprint).get("replan_on_stale", [node.key]), reason=reason,
                     trigger={"kind": "stale", "node": node.key})
 

@@ -2,7 +2,7 @@
 one user alone in the same run (production topology). Also profiles messages
 in-process: SQL statements and where the CPU goes (cProfile, top functions).
 
-    .venv/bin/python bench/chat_load.py [--users 20] [--rounds 2] [--single 6] [--web-processes 1]
+    .venv/bin/python bench/chat_load.py [--users 20] [--rounds 2] [--single 6] [--web-processes 1] [--profiled 10]
 Ends with one JSON line. Besides the latencies: the CPU each message cost during the
 bursts, in the server process (`server_cpu_ms_per_message`: it runs the requests, one
 Python interpreter) and in the worker processes (`workers_cpu_ms_per_message`: the runs
@@ -118,6 +118,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--single", type=int, default=6)
     parser.add_argument("--web-processes", type=int, default=1, help="the server's processes (KEEL_WEB_PROCESSES)")
+    parser.add_argument("--profiled", type=int, default=10, help="messages profiled in-process (at least 2)")
     args = parser.parse_args()
     keel = deployment(workers=2, concurrency=2, env={"KEEL_WEB_PROCESSES": str(args.web_processes)})
     try:
@@ -134,7 +135,7 @@ def main() -> None:
             workers_cpu += sum(cpu_ms(w) for w in workers) - w0
             load += times
             rates.append(rate)
-        profile = profile_one()
+        profile = profile_one(args.profiled)
     finally:
         keel_stop(keel)
     s, lo = summary(single), summary(load)

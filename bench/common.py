@@ -38,8 +38,11 @@ def deployment(workers: int = 2, concurrency: int = 2, env: dict | None = None):
 
 
 def celery_client(keel):
-    """A Celery app configured like the deployment, to send raw baseline tasks."""
-    os.environ.update({k: keel.env[k] for k in ("DATABASE_URL", "REDIS_URL", "KEEL_QUEUE")})
+    """A Celery app configured like the deployment, to send raw baseline tasks; Django in this
+    process against its database, hashing passwords as its server does (a user made here must be
+    able to log in there)."""
+    os.environ.update({k: keel.env[k] for k in ("DATABASE_URL", "REDIS_URL", "KEEL_QUEUE",
+                                                "KEEL_FAST_PASSWORD_HASHING")})
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django
 

@@ -6,7 +6,7 @@ worker). Ends with one JSON line.
 
 Two more baselines run on workers of their own with the same settings
 (bench/lean.py): the lean Celery chain (a plain Celery app, no Django, its task
-notes the time in Redis), and the durable lean chain (issue 33), whose task
+notes the time in Redis), and the durable lean chain, whose task
 commits one row to the deployment's PostgreSQL on a connection kept per process
 and is timed from those rows: the least a crash-safe distributed hop costs, the
 floor a DAG hop is measured against (`durable_lean_*`). Each round runs all the

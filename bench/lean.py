@@ -1,9 +1,9 @@
-"""The lean baseline of every hop and throughput figure (issue 14): a plain
+"""The lean baseline of every hop and throughput figure (what Celery alone costs): a plain
 Celery app without Django (bench/lean_app.py) on the same Redis, with the same
 worker count, concurrency and settings as the Keel workers of the benchmark.
 
 Given the deployment's DATABASE_URL, the same workers also run the durable lean
-baseline (issue 33): a chain whose every task commits one row to the `lean_hop`
+baseline (what a crash-safe hop costs at the least): a chain whose every task commits one row to the `lean_hop`
 table of that database (created here if missing), its hops timed from those rows."""
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ prefetch 1, JSON, no results). Its workers are started by bench/lean.py.
 Its hop task notes when it ran in a Redis list, on one connection per process
 (what a lean app would do; Keel's own `baseline_hop` connects per call).
 
-Its durable hop task (the durable floor, issue 33) inserts one row into the
+Its durable hop task (the durable floor) inserts one row into the
 `lean_hop` table of LEAN_DATABASE_URL's PostgreSQL instead, in autocommit, so each
 task commits: the least a crash-safe distributed hop can do. The row's `at` is
 the database's clock when the insert ran, and the chain sends the next task only

@@ -3,8 +3,9 @@ holding 1,000 and 20,000 frames: the page is bounded (200 frames, keyset
 pagination), so both should cost the same queries and about the same time.
 
 Uses DATABASE_URL when set (PostgreSQL), else a throw-away embedded PostgreSQL.
-    .venv/bin/python bench/timeline_page.py [--rounds 5]
-Ends with one JSON line: {"ms_1k", "ms_20k", "queries_1k", "queries_20k"}.
+    .venv/bin/python bench/timeline_page.py [--rounds 5] [--frames 1000,20000]
+Ends with one JSON line: {"ms_1k", "ms_20k", "queries_1k", "queries_20k"} (each size's label:
+thousands as "Nk", else the number).
 """
 import argparse
 import gc
@@ -64,7 +65,9 @@ def measure(client, url: str, rounds: int) -> tuple[float, int]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--frames", default="1000,20000", help="the two activities' frame counts")
     args = parser.parse_args()
+    sizes = [(f"{n // 1000}k" if n % 1000 == 0 else str(n), n) for n in map(int, args.frames.split(","))]
 
     import django
 
@@ -83,7 +86,7 @@ def main() -> None:
     conversations = {}
     from django.db import connection
 
-    for label, n in (("1k", 1000), ("20k", 20000)):
+    for label, n in sizes:
         t0 = time.perf_counter()
         conversations[label] = activity_with_frames(n, dora.membership)
         print(f"created {n} frames in {(time.perf_counter() - t0) * 1000:.0f} ms")
@@ -91,12 +94,13 @@ def main() -> None:
         cursor.execute("ANALYZE timeline_frame")
     gc.collect()
     results = {}
-    for label, n in (("1k", 1000), ("20k", 20000)):
+    for label, n in sizes:
         ms, queries = measure(client, f"/conversations/{conversations[label].id}/timeline/?view=developer",
                               args.rounds)
         print(f"{n:>6} frames: page {ms:7.1f} ms server time (median of {args.rounds}), {queries} queries")
         results[f"ms_{label}"], results[f"queries_{label}"] = round(ms, 1), queries
-    print(json.dumps({k: results[k] for k in ("ms_1k", "ms_20k", "queries_1k", "queries_20k")}))
+    print(json.dumps({f"{figure}_{label}": results[f"{figure}_{label}"]
+                      for figure in ("ms", "queries") for label, _ in sizes}))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Celery's Redis transport without a new Redis client per command (issue 14).
+"""Celery's Redis transport without a new Redis client per command.
 
 kombu's Redis channel builds a fresh `redis.Redis` for every publish, every delivery's
 unacked bookkeeping and every ack (`Channel.conn_or_acquire`). With redis-py 8 a client

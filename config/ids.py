@@ -1,8 +1,8 @@
 """Opaque 64-bit business identifiers.
 
 They are random (not sequential) so a neighbour's id cannot be guessed, and the
-API serialises them as strings: a JavaScript number rounds above 2**53, which is
-exactly the one-digit ID corruption seed 000 warns about.
+API serialises them as strings: a JavaScript number rounds above 2**53, which would
+silently change an ID's last digits: another record named, and no error to say so.
 """
 import secrets
 

@@ -1,4 +1,4 @@
-"""The top bar's entries for a domain's own pages (issue 29, CONVENTIONS 11): a domain
+"""The top bar's entries for a domain's own pages (CONVENTIONS 11): a domain
 registers them from its AppConfig.ready(), as it registers its blueprints and cards, so the
 site's shell (templates/base.html) and the console name no domain."""
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 - its charset names a text encoding Keel reads — UTF-8, or US-ASCII, its subset — or the
   request is a 415 (`charset_check`). Python's codecs also "decode" bz2, zlib, base64,
-  hex, uu…: a 177-byte body labelled `charset=bz2` became 200 MB of "[" (issue 30). JSON
+  hex, uu…: a 177-byte body labelled `charset=bz2` would become 200 MB of "[". JSON
   is UTF-8 (RFC 8259 §8.1) and Keel's pages are UTF-8, so browsers post UTF-8; a wider
   list would only widen what an attacker may send;
 - its text is decoded incrementally and refused once it passes the limit (`text_decode`),

@@ -1,4 +1,5 @@
-"""What every request must be before any view, form or parser reads it (issue 30):
+"""What every request must be before any view, form or parser reads it (a view that checked
+for itself would be the one that forgot):
 
 - its charset is one Keel reads (config.parsers.charset_check; else 415). Django reads the
   query string and a form in the request's charset, and takes any name codecs.lookup()

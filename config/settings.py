@@ -262,7 +262,7 @@ AUTH_PASSWORD_VALIDATORS = [
     # password change (form, admin, changepassword), the one hook all paths share.
     {"NAME": "tenants.tokens.TokensRevokedOnPasswordChange"},
 ]
-# The fast hash: KEEL_FAST_PASSWORD_HASHING's, and the unit tests' own (conftest.py).
+# The fast hash: KEEL_FAST_PASSWORD_HASHING's, and the unit tests' own (tests/fixtures.py).
 FAST_PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 if FAST_PASSWORD_HASHING:
     PASSWORD_HASHERS = FAST_PASSWORD_HASHERS

@@ -1,4 +1,4 @@
-"""The validation metrics of seed 001 (DESIGN.md §2, last row), per tenant and period.
+"""The validation metrics (DESIGN.md §2, last row), per tenant and period.
 
 Every figure is computed from the records alone — runs, nodes, transitions,
 plans, tool calls, coordinates, approvals, events — never from what a worker
@@ -223,12 +223,21 @@ class _Records:
         return max(candidates, key=lambda n: n.plan_version, default=None)
 
     def dependency_met_before(self, node: Node, key: str, moment: Transition) -> bool:
+        """A step's dependency had completed before the step started. A compensation is started
+        by the engine once one of its dependencies failed (or by a cancel): the others have then
+        completed, or will never run because the step before them failed. So a compensation's
+        edge is met when the dependency had ended, either way, or never started — what must not
+        happen is an undo starting while a step it undoes is still running (or starts later)."""
         dep = self.dependency_of(node, key)
         if dep is None:
             return False
-        wanted = N.FAILED if node.run_when == "failed" else N.COMPLETED
-        reached = self.first_transition(dep, [wanted])
-        return reached is not None and reached.id < moment.id
+        if node.run_when != "failed":
+            reached = self.first_transition(dep, [N.COMPLETED])
+            return reached is not None and reached.id < moment.id
+        ended = self.first_transition(dep, [N.COMPLETED, N.FAILED])
+        if ended is not None:
+            return ended.id < moment.id
+        return self.first_transition(dep, [N.IN_PROGRESS]) is None
 
 
 # --- the figures -------------------------------------------------------------------------
@@ -277,8 +286,8 @@ def _skipped(rec: _Records) -> Metric:
         if not all(rec.dependency_met_before(node, key, started) for key in node.depends_on):
             skipped.append(node.key)
     return Metric("skipped_executions", gettext_noop("Skipped steps"), len(skipped), "count",
-                  gettext_noop("Completed steps that started before all their dependencies had completed (failed, for a "
-                  "compensation), by the transition log."), len(skipped), checked, {"nodes": skipped})
+                  gettext_noop("Completed steps that started before all their dependencies had completed (for an undo: "
+                               "ended or never started), by the transition log."), len(skipped), checked, {"nodes": skipped})
 
 
 def _missed(rec: _Records) -> Metric:
@@ -352,8 +361,8 @@ def _dependency_coverage(rec: _Records) -> Metric:
             edges += 1
             met += rec.dependency_met_before(node, key, started)
     return Metric("dependency_coverage", gettext_noop("Dependency coverage"), _ratio(met, edges), "ratio",
-                  gettext_noop("Declared dependencies of started steps that had completed (failed, for a compensation) "
-                  "before the step started."), met, edges)
+                  gettext_noop("Declared dependencies of started steps that had completed before the step started; for "
+                               "an undo, that had ended (completed or failed) or never started."), met, edges)
 
 
 def _replans(rec: _Records) -> tuple[Metric, Metric]:

@@ -1,4 +1,4 @@
-"""Run history for the console (issue 16): the tenant's runs × steps grid (Airflow's grid view),
+"""Run history for the console: the tenant's runs × steps grid (Airflow's grid view),
 with filters and pages, and a run's waterfall on one time axis, waits drawn as labelled gaps."""
 from __future__ import annotations
 

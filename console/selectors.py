@@ -25,7 +25,7 @@ from timeline.models import Activity, Conversation, Event
 from workflows.blueprints import step_title
 from workflows.conversation import attachment_kinds, conversation_domains
 from workflows.models import RUN_TERMINAL, Node, Run, StateCoordinate, ToolCall, Transition
-from workflows.selectors import run_control_allowed
+from workflows.selectors import run_act_allowed, run_control_allowed
 from workflows.tools import question_words
 
 from .dag import Dag, dag_layout
@@ -191,6 +191,7 @@ class RunPanel:
     cost: Decimal = Decimal(0)
     can_cancel: bool = False  # this person may cancel the run, and it can still be cancelled
     can_retry: bool = False
+    can_answer: bool = False  # this person may answer the run's question (its starter)
     story: RunStory | None = None
 
     @property
@@ -239,7 +240,8 @@ def run_panel(membership: Membership, run) -> RunPanel:
                     approval=approval, plans=plans,
                     cost=Activity.objects.filter(run=run).aggregate(c=Sum("cost"))["c"] or Decimal(0),
                     can_cancel=allowed and not run.cancel_requested and run.status in CANCELLABLE,
-                    can_retry=allowed and run.status in RETRYABLE, story=run_story(run))
+                    can_retry=allowed and run.status in RETRYABLE, story=run_story(run),
+                    can_answer=question is not None and run_act_allowed(membership, run, "answer"))
 
 
 @dataclass

@@ -23,7 +23,7 @@ from config.parsers import JSONParser, MultiPartParser
 from tenants.actors import Actor
 from tenants.selectors import membership_for_user
 
-from . import selectors, services
+from .records import selectors, services
 from .models import Category, ClaimStatus
 from .uploads import InvoiceUploads
 

@@ -11,20 +11,21 @@ class ExpensesConfig(AppConfig):
     def ready(self) -> None:
         menu_register(MenuEntry("expenses-claims", _("Expenses"), testid="nav-expenses", order=20))  # in the top bar
 
-        from . import blueprints, tools  # noqa: F401 - registering is importing
+        from . import blueprints  # noqa: F401 - registering is importing
+        from .agent import tools  # noqa: F401 - registering is importing
 
         from workflows.news import news_register
 
-        from .news import BLUEPRINT, expense_news
+        from .agent.news import BLUEPRINT, expense_news
 
         news_register(BLUEPRINT, expense_news)  # what its runs tell the chat
 
-        from .cards import cards_register
+        from .agent.cards import cards_register
 
         cards_register()  # how its approval cards read (workflows.cards)
 
         from workflows.conversation import conversation_register
 
-        from .conversation import ExpensesConversation
+        from .conversation.domain import ExpensesConversation
 
         conversation_register(ExpensesConversation())  # its part in the conversation: claims, invoices

@@ -1,4 +1,4 @@
-"""The expense system of record (seed 000 §2): claims, their invoices, every status
+"""The expense system of record: claims, their invoices, every status
 change of a claim, and the idempotency records its writes go through. A claim's id is
 the `application_id` the agent carries from the create call to upload and submit."""
 from decimal import Decimal
@@ -66,7 +66,7 @@ class ExpenseClaim(models.Model):
 
 
 class ClaimTransition(models.Model):
-    """Every status change of a claim (written by expenses.services._claim_transition only)."""
+    """Every status change of a claim (written by expenses.records.services._claim_transition only)."""
 
     claim = models.ForeignKey(ExpenseClaim, on_delete=models.CASCADE, related_name="transitions")
     from_status = models.CharField(max_length=20)

@@ -14,7 +14,7 @@ from django.utils.translation import gettext as _
 
 from config.parsers import RequestTooLarge, UploadSizeLimit
 
-from .services import MAX_INVOICE_BYTES
+from .records.services import MAX_INVOICE_BYTES
 
 FORM_ALLOWANCE = 64 * 1024  # the other fields and the multipart framing
 

@@ -16,7 +16,7 @@ from config.parsers import RequestTooLarge
 from tenants.actors import Actor
 from tenants.selectors import membership_for_user
 
-from . import selectors, services
+from .records import selectors, services
 from .models import Category
 from .uploads import invoice_upload_limit
 
@@ -48,6 +48,7 @@ def claim_page(request: HttpRequest, claim_id: int) -> HttpResponse:
     claim = selectors.claim_get_for(membership, claim_id)
     return render(request, "expenses/claim.html", {
         "claim": claim, "transitions": claim.transitions.select_related("actor"), "form_key": uuid.uuid4().hex,
+        "holder": selectors.claim_holder(claim),
         "can_decide": membership.can_approve and claim.claimant_id != membership.user_id,
         "max_mb": services.MAX_INVOICE_BYTES // 1048576})
 

@@ -1,4 +1,4 @@
-"""/api/v1/hr/: the HR Core system of record over HTTP (seed 002). A TAN's approval is
+"""/api/v1/hr/: the HR Core system of record over HTTP (DESIGN.md §7). A TAN's approval is
 the event that starts the candidate-matching run; approving twice answers 409."""
 from django.urls import path
 from django.utils.translation import gettext as _

@@ -27,7 +27,8 @@ def _tan_row(approval: Any) -> cards.Row:
 
 
 def _explanation(match: dict[str, Any]) -> Any:
-    """The words (since issue 29); an older result's two renderings as a name in two languages."""
+    """The words; a result stored before explanations were stored as words has its two
+    renderings, shown as a name in two languages."""
     if match.get("explanation_words"):
         return match["explanation_words"]
     return localised(match.get("explanation", ""), match.get("explanation_zh") or match.get("explanation", ""))

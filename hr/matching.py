@@ -1,6 +1,6 @@
 """The candidate-matching skill's scoring: deterministic and explained. The same TAN and
 candidates always give the same ranking, which is what makes a whole-skill retry safe
-(seed 002). Features: skills overlap, location, seniority; each explained in words."""
+(workflow state vs agent run state, DESIGN.md §2). Features: skills overlap, location, seniority; each explained in words."""
 from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal

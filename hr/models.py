@@ -1,4 +1,4 @@
-"""The HR Core system of record of seed 002: TANs (hiring requests), the candidate bank,
+"""The HR Core system of record: TANs (hiring requests), the candidate bank,
 persisted matches, the outbox of business events, and idempotency records.
 
 Workflow state (a TAN's status, its matches) lives here and changes only through

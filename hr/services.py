@@ -1,4 +1,4 @@
-"""The only writers of the HR Core system of record (seed 002). The API, the pages, the
+"""The only writers of the HR Core system of record. The API, the pages, the
 supervisor and the matching run's tools all call these.
 
 A TAN's approval writes its outbox event in the same transaction and hands the event to

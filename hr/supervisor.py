@@ -1,4 +1,4 @@
-"""The supervisor of seed 002: triggered by a business event (a TAN approved), never by a
+"""The supervisor of HR Core: triggered by a business event (a TAN approved), never by a
 chat message, it starts the candidate-matching run for that TAN — once. A redelivered
 event, a second event for the same TAN, or an event for a TAN no longer approved starts
 nothing and is recorded as consumed with the reason."""

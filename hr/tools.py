@@ -1,4 +1,4 @@
-"""The candidate-matching skill's tools (seed 002): retrieve candidates from the CV bank
+"""The candidate-matching skill's tools: retrieve candidates from the CV bank
 (read-only), score them (deterministic, explained; the per-candidate scratchpad stays in
 memory), persist the top matches through the HR services — an approver first when there
 are more than the threshold."""

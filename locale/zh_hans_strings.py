@@ -496,11 +496,11 @@ ZH = {
     '%%(d)d d %%(h)d h': '%%(d)d 天 %%(h)d 小时',
     'in %%(duration)s': '%%(duration)s后',
     'due %%(due)s': '到期：%%(due)s',
-    # issue 17
+    # replay
     'deleted once compared': '比较完成后已删除',
 }
 
-# issue 16 gaps: API and service errors, choice labels, argument labels, routing reasons, approvals.js toasts
+# API and service errors, choice labels, argument labels, routing reasons, approvals.js toasts
 ZH.update({
     "Invalid message. %(problems)s": "消息无效。%(problems)s",
     "The file is larger than %(value)s KB.": "文件大于 %(value)s KB。",
@@ -786,7 +786,7 @@ ZH.update({
     "The upload is larger than the invoice limit of %(mb)s MB.": "上传内容超过发票 %(mb)s MB 的上限。",
     "You do not have permission to perform this action.": "您无权执行此操作。",
     "`after` must be a whole number from 0 to %(max)s (the last sequence number you saw).": "`after` 必须是 0 到 %(max)s 之间的整数（您看到的最后一个序号）。",
-    # H3: the approval matrix's limits per declared measure (issue 29)
+    # the approval matrix's limits per declared measure
     "An approver": "审批人",
     "A tenant admin": "租户管理员",
     "%(measure)s of %(value)s is above the limit of %(limit)s": "%(measure)s为 %(value)s，超过上限 %(limit)s",
@@ -804,7 +804,7 @@ ZH.update({
     "Claim amount": "报销金额",
     "Matches recorded": "记录的匹配数",
     "matches": "条匹配",
-    # Issue 29: what a run tells the chat, in the words of its domain (workflows/news.py, */news.py)
+    # what a run tells the chat, in the words of its domain (workflows/news.py, */news.py)
     "lodging": "住宿",
     "meals": "餐饮",
     "transport": "交通",
@@ -853,7 +853,7 @@ ZH.update({
     "I'll look for another plan.": "我会换一个方案。",
     "Attach a file": "附加文件",
     "Run the step “%(step)s”.": "运行步骤“%(step)s”。",
-    # H1 (issue 29): the conversation contract — attachments as each domain takes them
+    # the conversation contract — attachments as each domain takes them
     "An employee list of %(rows)s people was attached and checked.": "附上了 %(rows)s 人的员工名单，已检查。",
     "a CSV or XLSX employee list (.csv or .xlsx)": "CSV 或 XLSX 格式的员工名单（.csv 或 .xlsx）",
     "An invoice (%(type)s, %(size)s bytes) was attached and checked.": "附上了发票（%(type)s，%(size)s 字节），已检查。",
@@ -862,7 +862,7 @@ ZH.update({
     "Attach the file (a document or an image).": "请附上文件（文档或图片）。",
 })
 
-# The engine's and the timeline's summaries as words (issue 29, H5).
+# The engine's and the timeline's summaries as words.
 ZH.update({
     "The setup is complete.": "设置已完成。",
     "The run failed.": "运行失败。",
@@ -910,7 +910,7 @@ ZH.update({
 })
 
 ZH.update({
-    # H6 (issue 29): the words the page scripts write (console/status.py ui_words)
+    # the words the page scripts write (console/status.py ui_words)
     "You": "你",
     "Keel is working on it…": "Keel 正在处理…",
     "Messages cannot be sent yet: this server has no conversation service. Nothing was sent.": "暂时无法发送消息：此服务器没有对话服务。未发送任何内容。",
@@ -935,7 +935,7 @@ ZH.update({
     "Resumes after approval": "审批后恢复",
     "Approved approvals whose waiting step then completed.": "已批准且其等待中的步骤随后完成的审批。",
     "Skipped steps": "跳过的步骤",
-    "Completed steps that started before all their dependencies had completed (failed, for a compensation), by the transition log.": "按状态转换日志，在全部依赖完成（补偿步骤则为失败）之前就已开始的已完成步骤。",
+    "Completed steps that started before all their dependencies had completed (for an undo: ended or never started), by the transition log.": "按状态转换日志，在全部依赖完成（撤销步骤则为已结束或从未开始）之前就已开始的已完成步骤。",
     "Missed steps": "遗漏的步骤",
     "Steps of the current plan (compensations aside) not completed in a run that completed.": "已完成的运行中，当前计划里（补偿步骤除外）未完成的步骤。",
     "Duplicate executions": "重复执行",
@@ -945,7 +945,7 @@ ZH.update({
     "Recovered after a worker crash": "工作进程崩溃后恢复",
     "Runs that completed after a worker died holding one of their steps (another worker took the step over when its lease ran out), of the runs that lost a worker; retries and deferrals, which let the lease go on purpose, are not crashes.": "在丢失过工作进程的运行中，工作进程持有其步骤时退出（租约到期后由另一工作进程接手）之后仍完成的比例；主动释放租约的重试和延后不算崩溃。",
     "Dependency coverage": "依赖覆盖率",
-    "Declared dependencies of started steps that had completed (failed, for a compensation) before the step started.": "已开始步骤的声明依赖中，在该步骤开始前已完成（补偿步骤则为失败）的比例。",
+    "Declared dependencies of started steps that had completed before the step started; for an undo, that had ended (completed or failed) or never started.": "已开始步骤的声明依赖中，在该步骤开始前已完成的比例；撤销步骤则为已结束（完成或失败）或从未开始的依赖。",
     "Replan scope": "重新规划范围",
     "Steps replaced per local replan (plan versions after the first), on average.": "每次局部重新规划（第一版之后的计划版本）平均替换的步骤数。",
     "Recovery time": "恢复时间",
@@ -998,7 +998,7 @@ ZH.update({
     "Snapshot “%(label)s” taken.": "已创建快照“%(label)s”。",
 })
 
-# Issue 29 (H4): approval cards as typed rows; summaries, assumptions and match explanations as words.
+# approval cards as typed rows; summaries, assumptions and match explanations as words.
 ZH.update({
     "New payroll group “%(name)s” from %(template)s (%(code)s v%(version)s)": "新薪资组“%(name)s”，来自 %(template)s（%(code)s v%(version)s）",
     "%(n)s items added": "新增 %(n)s 个项目",
@@ -1047,7 +1047,7 @@ ZH.update({
     "%(name)s (%(score)s)": "%(name)s（%(score)s）",
     "yes": "是",
     "no": "否",
-    # Issue 29: the console says what the registered domains do (console.selectors.chat_help).
+    # the console says what the registered domains do (console.selectors.chat_help).
     "Conversations with Keel in %(tenant)s: tell it what you need, follow it live, answer its questions.":
         "%(tenant)s 与 Keel 的对话：说出您的需要，实时跟进，回答它的问题。",
     "Title (optional)": "标题（可选）",
@@ -1056,9 +1056,9 @@ ZH.update({
     "Tell Keel what you need: it can %(what)s. For example:": "告诉 Keel 您需要什么：它可以%(what)s。例如：",
     "You can attach %(files)s.": "您可以附加%(files)s。",
     "Attach a file: %(files)s": "附加文件：%(files)s",
-    # Issue 32: the runs grid (Airflow's grid view) and tables that never break inside a word.
+    # the runs grid (Airflow's grid view) and tables that never break inside a word.
     "Duration": "耗时",
-    # Issue 32: nobody's records change behind their back (payroll.services._removed_tell).
+    # nobody's records change behind their back (payroll.services._removed_tell).
     "The payroll group “%(name)s” that this conversation set up was deleted by %(who)s's whole-tenant restore: the tenant went back to a snapshot taken before the group existed.":
         "本对话创建的薪资组“%(name)s”已被 %(who)s 发起的整个租户恢复删除：租户回到了该薪资组创建之前的快照。",
     "Open the restore run": "打开恢复运行",
@@ -1069,14 +1069,14 @@ ZH.update({
     "The run that had set it up": "创建它的运行",
     "removed group": "已删除的薪资组",
     "removed groups": "已删除的薪资组",
-    # Issue 32, item 2: the approvals desk asks once before a key decides, and folds its queue on a phone.
+    # the approvals desk asks once before a key decides, and folds its queue on a phone.
     "Approve this step? Press a again or Enter to approve; Esc cancels.": "批准此步骤？再按一次 a 或按 Enter 确认批准；按 Esc 取消。",
     "Reject this step? Press r again or Enter to reject; Esc cancels.": "拒绝此步骤？再按一次 r 或按 Enter 确认拒绝；按 Esc 取消。",
     "Reject this step and ask for another plan? Press Shift+R again or Enter to confirm; Esc cancels.":
         "拒绝此步骤并要求重新规划？再按一次 Shift+R 或按 Enter 确认；按 Esc 取消。",
     "Cancelled: nothing was decided.": "已取消：没有做出任何决定。",
     "next due": "最近到期",
-    # Issue 32, item 7: every model's name in the admin (verbose_name / verbose_name_plural).
+    # every model's name in the admin (verbose_name / verbose_name_plural).
     "tenant": "租户",
     "tenants": "租户",
     "membership": "成员资格",
@@ -1161,11 +1161,11 @@ ZH.update({
     "claim status changes": "报销申请状态变更",
     "TAN status change": "招聘申请状态变更",
     "TAN status changes": "招聘申请状态变更",
-    # Issue 32: run states and the chat's unread marker (templates/timeline/conversation.html).
+    # run states and the chat's unread marker (templates/timeline/conversation.html).
     "Cancelled by %(who)s at %(at)s.": "%(who)s 于 %(at)s 取消了此运行。",
     "retried by %(who)s at %(at)s": "%(who)s 于 %(at)s 重试",
     "New since your last visit": "上次访问后的新消息",
-    # Issue 34: the trial payroll (payroll/rules.py, payroll/apis.py TrialApi and CityRulesApi).
+    # the trial payroll (payroll/rules.py, payroll/apis.py TrialApi and CityRulesApi).
     "pension insurance": "养老保险",
     "medical insurance": "医疗保险",
     "unemployment insurance": "失业保险",
@@ -1186,7 +1186,7 @@ ZH.update({
         "请只写数字，不要空格、正负号或前导零，例如 30000.50。",
     "At most %(max)s allowances.": "津贴最多 %(max)s 项。",
     "Name a city: ?city=shanghai (or 上海).": "请指定城市：?city=shanghai（或 上海）。",
-    # issue 34, phase B: the trial in the workflow, payslips, city rules
+    # the trial in the workflow, payslips, city rules
     "Children's education": "子女教育",
     "Elderly support": "赡养老人",
     "Housing loan interest": "住房贷款利息",
@@ -1267,7 +1267,7 @@ ZH.update({
     "The trial covers mainland China's social insurance, housing fund and income tax; %(place)s's are not modelled, so no trial is computed for this group.":
         "试算只涵盖中国大陆的社会保险、住房公积金和个人所得税；%(place)s的规则未建模，因此不为这个薪资组试算。",
     "Tenants": "租户",
-    # Issue 34: an employee's pay on the employee page; the city rules as data staff change.
+    # an employee's pay on the employee page; the city rules as data staff change.
     "Pay of %(name)s recorded from %(date)s.": "已记录%(name)s自 %(date)s 起的薪资。",
     "Only Keel's staff may change the city rules: every tenant's payroll reads them.": "只有 Keel 的工作人员可以修改城市规则：所有租户的薪资都读取这些规则。",
     "The rules of %(city)s from %(start)s are saved.": "%(city)s自 %(start)s 起的规则已保存。",
@@ -1307,7 +1307,7 @@ ZH.update({
     "Change the figures": "修改数字",
     "Every tenant's payroll reads these rules: a change applies to the next trial and payslip of every group in this city.": "所有租户的薪资都读取这些规则：修改将用于该城市每个薪资组的下一次试算和工资条。",
     "Save these figures": "保存这些数字",
-    # issue 29: payroll's tool summaries and acceptance details, tool titles
+    # payroll's tool summaries and acceptance details, tool titles
     "no details yet": "尚无细节",
     "%(first)s · %(second)s": "%(first)s · %(second)s",
     "Understood the request: %(details)s; items: %(items)s.": "已理解请求：%(details)s；薪资项目：%(items)s。",
@@ -1343,7 +1343,7 @@ ZH.update({
     "Trial payroll for %(count)s employees, months 1–%(months)s of %(year)s: month 1 gross %(gross)s, employer cost %(cost)s, tax %(tax)s, net %(net)s CNY.": "已试算 %(count)s 名员工 %(year)s 年第 1–%(months)s 月的薪资：第 1 月应发 %(gross)s，雇主成本 %(cost)s，个税 %(tax)s，实发 %(net)s 元。",
     "%(count)s %(things)s": "%(count)s 个%(things)s",
     "Persist matches": "保存匹配结果",
-    # Issue 29: the intent and route frames, HR's tool summaries, the matching run's trigger, the claim check.
+    # the intent and route frames, HR's tool summaries, the matching run's trigger, the claim check.
     "Retrieved %(count)s candidates from the CV bank.": "已从简历库检索到 %(count)s 名候选人。",
     "Scored %(considered)s candidates; none fit.": "已为 %(considered)s 名候选人打分；没有合适的人选。",
     "%(name)s %(score)s": "%(name)s %(score)s",
@@ -1397,7 +1397,7 @@ ZH.update({
     "Open that run": "打开那次运行",
 })
 
-# Issue 29: Keel's conversation replies, stored as words (a message key with parameters).
+# Keel's conversation replies, stored as words (a message key with parameters).
 ZH.update({
     # config.words.sentences: sentences said one after another.
     "%(first)s %(then)s": "%(first)s%(then)s",
@@ -1514,7 +1514,7 @@ ZH.update({
     "I couldn't read a salary in “%(said)s”.": "没能从“%(said)s”中读出工资。",
 })
 
-# Issue 29: the admin timeline and the developer view of the timeline.
+# the admin timeline and the developer view of the timeline.
 ZH.update({
     # Frames' names (timeline.shown): the sentence in Chinese, the code as code.
     "acceptance": "验收",
@@ -1712,9 +1712,8 @@ ZH.update({
     "Show all": "显示全部",
     "Experience from an earlier approval ranked “%(template)s” first (context only; the import still needs its own approval).":
         "之前一次审批的经验把“%(template)s”排在第一（仅供参考；导入仍需单独审批）。",
-    # The group's items as the calculation (payroll/evaluator.py): the card, the group page and the payslip.
+    # The group's items as the calculation (payroll/records/evaluator.py): the card, the group page and the payslip.
     "Formula": "公式",
-    "Amount": "金额",
     "Items": "项目明细",
     "no employees yet — add them: attach an employee list (CSV or XLSX) in the chat":
         "还没有员工——添加方法：在对话中附上员工名单（CSV 或 XLSX）",
@@ -1737,4 +1736,40 @@ ZH.update({
     "No social insurance and housing fund rules for %(city)s: the group's items cannot be computed. Keel's staff can "
     "enter the city's rules on the rules page.":
         "没有%(city)s的社保和公积金规则：无法计算该薪资组的项目。Keel 工作人员可以在规则页面录入该城市的规则。",
+    # A record a run holds; a card superseded twice for the same cause.
+    "Run %(run)s holds this claim until it ends, so the claim changes only through that run. Open the run to follow it, or cancel the run first.":
+        "运行 %(run)s 在结束前占用此报销申请，申请只能通过该运行更改。请打开该运行查看进度，或先取消该运行。",
+    "Run %(run)s holds this claim until it ends, so the claim changes only through that run.":
+        "运行 %(run)s 在结束前占用此报销申请，申请只能通过该运行更改。",
+    "Open the run ›": "打开运行 ›",
+    "The situation changed again for the same reason (%(stale)s), so the run stopped instead of asking a third time.":
+        "情况再次因同一原因发生变化（%(stale)s），运行已停止，不再第三次申请审批。",
+    "the approval was superseded twice for the same cause (%(reason)s); stopped instead of asking a third time":
+        "审批因同一原因两次作废（%(reason)s）；已停止，不再第三次申请审批",
+    # Who may answer, change, cancel or retry a run.
+    "Only %(starter)s, who started this run, may answer its question.": "只有发起此运行的 %(starter)s 可以回答它的问题。",
+    "Only %(starter)s, who started this run, may change it.": "只有发起此运行的 %(starter)s 可以更改它。",
+    "Only %(starter)s, who started this run, an approver or a tenant admin may cancel it.":
+        "只有发起此运行的 %(starter)s、审批人或租户管理员可以取消它。",
+    "Only %(starter)s, who started this run, an approver or a tenant admin may retry it.":
+        "只有发起此运行的 %(starter)s、审批人或租户管理员可以重试它。",
+    "This question is for %(starter)s, who started the run; only they can answer it. For something of your own, start a new request.":
+        "这个问题是问发起此运行的 %(starter)s 的，只有他们可以回答。如需办理你自己的事，请发起新的请求。",
+    "the run's question is its starter's to answer": "运行的问题由其发起人回答",
+    "Only %(who)s, who started this run, can answer it.": "只有发起此运行的 %(who)s 可以回答。",
+    # The approvals desk under a thumb: reject asks, a decision waits with Undo, Next moves on.
+    "Reject this step? Say why if you like (optional), then confirm.": "拒绝此步骤？可以写下原因（可选），然后确认。",
+    "Reject this step and ask for another plan? Say why if you like (optional), then confirm.":
+        "拒绝此步骤并要求另一个方案？可以写下原因（可选），然后确认。",
+    "Approving in %%(s)d s — undo it now if this is the wrong card.": "%%(s)d 秒后批准——如果这不是你要处理的卡片，请立即撤销。",
+    "Rejecting in %%(s)d s — undo it now if this is the wrong card.": "%%(s)d 秒后拒绝——如果这不是你要处理的卡片，请立即撤销。",
+    "Rejecting (replanning) in %%(s)d s — undo it now if this is the wrong card.":
+        "%%(s)d 秒后拒绝（重新规划）——如果这不是你要处理的卡片，请立即撤销。",
+    "Undone: nothing was decided.": "已撤销：没有做出任何决定。",
+    "Nothing else is waiting for a decision.": "没有其他等待决定的审批。",
+    "Why (optional)": "原因（可选）",
+    "Yes, reject": "确认拒绝",
+    "Keep it": "保留",
+    "Undo": "撤销",
+    "Next card ›": "下一张 ›",
 })

@@ -1,4 +1,4 @@
-"""Memory L2 and L3 (seed 000 §8): traceable facts with their receipts, and the
+"""Memory L2 and L3 (DESIGN.md §2): traceable facts with their receipts, and the
 experience distilled from them. Context, never authority."""
 from django.db import models
 from django.utils.translation import gettext_lazy as _
@@ -41,7 +41,7 @@ class MemoryItem(models.Model):
 
 
 class WorkingMemory(models.Model):
-    """Memory L1 (seed 000 §8): the working set of one step as it decided — what it read
+    """Memory L1 (DESIGN.md §2): the working set of one step as it decided — what it read
     (consumed values, the user's earlier statements, recalled experience) and what it chose,
     each item with its evidence. One record per step and plan version, rewritten if the step
     runs again. Context, never authority."""

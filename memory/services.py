@@ -1,4 +1,4 @@
-"""Memory L2/L3 (seed 000 §8), for any tool that declares what it teaches.
+"""Memory L2/L3 (DESIGN.md §2), for any tool that declares what it teaches.
 
 L2 is a traceable fact with its receipt (an approved ApprovalRequest and the
 ToolCall that used it); L3 is experience distilled across runs, each item keeping

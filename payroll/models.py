@@ -1,4 +1,4 @@
-"""The payroll system of record (seed 002's "HR Core API"): a global, versioned
+"""The payroll system of record (the HR Core API the agent acts on): a global, versioned
 template catalog; per-tenant groups, their items and employees; snapshots of a
 tenant's configuration; and the idempotency records every write goes through."""
 import hashlib
@@ -323,7 +323,7 @@ class EmployeePay(models.Model):
 
 
 class CityRulePeriod(models.Model):
-    """One period of a city's social insurance and housing fund rules (payroll.rules reads
+    """One period of a city's social insurance and housing fund rules (payroll.records.rules reads
     these). Global, like the template catalog: every tenant's trial reads the same figures,
     so only staff change them (on the rules page, through services.city_rule_period_change).
     Loaded from payroll/data/city_rules.json by migration 0009; `rules` keeps a period's

@@ -144,7 +144,7 @@ def _kind_label(kind: str) -> str:
 
 @login_required
 def payslip(request: HttpRequest, employee_id: int, year: int, month: int) -> HttpResponse:
-    """One employee's payslip for a month, as the trial computes it (payroll.trial.payslip_of):
+    """One employee's payslip for a month, as the trial computes it (payroll.records.trial.payslip_of):
     every amount with its formula in a `title` (hover). 404 for another tenant's employee."""
     membership = membership_for_user(request.user)
     employee = selectors.employee_get(membership.tenant_id, employee_id)

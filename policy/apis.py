@@ -47,7 +47,7 @@ class PolicyAnswerOutputSerializer(serializers.Serializer):
 
 
 class PolicyAnswerApi(APIView):
-    """Answer a policy question through the exact graph (seed 004, KA-5)."""
+    """Answer a policy question through the exact graph (DESIGN.md §2, "KA-5")."""
 
     InputSerializer = PolicyAnswerInputSerializer
     OutputSerializer = PolicyAnswerOutputSerializer

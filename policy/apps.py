@@ -13,7 +13,7 @@ class PolicyConfig(AppConfig):
         conversation_register(PolicyConversation())  # its part in the conversation: policy questions
 
     def seed_demo(self) -> None:
-        """The travel policy of seed 004 for tenant demo; tenant other has none (its
+        """The demo travel policy for tenant demo; tenant other has none (its
         questions abstain), which also shows that the corpus is per tenant."""
         from tenants.models import Tenant
 

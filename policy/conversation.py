@@ -1,4 +1,4 @@
-"""The policy's part in the conversation (issue 29; workflows.conversation is the contract):
+"""The policy's part in the conversation (workflows.conversation is the contract):
 a question about the travel policy is answered through the exact-graph policy workflow
 (policy.services.policy_answer), quoting the policy lines it rests on, or abstains."""
 from __future__ import annotations
@@ -33,7 +33,7 @@ def is_policy_question(text: str) -> bool:
 
 
 def _topic(text: str) -> str:
-    return "travel"  # the one topic the corpus has (seed 004)
+    return "travel"  # the one topic the demo corpus has
 
 
 def _date_in(text: str) -> date:

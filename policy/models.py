@@ -1,5 +1,5 @@
 """The policy corpus (documents, dated versions, numbered lines in each language) and the
-answer cache of the exact-graph policy workflow (seed 004, "KA-5")."""
+answer cache of the exact-graph policy workflow ("KA-5", DESIGN.md §2)."""
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
@@ -76,7 +76,8 @@ class PolicyLine(models.Model):
 class PolicyAnswerCache(models.Model):
     """A finished answer, reusable while every input that can change it is unchanged:
     the key hashes question, date, topic, language, corpus version, processing version
-    and tenant (seed 004 §47.4)."""
+    and tenant, so a new policy version or a changed workflow is never answered from an older
+    answer, nor one tenant from another's."""
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="policy_answers")
     key = models.CharField(max_length=64)

@@ -96,7 +96,7 @@ def policy_answer(*, tenant: Tenant, question: str, on_date: date, topic: str, l
     return result
 
 
-# --- The demo corpus: seed 004's travel-v1 and travel-v2 ------------------------------------
+# --- The demo corpus: the travel policy's versions travel-v1 and travel-v2 --------------------
 _UNIT_EN, _UNIT_ZH = "yuan per room per night", "元/间/晚"
 _BEIJING_LODGING = [["beijing", "北京", "peking"],
                     ["lodging", "hotel", "accommodation", "room", "住宿", "酒店", "宾馆", "客房"]]
@@ -124,7 +124,7 @@ TRAVEL_VERSIONS = [
 
 @transaction.atomic
 def policy_travel_seed(*, tenant: Tenant) -> PolicyDocument:
-    """Create or refresh the travel policy of seed 004 for one tenant. Idempotent."""
+    """Create or refresh the demo travel policy for one tenant. Idempotent."""
     document, _ = PolicyDocument.objects.update_or_create(
         tenant=tenant, topic="travel",
         defaults={"title": "Travel and lodging policy", "authority": "Finance Committee"})
@@ -166,7 +166,7 @@ def policy_corpus_copy(*, from_tenant_id: int, to_tenant_id: int) -> int:
     return len(copied)
 
 
-# --- The expense claim check (issue 15): the exact graph on a claim's date, city and category ---
+# --- The expense claim check: the exact graph on a claim's date, city and category ------------
 
 CATEGORY_WORDS = {"lodging": ("lodging", "住宿")}
 # A claim's category as a word of the reader's language (the same words the expense app shows).
@@ -192,7 +192,7 @@ def _unit(version: PolicyVersion | None, unit: str) -> Any:
 def policy_claim_check(*, tenant: Tenant, on_date: date, city: str, category: str, amount: Decimal,
                        nights: int, currency: str, lang: str = "en",
                        model: Callable[..., Any] | None = None) -> dict[str, Any]:
-    """Judge one claim against the travel policy in force on its date: walk seed 004's exact
+    """Judge one claim against the travel policy in force on its date: walk the policy's exact
     graph for "<city> <category>" and compare the claim's amount per night with the cited
     limit. → {verdict: within_limit | over_limit | no_policy, limit, unit, per_night, source,
     effective_from, citation, state, path, reason, model_calls, summary, summary_words}.

@@ -1,5 +1,5 @@
 """The policy domain's tool: check a claim against the travel policy through the exact
-graph (seed 004). It consumes the claim's facts as a coordinate produced by the expense
+graph. It consumes the claim's facts as a coordinate produced by the expense
 system's create step, so no domain imports another: the engine carries the value."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The exact-graph policy workflow (seed 004, "KA-5").
+"""The exact-graph policy workflow ("KA-5", DESIGN.md §2).
 
 The graph is data (graph.json): states, every edge and the guard that permits it. This
 module holds the other half: what each state *does* (retrieve, verify, ask the model for
@@ -295,7 +295,8 @@ def policy_graph_walk(*, tenant: Tenant, question: str, on_date: date, topic: st
     {state, path, reason, detail, model_calls, transitions, answer: {amount, unit, citation}}.
     `model` replaces llm.model_call for the one decision (same signature and errors).
     `path` lists the recorded states after START; a stop for want of a transition slot
-    ends the walk in STOPPED without a recorded entry (seed 004 §47.3)."""
+    ends the walk in STOPPED without a recorded entry (recording one would take the slot the
+    cap has just refused)."""
     graph = graph or graph_load()
     walk = Walk(tenant=tenant, question=question, on_date=on_date, topic=topic, lang=lang,
                 max_transitions=graph.max_transitions if max_transitions is None else max_transitions,

@@ -1,6 +1,6 @@
 """Real processes for integration and browser tests: a Keel server (embedded or
 production), `celery worker` processes, a fresh PostgreSQL database, a Redis db.
-Plain functions; the fixtures in conftest.py call them."""
+Plain functions; the fixtures in tests/fixtures.py call them."""
 from __future__ import annotations
 
 import atexit
@@ -20,6 +20,7 @@ import urllib.request
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,6 +39,7 @@ SHARED_REDIS_DB, FLUSHED_REDIS_DB = (int(n) for n in os.environ.get("KEEL_TEST_R
 # xdist's workers flush a database each: gw0 12, gw1 11, …
 FLUSHED_REDIS_DB -= int(os.environ.get("PYTEST_XDIST_WORKER", "gw0")[2:])
 LOGS = ROOT / "tests" / "artifacts" / "logs"
+ARTIFACTS = ROOT / "tests" / "artifacts"  # the browser tests' screenshots
 
 
 def wait_until(predicate, what: str, timeout: float = 30, interval: float = 0.05) -> None:
@@ -296,6 +298,22 @@ def keel_stop(keel: Keel) -> None:
         shutil.rmtree(Path(keel.env["KEEL_PGDATA"]).parent, ignore_errors=True)
 
 
+@contextmanager
+def keel_running(mode: str = "embedded", env: dict[str, str] | None = None, *, workers: int = 0,
+                 beat: bool = False) -> Iterator[Keel]:
+    """A Keel (`keel_start`) with `workers` `celery worker` processes of concurrency 2 and, if
+    `beat`, the beat; stopped, its database dropped, however the block ends."""
+    keel = keel_start(mode, env)
+    try:
+        for _ in range(workers):
+            keel.worker_start(concurrency=2)
+        if beat:
+            keel.beat_start()
+        yield keel
+    finally:
+        keel_stop(keel)
+
+
 class Session:
     """A logged-in HTTP session against a running Keel (cookies + CSRF)."""
 
@@ -380,3 +398,31 @@ class Api:
             time.sleep(0.1)
         raise AssertionError(f"run {run_id} did not reach {statuses} in {timeout} s: {run.get('status')} "
                              f"{run.get('status_reason')} {[(n['key'], n['status'], n.get('status_reason', '')) for n in run.get('nodes', [])]}")
+
+
+# --- In a browser (Playwright pages) ---------------------------------------------------------
+
+def log_in(page, base_url: str, username: str, password: str = "keel-demo") -> None:
+    page.goto(base_url + "/login/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Log in").click()
+
+
+def screenshot(page, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def logged_in(browser, base_url: str, username: str, *, locale: str = "en-US", size: tuple[int, int] = (1366, 860),
+              password: str = "keel-demo"):
+    """A new browser context in `locale` at `size`, logged in through the login form (by its
+    fields' names, so in either language). Returns (context, page); the caller closes the context."""
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]}, locale=locale)
+    page = context.new_page()
+    page.goto(base_url + "/login/")
+    page.locator("input[name=username]").fill(username)
+    page.locator("input[name=password]").fill(password)
+    page.locator("input[name=password]").press("Enter")
+    page.wait_for_url(lambda url: "/login/" not in url)
+    return context, page

@@ -1,4 +1,4 @@
-"""OpenTelemetry export of the timeline (issue 16): with OTEL_EXPORTER_OTLP_ENDPOINT set, a run is
+"""OpenTelemetry export of the timeline: with OTEL_EXPORTER_OTLP_ENDPOINT set, a run is
 exported over OTLP/HTTP (the SDK's exporter, batched on its own thread) as one trace, span by span
 as its records end — a model or tool call when it is recorded, a step when it ends, the run when
 it ends — so a trace viewer shows a long run while it is still going:

@@ -173,7 +173,8 @@ class RunInputApi(APIView):
     class InputSerializer(serializers.Serializer):
         answer = StrictCharField(max_length=2000)
 
-    @extend_schema(request=InputSerializer, responses={200: RunOutputSerializer, 409: OpenApiResponse(
+    @extend_schema(request=InputSerializer, responses={200: RunOutputSerializer, 403: OpenApiResponse(
+        description="not the run's starter: a run's question is answered by whoever started it"), 409: OpenApiResponse(
         description="the run is not waiting for input")})
     def post(self, request: Request, run_id: int) -> Response:
         data = self.InputSerializer(data=request.data)

@@ -50,6 +50,8 @@ BLUEPRINT_SCHEMA: dict[str, Any] = {
     "properties": {
         "name": {"type": "string", "pattern": "^[a-z][a-z0-9_]*$"},
         "title": {"type": "string"},
+        "titled_by": {"type": "string",
+                      "description": "the param whose value titles a run's conversation and activity (a name)"},
         "start": {
             "type": "object", "required": ["roles", "doors"], "additionalProperties": False,
             "description": "who may start a run of this blueprint (blueprint_start_check)",
@@ -100,8 +102,8 @@ class BlueprintError(DomainError):
 
 
 def blueprint_register(spec: dict[str, Any]) -> dict[str, Any]:
-    """Add a blueprint. Refuses a malformed one, a second one of the same name, and a
-    node that depends on a key the blueprint does not have."""
+    """Add a blueprint. Refuses a malformed one, a second one of the same name, a node
+    that depends on a key the blueprint does not have, and a title from an undeclared param."""
     error = jsonschema.exceptions.best_match(BLUEPRINT_VALIDATOR.iter_errors(spec))
     if error is not None:
         raise error
@@ -114,6 +116,9 @@ def blueprint_register(spec: dict[str, Any]) -> dict[str, Any]:
             missing = set(node["depends_on"]) - keys
             if missing:
                 raise ValueError(f"blueprint {name}: node {node['key']} depends on unknown {sorted(missing)}")
+    titled_by = spec.get("titled_by")
+    if titled_by is not None and titled_by not in spec["params"]:
+        raise ValueError(f"blueprint {name}: titled_by names {titled_by!r}, which is not one of its params")
     BLUEPRINTS[name] = spec
     return spec
 

@@ -29,6 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from rapidfuzz import fuzz
+
 SIGNALS = ("chat", "analyze", "resolve", "unknown")
 
 
@@ -322,11 +324,12 @@ ORDINALS = [
 ]
 
 
-def option_choose(text: str, options: list[dict[str, Any]]) -> int | None:
+def option_choose(text: str, options: list[dict[str, Any]], *,
+                  also: Callable[[str, list[list[str]]], int | None] | None = None) -> int | None:
     """Which offered option a reply picks: a click (the label), "the first one", the label in
-    either language, or a close variant of it. None if unclear (a domain may then place it)."""
-    from rapidfuzz import fuzz
-
+    either language, or a close variant of it. None if unclear (a domain may then place it).
+    `also` is a domain's last reading, given the text and each option's normalised labels,
+    when none of these placed it."""
     if not options:
         return None
     said = text_normalize(text).strip().strip(".!。！?？\"'“”")
@@ -337,11 +340,12 @@ def option_choose(text: str, options: list[dict[str, Any]]) -> int | None:
     for index, pattern in ORDINALS:
         if re.search(pattern, said) and len(said) <= 24:
             return index if index < len(options) else None
+    # A variant: the option whose words it shares most, clearly ahead of the next one.
     scores = sorted(((max(fuzz.token_set_ratio(said, n) for n in names if n), i) for i, names in enumerate(labels)),
                     reverse=True)
     if scores[0][0] >= 80 and (len(scores) == 1 or scores[0][0] - scores[1][0] >= 8):
         return scores[0][1]
-    return None
+    return also(text, labels) if also is not None else None
 
 
 def structured_frame(turn: TurnContext, what: str, outcome: Any) -> None:

@@ -3,7 +3,7 @@ from django.utils.translation import gettext as _
 from config.api import NotFound
 from tenants.models import Membership
 
-from .models import Node, Run
+from .models import RUN_FINAL, Node, Run
 
 
 def run_get_for(membership: Membership, run_id: int) -> Run:
@@ -24,14 +24,37 @@ def node_acceptance(node: Node) -> list[dict]:
     return rows
 
 
+def run_holding(*, tenant_id: int, key: str, value: object) -> Run | None:
+    """The run that holds a record: one not ended for good (a failed or blocked run may be
+    retried, so it keeps what it took, as RUN_FINAL says) whose state names the record under
+    `key` (the coordinate a tool produced: the claim it created, say). Its approval and its
+    preconditions were read off that record, so the record changes only through the run."""
+    return (Run.objects.filter(tenant_id=tenant_id, coordinates__key=key, coordinates__value=str(value))
+            .exclude(status__in=RUN_FINAL).order_by("-created_at").first())
+
+
 def runs_for(membership: Membership):
     return Run.objects.filter(tenant_id=membership.tenant_id)
 
 
+# What a person may do to a run that is not theirs. Answering its question and changing what it
+# is for ("call it X") say the starter's intent, so they are the starter's alone; cancelling and
+# retrying are also for approvers and tenant admins, who look after the tenant's runs (and a
+# cancel is how a record a run holds is let go).
+RUN_ACTS_FOR_APPROVERS = frozenset({"cancel", "retry"})
+
+
+def run_act_allowed(membership: Membership, run: Run, act: str) -> bool:
+    """May `membership` answer, change, cancel or retry `run`? One rule for every door (the
+    API, the pages, the chat): the services check it, the pages ask it to show their controls."""
+    if run.tenant_id != membership.tenant_id:
+        return False
+    return run.created_by_id == membership.user_id or (act in RUN_ACTS_FOR_APPROVERS and membership.can_approve)
+
+
 def run_control_allowed(membership: Membership, run: Run) -> bool:
     """Cancel and retry: whoever started the run, approvers and tenant admins."""
-    return run.tenant_id == membership.tenant_id and (run.created_by_id == membership.user_id
-                                                      or membership.can_approve)
+    return run_act_allowed(membership, run, "cancel")
 
 
 def runs_filtered(membership: Membership, *, blueprint: str = "", status: str = ""):

@@ -27,7 +27,6 @@ from timeline.services import (
 )
 
 from .blueprints import (
-    BLUEPRINTS,
     Door,
     blueprint_get,
     blueprint_nodes,
@@ -39,7 +38,7 @@ from .dispatch import dispatch_is_held, nodes_dispatch_on_commit, run_plan_send_
 from . import sql
 from .gate import gate
 from .models import RUN_TERMINAL, Control, Node, NodeStatus, Plan, Run, RunStatus, ToolCall
-from .selectors import run_control_allowed, run_get_for
+from .selectors import run_act_allowed, run_get_for
 from .tools import TOOLS, Replacement, compensation_tools, is_compensation
 from .transitions import node_transition, node_transitions_recorded, run_lock, run_transition
 
@@ -88,8 +87,10 @@ def run_create(*, membership: Membership, blueprint: str, params: dict[str, Any]
     a domain that forgets its door can start no more than any member could from the API."""
     blueprint_start_check(blueprint, role=membership.role, door=door)
     params = params_validate(blueprint, params)
+    spec = blueprint_get(blueprint)
+    named = (params.get(spec["titled_by"]) if "titled_by" in spec else None) or ""
     if conversation_id is None:
-        title = params.get("group_name") or BLUEPRINTS[blueprint]["title"]
+        title = named or spec["title"]
         conversation = conversation_create(tenant_id=membership.tenant_id, user_id=membership.user_id, title=title)
         conversation_id = conversation.id
     # Every node passes through at most ~4 transitions on a good day; the cap stops a
@@ -101,10 +102,9 @@ def run_create(*, membership: Membership, blueprint: str, params: dict[str, Any]
     run = Run.objects.create(tenant_id=membership.tenant_id, conversation_id=conversation_id,
                              created_by_id=membership.user_id, blueprint=blueprint, params=params,
                              control=Control.EXECUTOR, activity_id=activity_id, **caps)
-    spec = blueprint_get(blueprint)
     title = spec["title"]
     activity = activity_open(conversation_id=conversation_id, kind=Activity.Kind.RUN, run_id=run.id,
-                             title=f"{title}: {params.get('group_name', '')}".strip(": "),
+                             title=f"{title}: {named}".strip(": "),
                              summary=words(gettext_noop("Started %(what)s."),
                                            what=localised(title.lower(), spec.get("title_zh"))),
                              id=activity_id)
@@ -316,6 +316,7 @@ def plan_replan(*, run: Run, replace: list[str], reason: Stored, params_update: 
 def node_input_answer(*, membership: Membership, run_id: int, answer: str) -> Run:
     """The user's answer resumes the run at the node that was awaiting input."""
     run = run_get_for(membership, run_id)
+    _act_check(membership, run, "answer")
     run_lock(run)  # before the node's, as every writer takes them (transitions.run_lock): a cancel holds it
     node = active_nodes(run.id).filter(status=N.AWAITING_INPUT).first()
     if node is None:
@@ -336,11 +337,20 @@ def node_input_answer(*, membership: Membership, run_id: int, answer: str) -> Ru
 
 # --- Run control: cancel and retry, by a person, with a reason ---------------------------------
 
-def _control_check(membership: Membership, run: Run, what: str) -> None:
-    if not run_control_allowed(membership, run):
-        raise Forbidden(gettext("Only whoever started this run, an approver or a tenant admin may %(what)s it.")
-                        % {"what": what},
-                        code="not_allowed")
+# The refusal of each act, as words (config.words): the chat says it to the person in their language.
+ACT_REFUSALS = {
+    "answer": gettext_noop("Only %(starter)s, who started this run, may answer its question."),
+    "change": gettext_noop("Only %(starter)s, who started this run, may change it."),
+    "cancel": gettext_noop("Only %(starter)s, who started this run, an approver or a tenant admin may cancel it."),
+    "retry": gettext_noop("Only %(starter)s, who started this run, an approver or a tenant admin may retry it."),
+}
+
+
+def _act_check(membership: Membership, run: Run, act: str) -> None:
+    """403 unless the person may do `act` to the run (selectors.run_act_allowed)."""
+    if not run_act_allowed(membership, run, act):
+        starter = run.created_by.get_full_name() or run.created_by.username
+        raise Forbidden(words(ACT_REFUSALS[act], starter=starter), code="not_allowed", extra={"act": act})
 
 
 def _effects_done(run: Run) -> bool:
@@ -358,7 +368,7 @@ def run_cancel(*, membership: Membership, run_id: int, reason: str) -> Run:
     worker taking over its lease held, which waited for the conversation in turn (issue 30)."""
     reason = (reason or "").strip()[:500]
     run = run_get_for(membership, run_id)
-    _control_check(membership, run, gettext("cancel"))
+    _act_check(membership, run, "cancel")
     # The run row's lock: a concurrent retry, cancel or settle waits for us.
     run = Run.objects.select_for_update(no_key=True).get(id=run.id)
     if run.status not in (R.RUNNING, R.AWAITING_APPROVAL, R.AWAITING_INPUT, R.FAILED, R.BLOCKED):
@@ -407,7 +417,7 @@ def run_revise(*, membership: Membership, run_id: int, params_update: dict[str, 
     or a replaced step already wrote to a system of record (cancel the run instead). The run's
     lock first, as every writer takes it (transitions.run_lock)."""
     run = run_get_for(membership, run_id)
-    _control_check(membership, run, gettext("change"))
+    _act_check(membership, run, "change")
     run = Run.objects.select_for_update(no_key=True).get(id=run.id)
     if run.status in RUN_TERMINAL - {R.FAILED, R.BLOCKED} or run.cancel_requested:
         raise Conflict(gettext("This run has already ended (%(status)s); start a new one for the change.")
@@ -470,7 +480,7 @@ def run_retry(*, membership: Membership, run_id: int, reason: str) -> Run:
     key, so the system of record does a new request instead of replaying the failure."""
     reason = (reason or "").strip()[:500]
     run = run_get_for(membership, run_id)
-    _control_check(membership, run, gettext("retry"))
+    _act_check(membership, run, "retry")
     run = Run.objects.select_for_update(no_key=True).get(id=run.id)
     if run.status not in (R.FAILED, R.BLOCKED):
         raise Conflict(gettext("Only a failed or blocked run can be retried; this one is %(status)s.")

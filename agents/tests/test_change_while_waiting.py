@@ -9,7 +9,7 @@ from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
 from timeline.services import conversation_create
 from workflows.models import Run
-from workflows.tests.helpers import drive, membership
+from tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]
 

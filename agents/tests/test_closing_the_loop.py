@@ -15,7 +15,7 @@ from payroll.models import PayrollGroup
 from timeline.models import Conversation, Event
 from timeline.services import conversation_create
 from workflows.models import Run
-from workflows.tests.helpers import drive, membership, no_broker
+from tests.helpers import drive, membership, no_broker
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]
 

@@ -14,7 +14,7 @@ from payroll.records.services import configuration_checksum
 from timeline.models import Activity, Event, Frame, FramePayload
 from timeline.services import conversation_create
 from workflows.models import Run
-from workflows.tests.helpers import drive, membership, statuses
+from tests.helpers import drive, membership, statuses
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]
 

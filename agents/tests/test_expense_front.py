@@ -4,13 +4,13 @@ from datetime import date
 
 import pytest
 
-from expenses.conversation import facts_read
+from expenses.reading.facts import facts_read
 from agents.orchestrator import message_post
 from approvals.models import ApprovalRequest
 from expenses.models import ExpenseClaim
 from timeline.services import conversation_create
 from workflows.models import Run
-from workflows.tests.helpers import drive, membership
+from tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]
 EN = "Please file an expense claim: lodging in Beijing, 2 nights from 2026-11-16, 1,800 yuan in total"

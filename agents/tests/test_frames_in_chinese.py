@@ -9,8 +9,7 @@ from django.utils import translation
 from agents.orchestrator import message_post
 from timeline.models import Frame, FramePayload
 from timeline.services import conversation_create, frame_record
-from timeline.tests.helpers import client_for
-from workflows.tests.helpers import membership
+from tests.helpers import client_for, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]
 

@@ -18,7 +18,7 @@ from workflows.dispatch import PLAN_RUN
 from workflows.models import Node, Plan, Run
 from workflows.services import run_plan
 from workflows.tasks import sweep
-from workflows.tests.helpers import drive, membership, no_broker
+from tests.helpers import drive, membership, no_broker
 from tests.demo import demo_ensure
 
 pytestmark = pytest.mark.django_db

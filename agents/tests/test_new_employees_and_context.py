@@ -15,7 +15,7 @@ from payroll.models import Employee
 from tenants.models import Tenant
 from timeline.services import conversation_create
 from workflows.models import Run
-from workflows.tests.helpers import drive, membership
+from tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]
 

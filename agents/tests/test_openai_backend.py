@@ -12,7 +12,7 @@ from tests.fake_openai import FakeOpenAI
 from timeline.models import Event, Frame
 from timeline.services import conversation_create
 from workflows.models import Run
-from workflows.tests.helpers import drive, membership, no_broker
+from tests.helpers import drive, membership, no_broker
 from tests.demo import demo_ensure
 
 pytestmark = pytest.mark.django_db

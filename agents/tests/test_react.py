@@ -12,7 +12,7 @@ from payroll.records.services import configuration_checksum
 from timeline.models import Activity, Frame
 from timeline.services import conversation_create
 from workflows.models import Run
-from workflows.tests.helpers import membership
+from tests.helpers import membership
 
 pytestmark = pytest.mark.django_db
 

@@ -18,7 +18,7 @@ from workflows.blueprints import Door, blueprint_get
 from workflows.executor import steps_execute
 from workflows.models import Node, Run, ToolCall, Transition
 from workflows.services import run_start
-from workflows.tests.helpers import RUNNABLE, membership, plan_unplanned
+from tests.helpers import RUNNABLE, membership, plan_unplanned
 
 pytestmark = pytest.mark.django_db
 

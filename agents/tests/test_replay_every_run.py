@@ -23,12 +23,12 @@ from llm import backend_scoped
 from llm.replay import ReplayBackend
 from payroll.records import services as payroll_services
 from payroll.models import PayrollTemplate
-from payroll.tests.support import actor_for
+from tests.payroll import actor_for
 from tenants.models import Membership, Role, Tenant
 from timeline.services import conversation_create
 from workflows.models import Run
 from workflows.services import node_input_answer, run_start
-from workflows.tests.helpers import drive, membership
+from tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]
 REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"

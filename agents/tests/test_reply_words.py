@@ -13,8 +13,7 @@ from agents.models import Message
 from agents.orchestrator import message_post
 from timeline.models import Activity, Conversation, Event
 from timeline.services import conversation_create
-from timeline.tests.helpers import client_for
-from workflows.tests.helpers import membership
+from tests.helpers import client_for, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]
 

@@ -22,7 +22,7 @@ from timeline.services import conversation_create
 from workflows.models import Run
 from workflows.news import News, RunNews, news_tell
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership
+from tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]
 

@@ -20,13 +20,13 @@ from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
 from llm import backend_scoped
 from llm.replay import ReplayBackend
-from payroll.tests.support import state_of
+from tests.payroll import state_of
 from tenants.models import Membership, Tenant
 from timeline.models import Event
 from timeline.services import conversation_create
 from workflows.models import Run
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership
+from tests.helpers import drive, membership
 from workflows.tools import TOOLS, NeedsInput
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]

@@ -16,9 +16,8 @@ from approvals.services import (
 )
 from config.api import Conflict
 from timeline.models import Event
-from workflows.tests.helpers import membership
+from tests.helpers import membership, waiting_approval
 
-from .helpers import waiting_approval
 
 pytestmark = pytest.mark.django_db
 

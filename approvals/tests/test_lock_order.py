@@ -21,8 +21,8 @@ from workflows.executor import steps_execute
 from workflows import sql
 from workflows.models import Node, Run, Transition
 from workflows.services import run_cancel, run_start
-from workflows.tests.concurrency import Actor, joined, waiting_for_a_lock
-from workflows.tests.helpers import membership, statuses
+from tests.concurrency import Actor, joined, waiting_for_a_lock
+from tests.helpers import membership, statuses
 from workflows.tools import TOOLS, Acceptance, Tool, tool_register
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("demo")]

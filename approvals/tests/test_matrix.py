@@ -16,9 +16,8 @@ from config.api import Conflict, Forbidden, Unprocessable
 from config.words import words_render
 from timeline.models import Event
 from workflows.tools import TOOLS, Measure, Tool, tool_register
-from workflows.tests.helpers import drive, membership
+from tests.helpers import drive, membership, waiting_approval
 
-from .helpers import waiting_approval
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
@@ -177,7 +176,7 @@ def test_it_measures_an_attached_employee_list_exactly():
     from payroll.models import Employee
     from workflows.services import run_start
 
-    from .helpers import REQUEST
+    from tests.helpers import REQUEST
 
     limit(headcount=2)
     alice = membership("alice")

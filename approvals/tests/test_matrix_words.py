@@ -10,9 +10,8 @@ from django.utils import translation
 
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
-from timeline.tests.helpers import client_for, run_to_approval
+from tests.helpers import client_for, drive, membership, run_to_approval
 from workflows.tools import TOOLS, tool_title
-from workflows.tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 

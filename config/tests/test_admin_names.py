@@ -31,7 +31,7 @@ from payroll.models import Snapshot
 from policy.models import PolicyAnswerCache
 from workflows.models import ProvenanceBlock, Run
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership
+from tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 

@@ -88,7 +88,7 @@ def test_a_control_character_in_a_page_form_is_the_400_page(demo):
 
 
 def test_a_control_character_in_a_page_multipart_form_is_the_400_page(demo):
-    from workflows.tests.helpers import membership
+    from tests.helpers import membership
 
     client = Client()
     client.force_login(membership("alice").user)

@@ -11,7 +11,7 @@ from django.test import Client
 
 from expenses.models import ExpenseClaim
 from hr.models import Tan
-from workflows.tests.helpers import membership
+from tests.helpers import membership
 
 PROBLEM = "application/problem+json"
 CLAIM = {"category": "lodging", "city": "Beijing", "start_date": "2026-11-16", "nights": 2, "amount": "1400"}

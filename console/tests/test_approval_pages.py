@@ -7,7 +7,7 @@ from django.test import Client
 
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
-from approvals.tests.helpers import waiting_approval
+from tests.helpers import drive, membership, waiting_approval
 from config.words import localised
 from hr.models import Candidate, OutboxEvent, Tan
 from hr.services import Actor, tan_approve
@@ -15,7 +15,6 @@ from hr.supervisor import tan_event_consume
 from workflows import cards
 from workflows.models import Run
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership
 from workflows.tools import TOOLS
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]

@@ -3,10 +3,10 @@ import pytest
 from channels.testing import WebsocketCommunicator
 
 from approvals.matrix import approvals_group
-from approvals.tests.helpers import seed
+from tests.demo import demo_ensure
 from config.asgi import application
 from timeline.push import group_send_now
-from workflows.tests.helpers import membership
+from tests.helpers import membership
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -30,7 +30,7 @@ async def connect(username: str):
 async def test_it_pushes_approval_changes_to_the_tenants_approvers():
     from asgiref.sync import sync_to_async
 
-    await sync_to_async(seed)()
+    await sync_to_async(demo_ensure)()
     tenant_id = (await sync_to_async(membership)("bob")).tenant_id
     bob, connected, _ = await connect("bob")
     assert connected
@@ -43,6 +43,6 @@ async def test_it_pushes_approval_changes_to_the_tenants_approvers():
 async def test_it_refuses_a_business_user():
     from asgiref.sync import sync_to_async
 
-    await sync_to_async(seed)()
+    await sync_to_async(demo_ensure)()
     alice, connected, code = await connect("alice")
     assert not connected and code == 4403

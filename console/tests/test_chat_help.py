@@ -7,8 +7,7 @@ import pytest
 
 from tests.domains.leave import leave_registered
 from timeline.services import conversation_create
-from timeline.tests.helpers import client_for
-from workflows.tests.helpers import membership
+from tests.helpers import client_for, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 ZH = {"HTTP_ACCEPT_LANGUAGE": "zh-hans"}

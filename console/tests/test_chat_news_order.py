@@ -8,8 +8,7 @@ from agents.news import NEWS_TYPES, news_post
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
 from timeline.models import Event
-from timeline.tests.helpers import client_for, run_to_approval
-from workflows.tests.helpers import drive, membership
+from tests.helpers import client_for, drive, membership, run_to_approval
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 

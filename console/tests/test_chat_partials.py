@@ -6,8 +6,7 @@ from django.test.utils import CaptureQueriesContext
 
 from agents.orchestrator import message_post
 from timeline.services import conversation_create
-from timeline.tests.helpers import client_for, run_to_approval
-from workflows.tests.helpers import membership
+from tests.helpers import client_for, membership, run_to_approval
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 

@@ -3,7 +3,7 @@ translated pages and messages, dates in the user's locale."""
 import pytest
 
 from tenants.models import Membership
-from timeline.tests.helpers import client_for, run_to_approval
+from tests.helpers import client_for, run_to_approval
 
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]

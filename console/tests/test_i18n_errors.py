@@ -9,9 +9,8 @@ from approvals.matrix import approval_route, routing_reason_shown
 from approvals.models import ApprovalRequest, ApprovalStatus
 from approvals.services import approval_decide
 from expenses.models import ClaimStatus, ExpenseClaim
-from expenses.services import Actor, claim_create, claim_submit
-from timeline.tests.helpers import client_for, run_to_approval
-from workflows.tests.helpers import membership
+from expenses.records.services import Actor, claim_create, claim_submit
+from tests.helpers import client_for, membership, run_to_approval
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 CLAIM = {"category": "lodging", "city": "Beijing", "start_date": "2026-11-16", "nights": 2, "amount": "1400"}

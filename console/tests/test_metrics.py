@@ -1,6 +1,6 @@
 """Each validation metric against a history whose figure is known.
 
-Histories are either driven through the real engine (workflows.tests.helpers.drive,
+Histories are either driven through the real engine (tests.helpers.drive,
 as the engine tests do) or written row by row with the ORM where a figure needs
 a history the engine would never produce (a skipped dependency, a duplicate)."""
 from datetime import timedelta
@@ -16,7 +16,7 @@ from payroll.models import IdempotencyRecord, PayrollGroup
 from timeline.models import Conversation, Event
 from workflows.models import Node, Plan, ProvenanceBlock, Run, ToolCall, Transition
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership
+from tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 T0 = timezone.now() - timedelta(hours=2)
@@ -180,6 +180,34 @@ def test_it_measures_dependency_coverage_per_edge():
     walk(c, *DONE)  # c → a and c → b met
     coverage = figures().metric("dependency_coverage")
     assert (coverage.numerator, coverage.denominator) == (2, 3)
+
+
+def test_an_undo_after_a_failed_verification_covers_every_dependency(monkeypatch):
+    # The undo depends on import (completed), verify (failed), assign and trial (never ran):
+    # the engine starts it once one failed, and nothing it undoes is running then.
+    monkeypatch.setenv("KEEL_FAULTS", "verify_import.item_unseen#cn-sales-commission=on")
+    run = decide(drive(start()), "approved")
+    undo = Node.objects.get(run=run, key="restore", plan_version=1)
+    assert undo.status == "completed" and set(undo.depends_on) >= {"import", "verify", "trial"}
+    coverage = figures().metric("dependency_coverage")
+    assert coverage.value == 1.0 and coverage.denominator > len(undo.depends_on)
+    assert figures().metric("skipped_executions").value == 0
+
+
+def test_an_undo_that_starts_while_a_step_it_undoes_runs_is_not_covered():
+    run = run_make("rolled_back")
+    a, b = node_make(run, "import"), node_make(run, "verify", ["import"])
+    late = node_make(run, "notify", ["import"])
+    undo = node_make(run, "restore", ["import", "verify", "notify"], run_when="failed")
+    walk(a, *DONE)
+    walk(b, "ready", "in_progress", "failed")
+    walk(late, "ready", "in_progress")  # still running when the undo starts: not covered
+    walk(undo, "ready", "in_progress")
+    step(late, "completed")
+    walk(undo, "completed")
+    coverage = figures().metric("dependency_coverage")
+    # import → verify and notify → import met; the undo's import and verify met, its notify not
+    assert (coverage.numerator, coverage.denominator) == (4, 5)
 
 
 def test_it_finds_a_step_missing_from_a_completed_run():

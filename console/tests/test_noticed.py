@@ -9,7 +9,7 @@ from django.db import transaction
 
 from console.views.metrics import STATUS_COLOUR
 from timeline.models import Activity
-from timeline.tests.helpers import client_for, run_to_approval
+from tests.helpers import client_for, run_to_approval
 from workflows.models import Node
 
 from workflows.transitions import node_transition

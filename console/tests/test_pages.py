@@ -2,8 +2,7 @@ import pytest
 
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
-from timeline.tests.helpers import PROMPT, client_for, run_to_approval
-from workflows.tests.helpers import drive, membership
+from tests.helpers import PROMPT, client_for, drive, membership, run_to_approval
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 

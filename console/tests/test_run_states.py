@@ -11,8 +11,7 @@ from approvals.services import approval_decide
 from console.status import step_status_shown
 from workflows.models import Run
 from workflows.services import run_cancel, run_retry, run_start
-from workflows.tests.helpers import drive, membership
-from timeline.tests.helpers import client_for
+from tests.helpers import client_for, drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"

@@ -3,9 +3,8 @@ import pytest
 
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
-from timeline.tests.helpers import client_for, run_to_approval
+from tests.helpers import client_for, drive, membership, run_to_approval
 from workflows.models import Run
-from workflows.tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
@@ -74,7 +73,7 @@ def test_a_step_that_will_never_run_reads_skipped_in_the_grid_and_on_the_run_pag
     """Issue 32: the undo step of a completed run waited on a failure that never came: it reads
     "Skipped" (display only; the step keeps its status), while a waiting run's steps stay pending."""
     from console.status import step_status_shown
-    from timeline.tests.helpers import REQUEST
+    from tests.helpers import REQUEST
     from workflows.models import Node
     from workflows.services import run_start
 

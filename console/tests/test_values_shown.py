@@ -10,9 +10,8 @@ from config.words import localised, value_text, words
 from hr.models import OutboxEvent, Tan
 from hr.services import Actor, tan_approve
 from hr.supervisor import tan_event_consume
-from timeline.tests.helpers import client_for
+from tests.helpers import client_for, drive, membership
 from workflows.models import Run, StateCoordinate
-from workflows.tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 RAW = re.compile(r"\{'|\{&#x27;|': |&#x27;: |\{&quot;|\{\"")  # str(dict) or JSON in HTML, escaped or not

@@ -3,7 +3,7 @@ from django import template
 from django.utils import translation
 
 from expenses.models import ClaimStatus
-from expenses.news import CITY_ZH
+from expenses.agent.news import CITY_ZH
 
 register = template.Library()
 

@@ -1,8 +1,8 @@
-"""The claim history's reasons as the reader reads them (issue 29): a policy check's finding is
-stored as words (expenses.services.check_reason) and rendered in the page's language."""
+"""The claim history's reasons as the reader reads them: a policy check's finding is
+stored as words (expenses.records.services.check_reason) and rendered in the page's language."""
 from django import template
 
-from expenses.services import reason_shown
+from expenses.records.services import reason_shown
 from expenses.templatetags.expenses_tags import claim_status
 
 register = template.Library()

@@ -1,4 +1,4 @@
-"""The claim's history records the policy check's finding as words (issue 29): a claim checked in
+"""The claim's history records the policy check's finding as words: a claim checked in
 Chinese reads in English for an English reader (the limit's unit too), and in Chinese for a
 Chinese one; a history row written before words reads as it was written."""
 import pytest
@@ -8,10 +8,9 @@ from django.utils import translation
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
 from expenses.models import ClaimTransition, ExpenseClaim
-from expenses.services import reason_shown
-from timeline.tests.helpers import client_for
+from expenses.records.services import reason_shown
+from tests.helpers import client_for, drive, membership
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 OVER = {"category": "lodging", "city": "Beijing", "start_date": "2026-11-16", "nights": 2, "amount": "1800",

@@ -5,10 +5,10 @@ from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
 from config.api import Conflict, DomainError, Forbidden, Unprocessable
 from expenses.models import ClaimStatus, ExpenseClaim, Invoice
-from expenses.services import Actor, PayloadTooLarge, claim_create, claim_submit, invoice_stage, invoice_upload
+from expenses.records.services import Actor, PayloadTooLarge, claim_create, claim_submit, invoice_stage, invoice_upload
 from workflows.models import ProvenanceBlock
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership, statuses
+from tests.helpers import drive, membership, statuses
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 PDF = b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n"
@@ -123,7 +123,7 @@ def test_an_invoice_must_be_a_small_pdf_or_image():
 def test_an_approver_decides_a_submitted_claim_but_not_their_own():
     claim_id = claim_create(actor=actor("bob"), idempotency_key="b", **WITHIN).body["application_id"]
     claim_submit(actor=actor("bob"), claim_id=claim_id, idempotency_key="s")
-    from expenses.services import claim_decide
+    from expenses.records.services import claim_decide
     with pytest.raises(Forbidden):
         claim_decide(actor=actor("bob"), claim_id=claim_id, verdict="approved", idempotency_key="d1")
     claim_decide(actor=actor("ada"), claim_id=claim_id, verdict="approved", idempotency_key="d2")

@@ -3,7 +3,7 @@ import pytest
 
 from expenses.models import ExpenseClaim
 from hr.models import OutboxEvent, Tan
-from workflows.tests.helpers import membership
+from tests.helpers import membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 PDF = b"%PDF-1.4\n%%EOF\n"
@@ -52,8 +52,8 @@ def test_an_upload_past_the_request_limit_is_a_clear_message_not_a_server_error(
     from django.contrib.auth.models import User
 
     from expenses.models import ExpenseClaim, Invoice
-    from expenses.services import Actor, claim_create
-    from workflows.tests.helpers import membership
+    from expenses.records.services import Actor, claim_create
+    from tests.helpers import membership
 
     m = membership("alice")
     receipt = claim_create(actor=Actor(tenant_id=m.tenant_id, user_id=m.user_id, role=m.role), idempotency_key="big",
@@ -74,7 +74,7 @@ def test_a_three_megabyte_invoice_is_filed_from_the_page_with_its_csrf_token():
     from django.core.files.uploadedfile import SimpleUploadedFile
     from django.test import Client
 
-    from expenses.services import Actor, claim_create
+    from expenses.records.services import Actor, claim_create
 
     m = membership("alice")
     receipt = claim_create(actor=Actor(tenant_id=m.tenant_id, user_id=m.user_id, role=m.role), idempotency_key="3mb",

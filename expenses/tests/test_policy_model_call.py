@@ -11,7 +11,7 @@ from llm import ModelResult
 from timeline.models import Frame
 from workflows.models import Node, Run
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership
+from tests.helpers import drive, membership
 
 pytestmark = pytest.mark.django_db
 OVER = {"category": "lodging", "city": "Beijing", "start_date": "2026-11-16", "nights": 2, "amount": "1800"}

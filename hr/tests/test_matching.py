@@ -12,7 +12,7 @@ from hr.supervisor import tan_event_consume
 from hr.tasks import outbox_sweep
 from timeline.models import Frame
 from workflows.models import Run
-from workflows.tests.helpers import drive, membership, statuses
+from tests.helpers import drive, membership, statuses
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 

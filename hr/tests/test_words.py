@@ -9,9 +9,8 @@ from hr.models import OutboxEvent, Tan
 from hr.services import Actor, tan_approve
 from hr.supervisor import tan_event_consume
 from timeline.models import Frame
-from timeline.tests.helpers import client_for
+from tests.helpers import client_for, drive, membership
 from workflows.models import Run
-from workflows.tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 

@@ -11,7 +11,7 @@ from payroll.agent.previews import template_memories
 from timeline.models import Frame
 from workflows.models import StateCoordinate
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership
+from tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]
 

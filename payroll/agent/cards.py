@@ -232,7 +232,7 @@ def restore_card(approval: Any) -> list[cards.Row]:
     })]
     if not diff:
         return rows
-    # Stored as words since issue 29 ("changes"); an older approval keeps its English lines.
+    # Stored as words ("changes"); an approval stored before they were keeps its English lines.
     lines = [(c["sign"], cards.text(c["words"])) for c in diff.get("changes") or []] or [
         (ln["sign"], cards.text(ln["text"])) for ln in diff.get("lines") or []]
     heading = diff.get("heading_words") or diff.get("heading") or ""

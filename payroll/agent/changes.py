@@ -1,6 +1,6 @@
-"""A change said to a payroll setup while it waits (issue 31, item 2): "actually, call it BJ Eng 2",
+"""A change said to a payroll setup while it waits: "actually, call it BJ Eng 2",
 "use the Beijing template", "add a 13th-month bonus", "叫北京研发二组", "改用北京的模板". The change
-is read with the request's own reader (payroll.requirements): a stated name becomes the group's
+is read with the request's own reader (payroll.reading.requirements): a stated name becomes the group's
 name; anything else the message adds (a city, a frequency, an item) joins the request, so the
 run reads its requirements again from the request as changed. The run then decides again from
 its first step: nothing is written before the import's approval, so nothing is undone, and only

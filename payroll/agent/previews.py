@@ -1,5 +1,5 @@
 """What the generic apps need to know about payroll's tools, declared on the tools
-(payroll/tools.py) so that approvals, memory and metrics never name one: the
+(payroll/agent/tools/) so that approvals, memory and metrics never name one: the
 approval card (sentence, diff, the size of what the import touches), the
 preconditions re-checked when an approver decides, how arguments read on the
 card, what a rejection changes in the plan, what memory learns, and how many

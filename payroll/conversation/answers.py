@@ -6,10 +6,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from payroll.reading.matching import option_choose
-from payroll.reading.requirements import requirements_extract, text_normalize
+from workflows.conversation import text_normalize
 
-from .understanding import _is_continue
+from payroll.reading.matching import option_choose
+from payroll.reading.requirements import requirements_extract
+
+from .understanding import is_continue
 
 
 STOP_EN = (r"^(oh,? )?(never ?mind|forget (it|about it|that)|cancel( it| that| this)?|stop( it)?|no,? thanks|"
@@ -39,7 +41,7 @@ def is_stop(text: str) -> bool:
 
 
 def _is_delegate(text: str) -> bool:
-    return _said(text, DELEGATE_EN, DELEGATE_ZH) or _is_continue(text)
+    return _said(text, DELEGATE_EN, DELEGATE_ZH) or is_continue(text)
 
 
 def _is_unsure(text: str) -> bool:

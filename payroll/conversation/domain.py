@@ -29,10 +29,10 @@ from payroll.reading.requirements import requirements_extract
 from .answers import answer_carries
 from .evaluation import DIALOGUE_EVALUATION, EVALUATION
 from .exploration import ExplorationState, dependencies_known
-from .questions import KIND_SCORES, _configuration, question_kind, rate_answer
-from .setup import _employees, _explore, _plan_start, _resume_exploration
-from .template_question import _answer_assumed, _answer_template_question, _run_requirements, _waiting_question
-from .understanding import _reason_built, _requirements, _route_frame
+from .questions import KIND_SCORES, configuration_answer, question_kind, rate_answer
+from .setup import attached_employees, explore, plan_start, resume_exploration
+from .template_question import answer_assumed, answer_template_question, run_requirements, waiting_question
+from .understanding import reason_built, turn_requirements, route_frame
 from .vocabulary import BLUEPRINT, NAME, PERSONA, VOCABULARY
 
 
@@ -81,11 +81,11 @@ class PayrollConversation(ConversationDomain):
                                                             state.get("requirements") or {}):
                 return None
             return Claim(1.0, "an exploration or a question is waiting for the user; this message answers it")
-        run, node = _waiting_question(turn)
+        run, node = waiting_question(turn)
         if node is None or node.key != "match" or turn.signal == "analyze":
             return None
         options = (node.question or {}).get("options") or []
-        if turn.signal == "chat" and not answer_carries(turn.text, options, _run_requirements(run)):
+        if turn.signal == "chat" and not answer_carries(turn.text, options, run_requirements(run)):
             return None
         return Claim(1.0, "its run asked which template to use; this message answers it as a whole")
 
@@ -97,49 +97,49 @@ class PayrollConversation(ConversationDomain):
     def answer(self, turn: TurnContext) -> TurnReply:
         exploration = turn.pending(NAME).get()
         if exploration is not None and exploration.get("kind") in ("template", "assumed"):
-            _route_frame(turn, "resume_run",
+            route_frame(turn, "resume_run",
                          gettext_noop("a template question is open; this message answers it as a whole"))
             if exploration["kind"] == "assumed":
-                return _answer_assumed(turn, exploration)
-            run, node = _waiting_question(turn)
+                return answer_assumed(turn, exploration)
+            run, node = waiting_question(turn)
             if run is None or run.id != exploration.get("run_id"):
                 turn.pending(NAME).clear()
             else:
-                return _answer_template_question(turn, run, exploration.get("options") or [], 2,
+                return answer_template_question(turn, run, exploration.get("options") or [], 2,
                                                  dict(exploration.get("requirements") or {}),
                                                  assumed=exploration.get("assume"))
             exploration = None
         if exploration is None:
-            run, node = _waiting_question(turn)
+            run, node = waiting_question(turn)
             if node is not None and node.key == "match" and turn.signal != "analyze":
-                _route_frame(turn, "resume_run", gettext_noop("its run asked which template to use; this message "
+                route_frame(turn, "resume_run", gettext_noop("its run asked which template to use; this message "
                                                               "answers it as a whole"))
-                return _answer_template_question(turn, run, (node.question or {}).get("options") or [], 1,
-                                                 _run_requirements(run))
+                return answer_template_question(turn, run, (node.question or {}).get("options") or [], 1,
+                                                 run_requirements(run))
         if exploration is not None and turn.signal != "analyze":
-            _route_frame(turn, "resume_exploration",
+            route_frame(turn, "resume_exploration",
                          gettext_noop("an exploration is waiting for a missing value; this message adds to it"))
-            reply = _resume_exploration(turn, exploration)
+            reply = resume_exploration(turn, exploration)
             reply.route = "resume_exploration"
             return reply
-        requirements = _requirements(turn, turn.text)
+        requirements = turn_requirements(turn, turn.text)
         known, missing = dependencies_known(requirements, None)
-        attached = _employees(turn)
+        attached = attached_employees(turn)
         employees = attached.employee_ids if attached else None
         new_employees = list(attached.new_employees) if attached else []
         turn.anchor_set(turn.text)
         if known:
-            _route_frame(turn, "plan", _reason_built(
+            route_frame(turn, "plan", reason_built(
                 f"the request is complete ({requirements_words(requirements)}; group “{requirements['group_name']}”): "
                 "a fixed plan runs at once",
                 gettext_noop("the request is complete (group “%(group)s”): a fixed plan runs at once"),
                 group=requirements["group_name"]))
-            return _plan_start(turn, request=turn.text, requirements=requirements, template_name=None,
+            return plan_start(turn, request=turn.text, requirements=requirements, template_name=None,
                                employees=employees, new_employees=new_employees)
-        _route_frame(turn, "explore", _reason_built(
+        route_frame(turn, "explore", reason_built(
             "the request lacks " + ", ".join(m.replace("_", " ") for m in missing) + ": explore before planning",
             gettext_noop("the request lacks something it needs: explore before planning")))
-        reply = _explore(turn, ExplorationState(request=turn.text, requirements=requirements),
+        reply = explore(turn, ExplorationState(request=turn.text, requirements=requirements),
                          employees=employees, new_employees=new_employees)
         reply.route = "explore"
         return reply
@@ -154,13 +154,13 @@ class PayrollConversation(ConversationDomain):
             if reply:
                 turn.frame("observation", "observation: template items", reply, {"kind": kind})
                 return TurnReply(route="analyze", reply=reply)
-        return _configuration(turn)
+        return configuration_answer(turn)
 
     def option_choose(self, text: str, options: list[dict[str, Any]]) -> int | None:
         return option_choose(text, options)
 
     def change(self, turn: TurnContext, run: Any) -> Change | None:
-        return change_read(turn, run)  # payroll/changes.py
+        return change_read(turn, run)  # payroll/agent/changes.py
 
     def run_title(self, run: Any) -> Stored:
         name = run.params.get("group_name")

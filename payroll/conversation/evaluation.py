@@ -1,4 +1,4 @@
-"""Payroll's measures of the conversation's first step (issue 11; run by `manage.py
+"""Payroll's measures of the conversation's first step (run by `manage.py
 eval_requests`, agents.evaluation, which measures the intent of every row the same way for
 every domain). For each labelled request to set up a group it takes the decisions the first
 turn takes — the requirements as the turn understands them and the template decision — and
@@ -61,7 +61,7 @@ def score(add: Callable[..., None], row: dict[str, Any], got: dict[str, Any]) ->
 EVALUATION = Evaluation(labelled=labelled_requests, measures=MEASURES, prepare=prepare, step=step, score=score)
 
 
-# --- Multi-turn dialogues (issue 31; `manage.py eval_dialogues`) ----------------------------------
+# --- Multi-turn dialogues (`manage.py eval_dialogues`) ---------------------------------------------
 
 DIALOGUES = Path(__file__).parent.parent / "data" / "eval_dialogues.jsonl"
 DIALOGUE_MEASURES = ("turn", "name", "template", "items", "questions", "outcome")

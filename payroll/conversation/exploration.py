@@ -1,5 +1,5 @@
-"""ReAct exploration while a payroll-group request is not yet complete (seed 000 §5): the
-payroll domain's part of the conversation (payroll.conversation), moved out of the front.
+"""ReAct exploration while a payroll-group request is not yet complete: the payroll
+domain's part of the conversation (payroll.conversation) that asks before it plans.
 
 Each iteration appends a Thought / Action / Observation block to a scratchpad. The
 model proposes the step (JSON `{"thought", "action", "input"}` or a bare action name);
@@ -60,7 +60,7 @@ class ExplorationState:
 
 def dependencies_known(requirements: dict[str, Any], template_name: str | None) -> tuple[bool, list[str]]:
     """What a fixed plan needs: a region, or something specific enough to pick a template
-    without one (payroll.matching), or one matched template; and a group name. The pay
+    without one (payroll.reading.matching), or one matched template; and a group name. The pay
     cycle is not asked for: the template choice settles it, or asks on a genuine tie."""
     missing = []
     if not template_name and not requirements.get("region") and not requirement_specific(requirements):

@@ -12,12 +12,12 @@ from django.utils.translation import gettext_noop
 from config.words import Stored, localised, words
 from llm import backend_structured
 from llm.structured import tool_calls_first
-from workflows.conversation import TurnContext, TurnReply, conversation_domains
+from workflows.conversation import TurnContext, TurnReply, conversation_domains, text_normalize
 from workflows.tools import ToolContext, tool_get
 
 from payroll.models import PayrollTemplate
 from payroll.reading.matching import template_decide, template_name_words
-from payroll.reading.requirements import requirements_extract, text_normalize
+from payroll.reading.requirements import requirements_extract
 
 from .exploration import READ_ONLY, observation_words
 
@@ -109,7 +109,7 @@ def rate_answer(text: str) -> Stored:
                  items=described)
 
 
-def _configuration(turn: TurnContext) -> TurnReply:
+def configuration_answer(turn: TurnContext) -> TurnReply:
     """A configuration question: on a tool-calling backend the model picks a read-only tool
     (function calling) and phrases the answer from its observation, streamed; otherwise, or
     when its call is not a valid read-only one, the rules pick (recorded)."""

@@ -29,15 +29,15 @@ from payroll.records.selectors import template_catalog
 
 from .answers import is_stop
 from .exploration import ExplorationState, dependencies_known, react_explore
-from .understanding import _is_continue, _reason_built, _requirements, _route_words
+from .understanding import is_continue, reason_built, turn_requirements, route_words
 from .vocabulary import BLUEPRINT, NAME
 
 
-def _employees(turn: TurnContext) -> EmployeeList | None:
+def attached_employees(turn: TurnContext) -> EmployeeList | None:
     return turn.attachment if turn.attachment_kind == "employee_list" else None
 
 
-def _plan_start(turn: TurnContext, *, request: str, requirements: dict[str, Any], template_name: str | None,
+def plan_start(turn: TurnContext, *, request: str, requirements: dict[str, Any], template_name: str | None,
                 employees: list[str] | None, new_employees: list[dict[str, str]], lead: str | None = None
                 ) -> TurnReply:
     """The planning boundary: recall experience as context, then start the fixed plan. The
@@ -57,13 +57,13 @@ def _plan_start(turn: TurnContext, *, request: str, requirements: dict[str, Any]
     if new_employees:
         # Not in the system of record yet: the approval card proposes them; created on approval.
         params["new_employees"] = list(new_employees)
-    template = _template_named(template_name) if template_name else None
+    template = template_named(template_name) if template_name else None
     if template is None:
         decision = template_decide(requirements, template_catalog())
         template = decision.chosen if decision.kind == "clear" else None
     # The run decides on exactly what the conversation understood (no second reading), and
     # its approval card reads what the template meets and does not (requirements["not_met"]).
-    params["requirements"] = {k: v for k, v in _with_items(requirements, template).items()
+    params["requirements"] = {k: v for k, v in with_items(requirements, template).items()
                               if not k.startswith("_")}
     params = params_validate(BLUEPRINT, params)  # refused here, within the turn
     reply = _plan_reply(turn, requirements, group_name, employees, new_employees,
@@ -98,7 +98,7 @@ def _plan_reply(turn: TurnContext, requirements: dict[str, Any], group_name: str
     decision = template_decide(requirements, template_catalog())
     chosen = template or (decision.chosen if decision.kind == "clear" else None)
     if chosen is not None:
-        extra = _template_sentences(requirements, chosen)
+        extra = template_sentences(requirements, chosen)
         # What was asked for, in English words: the English reader reads it in brackets.
         reply = lead or words(gettext_noop("I've started setting up “%(group)s” with the template “%(template)s” "
                                            "(%(what)s): I'll take a snapshot first, and import it once an approver "
@@ -137,17 +137,17 @@ def _plan_reply(turn: TurnContext, requirements: dict[str, Any], group_name: str
     return sentences(*parts)
 
 
-def _explore(turn: TurnContext, state: ExplorationState, *, employees: list[str] | None,
+def explore(turn: TurnContext, state: ExplorationState, *, employees: list[str] | None,
              new_employees: list[dict[str, str]]) -> TurnReply:
     pending = turn.pending(NAME)
     outcome = react_explore(state=state, tenant_id=turn.membership.tenant_id, user_id=turn.membership.user_id,
                             narrative=turn.narrative, activity_id=turn.activity_id, model=turn.model, zh=turn.zh)
     if outcome.kind == "plan":
         pending.clear()  # run state ends with the exploration
-        turn.frame("route", "route → plan", _route_words("plan", _reason_built(
+        turn.frame("route", "route → plan", route_words("plan", reason_built(
             f"the exploration settled it ({outcome.reason})", gettext_noop("the exploration settled what was open"))),
                    {"branch": "plan", "reason": outcome.reason, "iterations": outcome.iterations})
-        return _plan_start(turn, request=state.request, requirements=outcome.requirements,
+        return plan_start(turn, request=state.request, requirements=outcome.requirements,
                            template_name=outcome.template_name, employees=employees, new_employees=new_employees)
     previous = (pending.get() or {}).get("question")
     asked = ((pending.get() or {}).get("asked") or (1 if previous else 0)) + 1
@@ -165,11 +165,11 @@ def _explore(turn: TurnContext, state: ExplorationState, *, employees: list[str]
     return TurnReply(route="explore", reply=outcome.question)
 
 
-def _resume_exploration(turn: TurnContext, exploration: dict[str, Any]) -> TurnReply:
+def resume_exploration(turn: TurnContext, exploration: dict[str, Any]) -> TurnReply:
     if is_stop(turn.text) and not requirements_extract(turn.text)["region"]:
-        return _stop_reply(turn)
-    request = exploration["request"] if _is_continue(turn.text) else f"{exploration['request']}\n{turn.text}"
-    requirements = _requirements(turn, request)
+        return stop_reply(turn)
+    request = exploration["request"] if is_continue(turn.text) else f"{exploration['request']}\n{turn.text}"
+    requirements = turn_requirements(turn, request)
     if (exploration.get("asked") or 0) >= 2 and not requirements.get("region") \
             and not dependencies_known(requirements, (exploration.get("requirements") or {}).get("_template_name"))[0]:
         # Never a third time: what the second asking said it would assume.
@@ -179,7 +179,7 @@ def _resume_exploration(turn: TurnContext, exploration: dict[str, Any]) -> TurnR
         requirements["group_name"] = stated or ("全国薪资组" if turn.zh else "China Payroll")
     stored = exploration.get("requirements") or {}
     template_name = stored.get("_template_name")
-    attached = _employees(turn)
+    attached = attached_employees(turn)
     employees = attached.employee_ids if attached else (stored.get("_employee_ids") or None)
     new_employees = list(attached.new_employees) if attached else list(stored.get("_new_employees") or [])
     state = ExplorationState(request=request, requirements=requirements,
@@ -187,17 +187,17 @@ def _resume_exploration(turn: TurnContext, exploration: dict[str, Any]) -> TurnR
                              iterations=exploration.get("iterations") or 0, template_name=template_name)
     if dependencies_known(requirements, template_name)[0]:
         turn.pending(NAME).clear()
-        return _plan_start(turn, request=request, requirements=requirements, template_name=template_name,
+        return plan_start(turn, request=request, requirements=requirements, template_name=template_name,
                            employees=employees, new_employees=new_employees)
-    return _explore(turn, state, employees=employees, new_employees=new_employees)
+    return explore(turn, state, employees=employees, new_employees=new_employees)
 
 
-def _template_named(name: str):
+def template_named(name: str):
     return (PayrollTemplate.objects.filter(name=name).order_by("-version").prefetch_related("items").first()
             or PayrollTemplate.objects.filter(code=name).order_by("-version").prefetch_related("items").first())
 
 
-def _with_items(requirements: dict[str, Any], template) -> dict[str, Any]:
+def with_items(requirements: dict[str, Any], template) -> dict[str, Any]:
     """The requirements with what the template meets and does not (requirements["not_met"]:
     [{"item", "reason"}], read by the approval card)."""
     if template is None:
@@ -206,13 +206,13 @@ def _with_items(requirements: dict[str, Any], template) -> dict[str, Any]:
     return {**requirements, "met": met, "not_met": not_met, "template_code": template.code}
 
 
-def _template_sentences(requirements: dict[str, Any], template) -> Stored:
+def template_sentences(requirements: dict[str, Any], template) -> Stored:
     """Another city's template said plainly, and each requested item it does not meet (words)."""
     return sentences(other_city_words(requirements, template),
-                     not_met_words(_with_items(requirements, template).get("not_met") or [], template))
+                     not_met_words(with_items(requirements, template).get("not_met") or [], template))
 
 
-def _stop_reply(turn: TurnContext, run=None) -> TurnReply:
+def stop_reply(turn: TurnContext, run=None) -> TurnReply:
     turn.pending(NAME).clear()
     if run is not None:
         def stopped() -> int:

@@ -19,7 +19,7 @@ from payroll.reading.requirements import requirements_extract
 from payroll.records.selectors import template_catalog
 
 from .answers import answer_read
-from .setup import _plan_start, _stop_reply, _template_named, _template_sentences, _with_items
+from .setup import plan_start, stop_reply, template_named, template_sentences, with_items
 from .vocabulary import BLUEPRINT, NAME
 
 
@@ -39,7 +39,7 @@ def _labels(options: list[dict[str, Any]]) -> Stored:
     return [words(gettext_noop("%(n)s. “%(name)s”"), n=n + 1, name=_option_name(o)) for n, o in enumerate(options)]
 
 
-def _waiting_question(turn: TurnContext):
+def waiting_question(turn: TurnContext):
     """This conversation's payroll run waiting for the user's answer, and the step that asks."""
     run = (Run.objects.filter(conversation_id=turn.conversation_id, tenant_id=turn.membership.tenant_id,
                               status=RunStatus.AWAITING_INPUT, blueprint=BLUEPRINT).order_by("-created_at").first())
@@ -49,7 +49,7 @@ def _waiting_question(turn: TurnContext):
     return run, node
 
 
-def _run_requirements(run) -> dict[str, Any]:
+def run_requirements(run) -> dict[str, Any]:
     understood = run.params.get("requirements")
     if isinstance(understood, dict):
         return dict(understood)
@@ -62,7 +62,7 @@ def _restart(turn: TurnContext, run, *, name: str, requirements: dict[str, Any],
     is cancelled (its undo releases what it reserved) and a new one starts with the change and
     the chosen template, in the reply's commit."""
     requirements = {**requirements, "group_name": name, "name_stated": True}
-    reply = _plan_start(turn, request=run.params.get("request") or turn.text, requirements=requirements,
+    reply = plan_start(turn, request=run.params.get("request") or turn.text, requirements=requirements,
                         template_name=template.name if template else None,
                         employees=run.params.get("employee_ids") or None,
                         new_employees=list(run.params.get("new_employees") or []), lead=lead)
@@ -87,7 +87,7 @@ def _restart(turn: TurnContext, run, *, name: str, requirements: dict[str, Any],
 def _answer_node(turn: TurnContext, run, template, requirements: dict[str, Any]) -> TurnReply:
     """The run's own question answered with the template; its params keep what is (not) met."""
     turn.pending(NAME).clear()
-    requirements = _with_items(requirements, template)
+    requirements = with_items(requirements, template)
 
     def answered() -> int:
         node_input_answer(membership=turn.membership, run_id=run.id, answer=template.name)
@@ -95,7 +95,7 @@ def _answer_node(turn: TurnContext, run, template, requirements: dict[str, Any])
         return run.id
 
     reply = words(gettext_noop("Thanks — continuing with “%(answer)s”."), answer=template_name_words(template))
-    return TurnReply(route="resume_run", reply=sentences(reply, _template_sentences(requirements, template)),
+    return TurnReply(route="resume_run", reply=sentences(reply, template_sentences(requirements, template)),
                      start_run=answered)
 
 
@@ -105,13 +105,13 @@ def _assume_question(turn: TurnContext, options: list[dict[str, Any]], why: Stor
                                 labels=_labels(options), first=_option_name(options[0])))
 
 
-def _answer_template_question(turn: TurnContext, run, options: list[dict[str, Any]], asked: int,
+def answer_template_question(turn: TurnContext, run, options: list[dict[str, Any]], asked: int,
                               before: dict[str, Any], assumed: str | None = None) -> TurnReply:
     """An answer to "which template?" (the run asked it once, or the chat a second time)."""
     zh = turn.zh
     read = answer_read(turn.text, options, before)
     if read["stop"] and read["index"] is None:
-        return _stop_reply(turn, run)
+        return stop_reply(turn, run)
     merged = {**before, **read["changes"]}
     if read["changes"]:
         merged["missing"] = [k for k in ("region", "pay_frequency") if not merged.get(k)]
@@ -120,7 +120,7 @@ def _answer_template_question(turn: TurnContext, run, options: list[dict[str, An
     catalog = template_catalog()
     template = None
     if read["index"] is not None:
-        template = _template_named(options[read["index"]]["answer"])
+        template = template_named(options[read["index"]]["answer"])
         if template is not None and read["changes"] and {"region", "pay_frequency"} & set(
                 template_fit(template, merged).conflicts):
             template = None  # the pick contradicts what the same message changed: ask with new options
@@ -131,7 +131,7 @@ def _answer_template_question(turn: TurnContext, run, options: list[dict[str, An
         elif decision.options:
             options = _options_of(decision.options, zh)
     elif read["delegate"] or (asked >= 2 and not read["name"]):
-        template = _template_named(assumed or options[0]["answer"])
+        template = template_named(assumed or options[0]["answer"])
     if template is None and read["changes"] and read["index"] is not None:
         decision = template_decide(merged, catalog)
         if decision.kind == "clear":
@@ -139,7 +139,7 @@ def _answer_template_question(turn: TurnContext, run, options: list[dict[str, An
         elif decision.options:
             options = _options_of(decision.options, zh)
     if template is None and asked >= 2:
-        template = _template_named(assumed or options[0]["answer"])  # never a third time: the assumption
+        template = template_named(assumed or options[0]["answer"])  # never a third time: the assumption
     named = words(gettext_noop("OK — it'll be called “%(name)s”."), name=name) if name != name_now else ""
     if template is not None:
         if name != name_now:
@@ -158,7 +158,7 @@ def _answer_template_question(turn: TurnContext, run, options: list[dict[str, An
     if name != name_now:
         # The name is applied now: a new run under it goes on with the assumption, and a pick
         # in the next message switches the template while the approval waits.
-        template = _template_named(assume)
+        template = template_named(assume)
         lead = sentences(named, words(gettext_noop("I've started it again under that name, with “%(template)s” for "
                                                    "now."), template=template_name_words(template)))
         question = _assume_question(turn, options, lead)
@@ -172,7 +172,7 @@ def _answer_template_question(turn: TurnContext, run, options: list[dict[str, An
     return TurnReply(route="resume_run", reply=question, options=options, run_id=run.id)
 
 
-def _answer_assumed(turn: TurnContext, state: dict[str, Any]) -> TurnReply:
+def answer_assumed(turn: TurnContext, state: dict[str, Any]) -> TurnReply:
     """The run went on with the assumption; a pick in this message switches the template."""
     run = Run.objects.filter(id=state.get("run_id"), tenant_id=turn.membership.tenant_id).first()
     options = state.get("options") or []
@@ -182,17 +182,17 @@ def _answer_assumed(turn: TurnContext, state: dict[str, Any]) -> TurnReply:
         turn.pending(NAME).clear()
         return TurnReply(route="resume_run", reply=words(gettext_noop("OK.")))
     if read["stop"] and read["index"] is None:
-        return _stop_reply(turn, run)
-    template = _template_named(options[read["index"]]["answer"]) if read["index"] is not None else None
-    assumed = _template_named(state.get("assume") or "")
+        return stop_reply(turn, run)
+    template = template_named(options[read["index"]]["answer"]) if read["index"] is not None else None
+    assumed = template_named(state.get("assume") or "")
     if template is None or (assumed is not None and template.code == assumed.code):
         turn.pending(NAME).clear()
         reply = words(gettext_noop("OK — going on with “%(template)s”."),
                       template=template_name_words(assumed) if assumed else "")
         if assumed is not None:
-            reply = sentences(reply, _template_sentences(before, assumed))
+            reply = sentences(reply, template_sentences(before, assumed))
         return TurnReply(route="resume_run", reply=reply, run_id=run.id)
-    requirements = _with_items(before, template)
+    requirements = with_items(before, template)
     lead = words(gettext_noop("OK — switching to the template “%(template)s”."), template=template_name_words(template))
     try:
         run_revise(membership=turn.membership, run_id=run.id, replace=["match"],
@@ -204,4 +204,4 @@ def _answer_assumed(turn: TurnContext, state: dict[str, Any]) -> TurnReply:
             why=refused.message))
     turn.pending(NAME).clear()
     return TurnReply(route="resume_run", run_id=run.id,
-                     reply=sentences(lead, _template_sentences(before, template)))
+                     reply=sentences(lead, template_sentences(before, template)))

@@ -23,7 +23,7 @@ from payroll.reading.requirements import (
 def requirements_understood(call, text: str):
     """The requirements of `text` in requirements_extract's shape, and how they were obtained
     (None: no structured backend, the rules read them as they always do). The turn and the
-    evaluation (payroll.evaluation) both read requests through here."""
+    evaluation (payroll.conversation.evaluation) both read requests through here."""
     if not backend_structured():
         return requirements_extract(text), None
     outcome = structured_call(call, requirements_messages(text), purpose="requirements", schema=MODEL_SCHEMA,
@@ -32,7 +32,7 @@ def requirements_understood(call, text: str):
     return requirements, outcome
 
 
-def _requirements(turn: TurnContext, text: str) -> dict[str, Any]:
+def turn_requirements(turn: TurnContext, text: str) -> dict[str, Any]:
     """The request's requirements, once per text and turn: the model's structured output on a
     backend that has it (validated, repaired once, else the rules, recorded), the rules otherwise.
     Every decision after this (dependencies_known, template_decide) reads this one dict."""
@@ -46,7 +46,7 @@ def _requirements(turn: TurnContext, text: str) -> dict[str, Any]:
     return requirements
 
 
-def _is_continue(text: str) -> bool:
+def is_continue(text: str) -> bool:
     return text.strip().strip(".!。！").lower() in CONTINUE_WORDS
 
 
@@ -56,24 +56,24 @@ CONTINUE_WORDS = {"continue", "go on", "go ahead", "proceed", "carry on", "resum
 
 # A route frame is words (config.words): the branch a code shown by its word, the reason a fixed
 # sentence, or, built from parts, its English with a generic sentence for a reader of another
-# language (`_reason_built`); the payload keeps the branch and the English reason.
+# language (`reason_built`); the payload keeps the branch and the English reason.
 BRANCH_WORDS = {"resume_run": gettext_noop("resume_run"), "resume_exploration": gettext_noop("resume_exploration"),
                 "plan": gettext_noop("plan"), "explore": gettext_noop("explore")}
 
 
-def _reason_built(english: str, generic: str, **params: Any) -> dict[str, str]:
+def reason_built(english: str, generic: str, **params: Any) -> dict[str, str]:
     """Built in English from parts: as it is, and `generic` (a gettext_noop msgid) for the Chinese reader."""
     return localised(english, words_render(words(generic, **params), "zh-hans"))
 
 
-def _route_words(branch: str, why: Stored) -> dict[str, Any]:
+def route_words(branch: str, why: Stored) -> dict[str, Any]:
     return words(gettext_noop("Route: %(branch)s — %(why)s."),
                  branch=words(BRANCH_WORDS[branch]) if branch in BRANCH_WORDS else branch, why=why)
 
 
-def _route_frame(turn: TurnContext, branch: str, why: Stored) -> None:
+def route_frame(turn: TurnContext, branch: str, why: Stored) -> None:
     """`why`: a msgid (a fixed sentence) or words already made."""
     why = why if isinstance(why, dict) else words(why)
     english = str(why.get("en", "")) if not is_words(why) else words_english(why)
-    turn.frame("route", f"route → {branch}", _route_words(branch, why),
+    turn.frame("route", f"route → {branch}", route_words(branch, why),
                {"signal": turn.signal, "branch": branch, "reason": english})

@@ -51,7 +51,7 @@ class EmployeeList:
     employee_ids: list[str] = field(default_factory=list)
     rows: int = 0
     # Rows with a number the tenant does not have yet and a name: proposed as new employees
-    # on the approval card, created on approval (payroll.previews, assign_employees).
+    # on the approval card, created on approval (payroll.agent.previews, assign_employees).
     new_employees: list[dict[str, Any]] = field(default_factory=list)
     # The pay the export gives for employees the tenant has (base salary, allowances, special
     # additional deductions): {"employee_id", "pay": {...}} each; written, where it differs from

@@ -1,4 +1,4 @@
-"""Choosing a catalog template for the extracted requirements (issue 11), with explicit weights.
+"""Choosing a catalog template for the extracted requirements, with explicit weights.
 
 A template *fits* a request when nothing it says contradicts it:
 - its region is the request's (a mainland city) or nationwide (CN); a city with no template
@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.utils.translation import gettext_noop
-from rapidfuzz import fuzz
 
 from config.words import Stored, localised, sentences, words
+from workflows.conversation import option_choose as generic_option_choose
 
-from .requirements import requirements_extract, text_normalize
+from .requirements import requirements_extract
 
 WEIGHTS = {
     "region": 6,             # the template is for the request's city or country
@@ -186,7 +186,7 @@ def _general_rank(template) -> int:
     return GENERAL_ORDER.index(template.code) if template.code in GENERAL_ORDER else len(GENERAL_ORDER)
 
 
-# --- What the request asks for that the template has (issue 31) ---------------------------------
+# --- What the request asks for that the template has -------------------------------------------
 
 # A requested item is met when the template has an item whose code contains one of these.
 ITEM_MATCH = {"commission": ("commission",), "overtime": ("ot_", "overtime"), "annual_bonus": ("annual_bonus",),
@@ -339,33 +339,14 @@ def _no_fit(decision: Decision, requirements: dict[str, Any]) -> Stored:
     return words(gettext_noop("No template fits this exactly."))
 
 
-ORDINALS = [
-    (0, r"\b(first|1st|one|number one|no\.? ?1|#1|option 1|top)\b|^1$|第一|第1|头一个|一号|1号"),
-    (1, r"\b(second|2nd|two|number two|#2|option 2)\b|^2$|第二|第2|二号|2号"),
-    (2, r"\b(third|3rd|three|number three|#3|option 3)\b|^3$|第三|第3|三号|3号"),
-    (-1, r"\b(last|final)\b|最后"),
-]
-
-
 def option_choose(text: str, options: list[dict[str, Any]]) -> int | None:
-    """Which offered option a reply picks: a click (the label), "the first one", the label in
-    either language, or a close variant of it ("the shenzhen one", "深圳那个"). None if unclear."""
-    if not options:
-        return None
-    said = text_normalize(text).strip().strip(".!。！?？\"'“”")
-    labels = [[text_normalize(o.get(k) or "") for k in ("label", "label_en", "label_zh", "answer")] for o in options]
-    for index, names in enumerate(labels):
-        if said in [n for n in names if n]:
-            return index
-    for index, pattern in ORDINALS:
-        if re.search(pattern, said) and len(said) <= 24:
-            return index if index < len(options) else None
-    # A variant: the option whose words it shares most, clearly ahead of the next one.
-    scores = sorted(((max(fuzz.token_set_ratio(said, n) for n in names if n), i) for i, names in enumerate(labels)),
-                    reverse=True)
-    if scores[0][0] >= 80 and (len(scores) == 1 or scores[0][0] - scores[1][0] >= 8):
-        return scores[0][1]
-    # A place or population that only one option has ("the Shenzhen one", "销售那个").
+    """Which offered option a reply picks: the generic reading (workflows.conversation:
+    a click, "the first one", the label in either language, a close variant), then a
+    place or population that only one option has ("the shenzhen one", "深圳那个")."""
+    return generic_option_choose(text, options, also=_only_option_naming)
+
+
+def _only_option_naming(text: str, labels: list[list[str]]) -> int | None:
     wanted = requirements_extract(text)
     keys = [w for w in ((wanted.get("city") or {}).get("en"), (wanted.get("city") or {}).get("zh")) if w]
     if wanted.get("population"):

@@ -30,6 +30,8 @@ from typing import Any
 import jsonschema
 from rapidfuzz import fuzz, process
 
+from workflows.conversation import text_normalize
+
 REQUIRED = ("region", "pay_frequency")
 
 # (code, English patterns, Chinese substrings). English patterns are regexes matched on
@@ -161,10 +163,6 @@ def gazetteer() -> dict[str, Any]:
                for w in re.findall(r"[a-z]{4,}", p)}
     return {"by_zh": by_zh, "by_pinyin": by_pinyin, "zh_names": zh_names,
             "words": tuple(sorted(set(VOCABULARY) | set(by_pinyin) | lexicon))}
-
-
-def text_normalize(text: str) -> str:
-    return unicodedata.normalize("NFKC", text or "").lower()
 
 
 def _corrected(lowered: str) -> str:
@@ -386,7 +384,7 @@ MODEL_SCHEMA: dict[str, Any] = {
 
 def requirements_from_model(data: dict[str, Any], text: str) -> dict[str, Any]:
     """A model's structured answer (valid against MODEL_SCHEMA) in the shape requirements_extract
-    returns, so that one decision function (payroll.matching, agents.react) consumes either."""
+    returns, so that one decision function (payroll.reading.matching, agents.react) consumes either."""
     region, city = None, None
     if data.get("city"):
         region, city = _region(data["city"], text_corrected(data["city"]))

@@ -1,5 +1,5 @@
-"""The trial of a new payroll group (issue 34): months 1–3 of the current year for every
-employee, by payroll.calculation under the city rules of the group's template (payroll.rules).
+"""The trial of a new payroll group: months 1–3 of the current year for every
+employee, by payroll.records.calculation under the city rules of the group's template (payroll.records.rules).
 
 One computation serves three readers, so they never drift apart: the setup run's step
 `trial_payroll` (its output is the receipt the chat's news and the acceptance read), the

@@ -1,4 +1,4 @@
-"""Issue 17: acceptance that can fail, a local replan with its diff after a step fails for
+"""Acceptance that can fail, a local replan with its diff after a step fails for
 good, and transient errors retried with backoff up to a cap."""
 from __future__ import annotations
 
@@ -15,12 +15,12 @@ from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
 from payroll.agent.tools import interpret as payroll_tools
 from payroll.models import PayrollTemplate, Snapshot
-from payroll.tests.support import template
+from tests.payroll import template
 from timeline.models import Event, Frame
 from workflows.executor import node_execute
 from workflows.models import Node, NodeStatus, Plan, ToolCall
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership, statuses
+from tests.helpers import drive, membership, statuses
 from workflows.tools import TOOLS
 
 pytestmark = pytest.mark.django_db

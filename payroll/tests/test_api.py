@@ -8,9 +8,9 @@ from payroll.models import Employee, PayrollGroup, PayrollTemplate
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
 from config.api import Forbidden
-from payroll.tests.support import LEGACY_CODE, actor_for, api, page, state_of, template
+from tests.payroll import LEGACY_CODE, actor_for, api, page, state_of, template
 from workflows.models import Run
-from workflows.tests.helpers import drive, membership, no_broker
+from tests.helpers import drive, membership, no_broker
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 

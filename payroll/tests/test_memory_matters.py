@@ -1,4 +1,4 @@
-"""Issue 17: memory that matters. What the user already said in this conversation and which
+"""Memory that matters. What the user already said in this conversation and which
 template the tenant chose last time for a similar request change the builtin backend's
 decisions; each use is a frame with its evidence, and L1 is a real record of the step's
 working set. A remembered statement authorises nothing."""
@@ -12,7 +12,7 @@ from timeline.models import Frame
 from timeline.services import conversation_create, event_append
 from workflows.models import Node, StateCoordinate
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership, statuses
+from tests.helpers import drive, membership, statuses
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]
 

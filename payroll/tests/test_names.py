@@ -1,4 +1,4 @@
-"""Names as people read them (issue 30, defect 4): a group name is stored in one form,
+"""Names as people read them: a group name is stored in one form,
 refused when it hides a character nobody sees, and compared by what it reads as."""
 import json
 
@@ -11,11 +11,11 @@ from payroll.records import services
 from payroll.models import PayrollGroup, RecordClaim, group_name_key
 from payroll.agent.previews import import_argument, import_preconditions
 from payroll.records.selectors import import_diff
-from payroll.tests.support import actor_for, api, state_of, template
+from tests.payroll import actor_for, api, state_of, template
 from timeline.models import Conversation
 from workflows.models import Node, Run
 from workflows.services import node_input_answer, run_start
-from workflows.tests.helpers import drive, membership
+from tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 

@@ -1,4 +1,4 @@
-"""Issue 34's last two gaps: an employee's pay is recorded on the employee page (approvers and
+"""An employee's pay is recorded on the employee page (approvers and
 tenant admins only, every bad figure named on its field, nothing written), and the city rules
 are data in the database that only Keel's staff change on the rules page, which the trial, the
 payslip and the rules API then read."""
@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from payroll.records import rules
 from payroll.models import CityRulePeriod, Employee, EmployeePay, PayrollGroup
-from payroll.tests.support import api, page, template, tenant
+from tests.payroll import api, page, template, tenant
 from payroll.records.trial import people_of_group, trial_of
 from tenants.models import Membership, Role
 

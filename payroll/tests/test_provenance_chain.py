@@ -1,4 +1,4 @@
-"""Issue 17: provenance from the first message. The group's name, the employee ids of an
+"""Provenance from the first message. The group's name, the employee ids of an
 attachment, the requirements, the match and the snapshot are coordinates with producers, and
 an admin follows the chain from the imported group back to the words the user typed."""
 import pytest
@@ -11,7 +11,7 @@ from timeline.services import conversation_create
 from workflows.models import CoordinateConsumption, Run, StateCoordinate
 from workflows.provenance import chain_reaches_origin, coordinate_chain, run_origin
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership
+from tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]
 

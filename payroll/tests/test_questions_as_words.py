@@ -1,4 +1,4 @@
-"""A run's questions are stored as meaning (issue 29): the tool raises words, the step keeps them
+"""A run's questions are stored as meaning: the tool raises words, the step keeps them
 in `Node.question["words"]` beside their English (`text`, for API clients and search), and
 every place that shows the question renders it in its reader's language — a Chinese request's
 "which template?" reads in English for an English reader and in Chinese for a Chinese one, on
@@ -23,10 +23,9 @@ from config.words import is_words, words_render
 from console.selectors import run_panel
 from timeline.models import Event
 from timeline.services import conversation_create
-from timeline.tests.helpers import client_for
+from tests.helpers import client_for, drive, membership
 from workflows.models import Node, Run
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]
 

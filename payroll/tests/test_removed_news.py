@@ -1,4 +1,4 @@
-"""Issue 32, item 6: nobody's records change behind their back. A whole-tenant restore that
+"""Nobody's records change behind their back. A whole-tenant restore that
 deletes a group someone else's run set up tells that person in their conversation (what
 went, by whose restore, a link to the restore run), and the old link to the group says it
 was removed by that run instead of answering 404. The restore's panel waits only on people
@@ -14,9 +14,8 @@ from approvals.services import approval_decide
 from payroll.models import PayrollGroup, RemovedGroup
 from payroll.tests.test_tenant_restore import ask, snapshot
 from timeline.models import Event
-from timeline.tests.helpers import client_for, run_to_approval
+from tests.helpers import client_for, drive, membership, run_to_approval
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 ZH = {"HTTP_ACCEPT_LANGUAGE": "zh-hans"}

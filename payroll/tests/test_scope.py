@@ -8,11 +8,11 @@ from config.api import Conflict
 from config.words import words_render
 from payroll.records import services
 from payroll.models import PayrollGroup, PayrollTemplate, RecordClaim
-from payroll.tests.support import actor_for, api
+from tests.payroll import actor_for, api
 from timeline.models import Event
 from workflows.models import Node, Run, ToolCall
 from workflows.services import node_input_answer, run_start
-from workflows.tests.helpers import drive, membership, statuses
+from tests.helpers import drive, membership, statuses
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
@@ -104,7 +104,7 @@ def test_the_undo_deletes_nothing_when_someone_changed_the_runs_group():
 
 
 def test_employees_held_by_another_run_are_named_with_a_link_and_retried_once_it_has_finished():
-    """Issue 31, item 4: the run asks (in its own language, with a link to the run that holds
+    """The run asks (in its own language, with a link to the run that holds
     the employee) instead of failing with an English reason; "retry" goes on once it is free."""
     ids = [str(i) for i in membership("alice").tenant.employees.order_by("id").values_list("id", flat=True)[:2]]
     first = drive(start("Holder", employee_ids=ids))

@@ -1,4 +1,4 @@
-"""Issue 31, items 1, 3 and 5: the second turn of a conversation — an answer is a whole message,
+"""The second turn of a conversation — an answer is a whole message,
 nothing requested is dropped silently, and the labelled dialogues (`manage.py eval_dialogues`)."""
 import pytest
 
@@ -11,7 +11,7 @@ from payroll.records.selectors import template_catalog
 from timeline.services import conversation_create
 from workflows.inprocess import conversation_runs_drive
 from workflows.models import Run
-from workflows.tests.helpers import drive, membership
+from tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]
 

@@ -16,7 +16,7 @@ from payroll.models import (
     PayrollGroup,
     PayrollTemplate,
 )
-from payroll.tests.support import LEGACY_CODE, actor_for, state_of, template, tenant, tenant_restore
+from tests.payroll import LEGACY_CODE, actor_for, state_of, template, tenant, tenant_restore
 from payroll.records.selectors import scope_checksum
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]

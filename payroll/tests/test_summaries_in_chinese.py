@@ -1,4 +1,4 @@
-"""Payroll's tool summaries and acceptance details are stored as words (issue 29): a Chinese
+"""Payroll's tool summaries and acceptance details are stored as words: a Chinese
 reader reads the setup run's timeline and run page in Chinese — what each step did, and what
 each check found — and an English reader reads them as before. The failure reason keeps its
 English; a detail stored as prose before words still shows."""
@@ -16,9 +16,8 @@ from payroll.agent.tools.interpret import _interpret_summary
 from payroll.agent.tools.writes import _undo_summary
 from payroll.records.trial import _trial_summary
 from timeline.models import Frame
-from timeline.tests.helpers import client_for, run_to_approval
+from tests.helpers import client_for, drive, membership, run_to_approval
 from workflows.models import Node
-from workflows.tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 

@@ -9,9 +9,9 @@ from config.api import Conflict, Forbidden, Unprocessable
 from payroll.records import services
 from payroll.models import PayrollGroup, Snapshot
 from payroll.records.selectors import configuration_checksum
-from payroll.tests.support import actor_for, page, state_of, template
+from tests.payroll import actor_for, page, state_of, template
 from workflows.models import Run
-from workflows.tests.helpers import drive, membership, statuses
+from tests.helpers import drive, membership, statuses
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 

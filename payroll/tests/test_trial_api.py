@@ -7,7 +7,7 @@ import pytest
 from django.apps import apps
 from rest_framework.test import APIClient
 
-from payroll.tests.support import api
+from tests.payroll import api
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 

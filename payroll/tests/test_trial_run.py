@@ -1,4 +1,4 @@
-"""A payroll group is set up when a trial month computes (issue 34): salaries in the system of
+"""A payroll group is set up when a trial month computes: salaries in the system of
 record (EmployeePay, from an HR export in English or Chinese), the trial step of the setup run
 (months 1–3 for every employee of the new group, its totals as its receipt), its question when a
 salary is missing, its block when the city has no rules, and what people see of it: the
@@ -17,10 +17,10 @@ from approvals.services import approval_decide
 from payroll.reading.attachments import employee_list_parse
 from payroll.models import Employee, EmployeePay, PayrollGroup, PayrollTemplate
 from payroll.records.services import employee_pay_record
-from payroll.tests.support import actor_for, tenant
+from tests.payroll import actor_for, tenant
 from timeline.services import conversation_create
 from workflows.models import Node, Run, ToolCall
-from workflows.tests.helpers import drive, membership, statuses
+from tests.helpers import drive, membership, statuses
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]
 

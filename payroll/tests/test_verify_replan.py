@@ -1,4 +1,4 @@
-"""Issue 17: an import that fails its verification is undone, and then — once the undo has
+"""An import that fails its verification is undone, and then — once the undo has
 committed, with the group's name still reserved for the run — the planner replaces the
 failed step and what followed it with the next-best template, keeping what completed."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ from approvals.services import approval_decide
 from payroll.models import ClaimKind, PayrollGroup, RecordClaim, group_name_key
 from workflows.models import Node, Plan, ToolCall
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership, statuses
+from tests.helpers import drive, membership, statuses
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 

@@ -1,7 +1,11 @@
 // The approvals inbox: a live queue, one card, decisions by click or keyboard.
-// j/k move · a approve · r reject · R (shift+r) reject and replan. A key asks once before it decides
-// (issue 32): "a" shows "Approve this step? Press a again or Enter…"; the same key or Enter decides,
-// Esc (or any other move) cancels. A click on a button decides at once: a click is already deliberate.
+// j/k move · a approve · r reject · R (shift+r) reject and replan · u undo. A key asks once before it
+// decides: "a" shows "Approve this step? Press a again or Enter…"; the same key or Enter decides, Esc
+// (or any other move) cancels. A tap on Approve is deliberate already; a tap on Reject asks first, with
+// room for why. Safe under a thumb: a decision is held here for a few seconds with Undo before it is
+// sent (so nothing is recorded, and the run does not move, until the time is up: the API's
+// "decided once" stays true), and once sent the decided card stays, shown as decided, until the
+// person moves on (Next, j/k, the queue) — the next card never slides in under the same buttons.
 // On a phone (≤ 600 px) the queue folds into a <details> line below the card (approvals.css).
 // The server renders the queue and the card (/approvals/queue/, /approvals/<id>/card/);
 // this file swaps them in, and posts decisions to the same API scripts use.
@@ -14,6 +18,7 @@
   var busy = false;          // a decision in flight, until the desk has moved on: a double click decides once
   var refreshing = null;
   var wanted = null;         // the card last asked for: an older card's answer arriving later is dropped
+  var held = null;           // a decision waiting to be sent: {action, id, comment, left, timer}, or null
 
   function $(sel, el) { return (el || document).querySelector(sel); }
   function $all(sel, el) { return Array.prototype.slice.call((el || document).querySelectorAll(sel)); }
@@ -95,6 +100,7 @@
   }
 
   function move(step) {
+    if (held) send();   // moving on is a deliberate move: the held decision goes now
     var list = items();
     if (!list.length) return;
     var at = list.findIndex(function (li) { return li.dataset.approvalId === shownOrComing(); });
@@ -126,23 +132,27 @@
   }
 
   // The keyboard asks once: show the question in the card's action bar, mark the button it would press.
-  function ask(action) {
+  function ask(action, tap) {
     var c = card();
     if (!c || busy) return;
     var why = refusal(c, action);
     if (why) { cancel(false); refuse(c, why); return; }   // nothing to confirm: say at once why not
     if (!$('[data-action="' + action + '"]', c)) return;
-    asking = { action: action, id: c.dataset.approvalId };
+    asking = { action: action, id: c.dataset.approvalId, tap: !!tap };
     showAsk(c);
   }
   function showAsk(c) {
-    var prompt = $('[data-testid="decision-confirm"]', c);
+    var prompt = $('[data-testid="decision-confirm"]', c), rejecting = asking.action !== "approve";
     $all("[data-action]", c).forEach(function (b) { b.classList.toggle("confirming", b.dataset.action === asking.action); });
+    var box = $('[data-testid="reject-confirm"]', c);
+    if (box) box.hidden = !rejecting;
     if (!prompt) return;
-    prompt.textContent = fmt("ask" + asking.action.charAt(0).toUpperCase() + asking.action.slice(1), {});
+    var name = "ask" + asking.action.charAt(0).toUpperCase() + asking.action.slice(1);
+    prompt.textContent = fmt(rejecting && asking.tap ? name + "Tap" : name, {});
     prompt.className = "decision-confirm";
     prompt.hidden = false;
     clearTimeout(showAsk.timer);
+    if (rejecting && asking.tap) $('[data-testid="reject-reason"]', c).focus();
   }
   function cancel(tell) {
     if (!asking) return;
@@ -150,6 +160,8 @@
     var c = card();
     if (!c) return;
     $all("[data-action]", c).forEach(function (b) { b.classList.remove("confirming"); });
+    var box = $('[data-testid="reject-confirm"]', c);
+    if (box) box.hidden = true;
     var prompt = $('[data-testid="decision-confirm"]', c);
     if (!prompt) return;
     if (!tell) { prompt.hidden = true; return; }
@@ -169,51 +181,98 @@
     showAsk(c);
   }
 
+  // Hold the decision on the card for a few seconds, with Undo, before it is sent.
   function decide(action) {
     var c = card();
     if (!c || busy) return;
+    var reason = (($('[data-testid="reject-reason"]', c) || {}).value || "").trim();
     cancel(false);
     var why = refusal(c, action);
     if (why) { refuse(c, why); return; }
     var button = $('[data-action="' + action + '"]', c);
     if (!button) return;
     busy = true;
-    var id = c.dataset.approvalId;
-    var order = items().map(function (li) { return li.dataset.approvalId; });
     $all("[data-action]", c).forEach(function (b) { b.disabled = true; });
     button.setAttribute("aria-busy", "true");
-    var comment = ($("#decision-comment", c) || {}).value || "";
-    var body = { comment: comment };
-    if (action === "replan") body.replan = true;
-    fetch("/api/v1/approvals/" + id + "/" + (action === "approve" ? "approve" : "reject") + "/", {
-      method: "POST", credentials: "same-origin",
+    var comment = action === "approve" ? "" : reason;
+    comment = comment || ($("#decision-comment", c) || {}).value || "";
+    held = { action: action, id: c.dataset.approvalId, comment: comment, left: HOLD_SECONDS };
+    showHeld(c);
+    held.timer = setInterval(function () {
+      if (!held) return;
+      held.left -= 1;
+      if (held.left <= 0) send(); else showHeld(card());
+    }, 1000);
+  }
+  function showHeld(c) {
+    var line = c && $('[data-testid="decision-held"]', c);
+    if (!line || !held || c.dataset.approvalId !== held.id) return;
+    var name = "held" + held.action.charAt(0).toUpperCase() + held.action.slice(1);
+    $('[data-testid="held-text"]', line).textContent = fmt(name, { s: held.left });
+    line.hidden = false;
+  }
+  // Undo: nothing was sent, so nothing was decided; the card is read again as it is.
+  function undo() {
+    if (!held) return;
+    clearInterval(held.timer);
+    var id = held.id;
+    held = null;
+    busy = false;
+    loadCard(id, false).then(function () {
+      var prompt = $('[data-testid="decision-confirm"]', card());
+      if (!prompt) return;
+      prompt.textContent = fmt("undone", {});
+      prompt.className = "decision-confirm decision-cancelled";
+      prompt.hidden = false;
+    }).catch(function () {});
+  }
+
+  function send(leaving) {
+    var h = held;
+    if (!h) return;
+    clearInterval(h.timer);
+    held = null;
+    var c = card();
+    var summary = c && c.dataset.approvalId === h.id ? ($('[data-testid="card-summary"]', c) || {}).textContent : "";
+    var line = c && $('[data-testid="decision-held"]', c);
+    if (line && c.dataset.approvalId === h.id) line.hidden = true;
+    var body = { comment: h.comment };
+    if (h.action === "replan") body.replan = true;
+    // Leaving the page sends what was held (keepalive outlives the page): the person saw it pending.
+    fetch("/api/v1/approvals/" + h.id + "/" + (h.action === "approve" ? "approve" : "reject") + "/", {
+      method: "POST", credentials: "same-origin", keepalive: !!leaving,
       headers: { "Content-Type": "application/json", "X-CSRFToken": window.keelCsrfToken() },
       body: JSON.stringify(body)
     }).then(function (r) {
       return r.json().catch(function () { return {}; }).then(function (data) { return { status: r.status, data: data }; });
     }).then(function (res) {
+      if (leaving) return;
       if (res.status === 200) {
-        var verb = fmt(action, {});
-        say(verb + ": " + ($('[data-testid="card-summary"]', c) || {}).textContent, "ok");
-        // Move on to the next waiting approval, as a mail client does after archiving.
-        var at = order.indexOf(id), next = order[at + 1] || order[at - 1];
-        // Pushes that arrive meanwhile re-read the queue but leave the card to this (refresh):
-        // the decided card's own push must not bring it back over the next one.
+        say(fmt(h.action, {}) + (summary ? ": " + summary : ""), "ok");
+        // The decided card stays, shown as decided, with Next: moving on is the person's move.
         return loadQueue().then(function () {
-          var still = items().map(function (li) { return li.dataset.approvalId; });
-          if (next && still.indexOf(next) >= 0) return loadCard(next, true);
-          if (still.length) return loadCard(still[0], true);
-          return loadCard(id, false);
+          if (shownOrComing() === h.id) return loadCard(h.id, false);
         }).catch(function () {}).then(function () { busy = false; });
       }
       busy = false;
       var text = (res.data && res.data.detail) || fmt("failed", { status: res.status });
-      return loadCard(id, false).then(function () { refuse(card(), text); });
+      if (shownOrComing() !== h.id) { say(text, "error"); return; }
+      return loadCard(h.id, false).then(function () { refuse(card(), text); });
     }, function (err) {
       busy = false;
-      refuse(c, fmt("unsent", { error: err.message }));
-      $all("[data-action]", c).forEach(function (b) { b.disabled = false; });
+      if (leaving) return;
+      var again = card();
+      refuse(again, fmt("unsent", { error: err.message }));
+      if (again && again.dataset.approvalId === h.id) loadCard(h.id, false).catch(function () {});
     });
+  }
+
+  // Next: the first waiting card other than the one shown.
+  function next() {
+    var current = shownOrComing();
+    var other = items().filter(function (li) { return li.dataset.approvalId !== current; })[0];
+    if (!other) { say(fmt("empty", {}), ""); return; }
+    loadCard(other.dataset.approvalId, true);
   }
 
   // "waited 4 min", "due in 2 h" stay true without a reload, in the page's language: the
@@ -228,7 +287,14 @@
                   askApprove: "Approve this step? Press a again or Enter to approve; Esc cancels.",
                   askReject: "Reject this step? Press r again or Enter to reject; Esc cancels.",
                   askReplan: "Reject this step and ask for another plan? Press Shift+R again or Enter to confirm; Esc cancels.",
-                  cancelled: "Cancelled: nothing was decided." };
+                  cancelled: "Cancelled: nothing was decided.",
+                  askRejectTap: "Reject this step? Say why if you like (optional), then confirm.",
+                  askReplanTap: "Reject this step and ask for another plan? Say why if you like (optional), then confirm.",
+                  heldApprove: "Approving in %(s)d s — undo it now if this is the wrong card.",
+                  heldReject: "Rejecting in %(s)d s — undo it now if this is the wrong card.",
+                  heldReplan: "Rejecting (replanning) in %(s)d s — undo it now if this is the wrong card.",
+                  undone: "Undone: nothing was decided.", empty: "Nothing else is waiting for a decision." };
+  var HOLD_SECONDS = 5;
   function fmt(name, values) {
     var key = "fmt" + name.charAt(0).toUpperCase() + name.slice(1);
     var format = (root && root.dataset[key]) || FORMATS[name];
@@ -269,12 +335,15 @@
     slot = document.getElementById("approval-card-slot");
     toast = document.getElementById("inbox-toast");
     var live = root.dataset.live === "1";
+    HOLD_SECONDS = parseInt(root.dataset.holdSeconds, 10) || HOLD_SECONDS;
+    window.addEventListener("pagehide", function () { if (held) send(true); });
 
     queue.addEventListener("click", function (e) {
       var li = e.target.closest('[data-testid="queue-item"]');
       if (!li) return;
       e.preventDefault();
       cancel(false);
+      if (held) send();   // picking another card is a deliberate move: the held decision goes now
       if (!phone.matches) { loadCard(li.dataset.approvalId, true); return; }
       // On a phone the list folds away again and the chosen card comes into view.
       loadCard(li.dataset.approvalId, false).then(function () {
@@ -287,8 +356,24 @@
     fit();
     if (phone.addEventListener) phone.addEventListener("change", fit);
     slot.addEventListener("click", function (e) {
+      if (e.target.closest("[data-undo]")) { undo(); return; }
+      if (e.target.closest("[data-next]")) { next(); return; }
+      var yes = e.target.closest("[data-confirm]");
+      if (yes) {
+        if (yes.dataset.confirm === "yes" && asking) decide(asking.action); else cancel(true);
+        return;
+      }
       var b = e.target.closest("[data-action]");
-      if (b && !b.disabled) { cancel(false); decide(b.dataset.action); }
+      if (!b || b.disabled) return;
+      // Approve decides (held, with Undo); Reject and Reject-and-replan ask first.
+      if (b.dataset.action === "approve") { cancel(false); decide("approve"); } else { cancel(false); ask(b.dataset.action, true); }
+    });
+    // Enter in the reason confirms the reject it was asked for.
+    slot.addEventListener("keydown", function (e) {
+      if (e.key === "Enter" && e.target.closest('[data-testid="reject-reason"]') && asking) {
+        e.preventDefault();
+        decide(asking.action);
+      }
     });
     // The decision form is sent by the buttons above, never by the browser
     // (this was an inline onsubmit="return false", which the CSP forbids).
@@ -300,6 +385,8 @@
         if (e.ctrlKey || e.metaKey || e.altKey || typing(e.target)) return;
         var key = e.key;
         if (key === "Shift" || key === "CapsLock") return;   // the Shift of ⇧R is no answer to a question
+        if (held && (key === "u" || key === "Escape")) { e.preventDefault(); undo(); return; }
+        if (held && (key === "a" || key === "r" || key === "R" || key === "Enter")) { e.preventDefault(); return; }
         var action = key === "a" ? "approve" : key === "r" ? "reject" : key === "R" ? "replan" : null;
         if (action && e.repeat) { e.preventDefault(); return; }   // a key held down asks once, and decides nothing
         if (asking) {

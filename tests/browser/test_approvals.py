@@ -4,10 +4,9 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import log_in, screenshot
-from tests.support import Api, keel_start, keel_stop
+from tests.support import Api, keel_start, keel_stop, log_in, screenshot
 
-pytestmark = pytest.mark.long(90)  # seconds; started first (conftest.py)
+pytestmark = pytest.mark.long(90)  # seconds; started first (tests/fixtures.py)
 
 REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
 
@@ -59,8 +58,11 @@ def test_bob_works_through_a_queue_of_three_with_the_keyboard(keel, new_page):
     expect(confirm).to_have_text("Approve this step? Press a again or Enter to approve; Esc cancels.")
     assert approval_of(bob, runs[0]["id"])["status"] == "pending"
     page.keyboard.press("a")
-    expect(page.get_by_test_id("toast")).to_contain_text("Approved")
+    # Held a few seconds with Undo, then sent; the decided card stays until bob moves on (j).
+    expect(page.get_by_test_id("toast")).to_contain_text("Approved", timeout=15000)
     expect(page.get_by_test_id("queue-count")).to_have_text("2")
+    expect(page.get_by_test_id("first-decision")).to_contain_text("Approved by Bob Li")
+    page.keyboard.press("j")
     expect(card(page)).to_contain_text("“Queue Two”")
     page.get_by_test_id("comment").fill("Not for this quarter")
     page.get_by_test_id("comment").blur()
@@ -68,7 +70,8 @@ def test_bob_works_through_a_queue_of_three_with_the_keyboard(keel, new_page):
     expect(confirm).to_have_text("Reject this step? Press r again or Enter to reject; Esc cancels.")
     assert approval_of(bob, runs[1]["id"])["status"] == "pending"
     page.keyboard.press("r")
-    expect(page.get_by_test_id("queue-count")).to_have_text("1")
+    expect(page.get_by_test_id("queue-count")).to_have_text("1", timeout=15000)
+    page.keyboard.press("j")
     expect(card(page)).to_contain_text("“Queue Three”", timeout=15000)
     rejected = approval_of(bob, runs[2]["id"])["id"]
     page.keyboard.press("Shift+R")
@@ -77,11 +80,13 @@ def test_bob_works_through_a_queue_of_three_with_the_keyboard(keel, new_page):
     page.keyboard.press("Shift+R")
     # Reject-and-replan starts plan v2 instead of stopping. The rejected card leaves the queue;
     # when plan v2 reaches the gate again (another template), its fresh card arrives in its place.
-    expect(page.locator(f".queue-item[data-approval-id='{rejected}']")).to_have_count(0)
+    expect(page.locator(f".queue-item[data-approval-id='{rejected}']")).to_have_count(0, timeout=15000)
     third = alice.wait_for_run(runs[2]["id"], {"awaiting_input", "awaiting_approval"})
     assert third["plan_version"] == 2
     if third["status"] == "awaiting_approval":
         expect(page.get_by_test_id("queue-count")).to_have_text("1")
+        page.keyboard.press("j")
+        expect(card(page)).not_to_have_attribute("data-approval-id", rejected)
         expect(card(page)).to_contain_text("“Queue Three”", timeout=15000)
     else:
         expect(page.get_by_test_id("queue-empty")).to_be_visible()
@@ -100,7 +105,8 @@ def test_bob_works_through_a_queue_of_three_with_the_keyboard(keel, new_page):
 def test_after_a_decision_the_desk_stays_on_the_next_card_when_the_decided_one_is_slow_to_reload(keel, new_page):
     """The decided card's own push re-reads it; on a slow line that answer came after the next
     card's and put the decided card back (seen under load: the queue said 1 left, the card
-    still showed the rejected one). The fetch of the decided card is held 2 s here."""
+    still showed the rejected one). The fetch of the decided card is held 2 s here; bob moves on
+    with Next once the decided card shows its decision."""
     alice, bob = Api(keel.base_url, "alice"), Api(keel.base_url, "bob")
     first, second = start_run(alice, "Slow One"), start_run(alice, "Slow Two")
     decided = approval_of(bob, first["id"])["id"]
@@ -119,6 +125,8 @@ def test_after_a_decision_the_desk_stays_on_the_next_card_when_the_decided_one_i
     expect(card(page)).to_contain_text("“Slow One”")
     page.evaluate(f"window.slowCard = '{decided}'")
     page.get_by_test_id("approve").click()
+    expect(page.get_by_test_id("first-decision")).to_be_visible(timeout=20000)
+    page.get_by_test_id("next-card").click()
     expect(card(page)).to_contain_text("“Slow Two”", timeout=15000)
     page.wait_for_timeout(3000)  # the held answer has arrived by now
     expect(card(page)).to_contain_text("“Slow Two”")
@@ -184,7 +192,7 @@ def test_the_diff_lists_exactly_the_items_the_import_creates(keel, new_page):
     expect(page.get_by_test_id("diff-group")).to_contain_text("Diff Check")
     screenshot(page, "approvals-card")
     page.get_by_test_id("approve").click()
-    expect(page.get_by_test_id("first-decision")).to_contain_text("Approved")
+    expect(page.get_by_test_id("first-decision")).to_contain_text("Approved", timeout=15000)
     done = alice.wait_for_run(run["id"], {"completed"})
     group_id = next(s["value"] for s in done["state"] if s["key"] == "group_id")
     group = bob.get(f"/api/v1/payroll/groups/{group_id}/")
@@ -290,4 +298,5 @@ def test_bob_reads_what_alice_asked_for_and_what_the_agent_assumed(keel, new_pag
         expect(card(page)).to_contain_text(f"“{name}”")
         page.get_by_test_id("comment").fill("test cleanup")
         page.get_by_test_id("reject").click()
-        expect(page.get_by_test_id("toast")).to_contain_text("Rejected")
+        page.get_by_test_id("confirm-reject").click()
+        expect(page.get_by_test_id("toast")).to_contain_text("Rejected", timeout=15000)

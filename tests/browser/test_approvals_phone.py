@@ -3,13 +3,14 @@
 At 390×844 the queue was sticky and 1,135 px tall, so it slid over the card; Approve / Reject overlapped
 "Recently decided"; and on every width `a` approved at once. Now, on a phone, the card comes first, the
 queue folds into one line below it, and the card's actions stick to the bottom of the screen over nothing;
-on every width `a`, `r` and `R` ask once ("Approve this step? Press a again or Enter…"), Esc cancels."""
+on every width `a`, `r` and `R` ask once ("Approve this step? Press a again or Enter…"), Esc cancels.
+A decision is held a few seconds with Undo, and the decided card stays until one moves on
+(test_approvals_thumb.py)."""
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import ARTIFACTS, screenshot
 from tests.browser.test_approvals import approval_of, start_run
-from tests.support import Api
+from tests.support import ARTIFACTS, Api, screenshot
 
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1366, "height": 768}
@@ -85,6 +86,7 @@ def asks_once_then_decides(page, bob: Api, approval_id: str, words: dict) -> Non
     expect(prompt).to_have_text(words["ask_approve"])
     assert approval_id in pending_ids(bob)
     page.keyboard.press("a")
+    expect(page.get_by_test_id("first-decision")).to_be_visible(timeout=15000)  # held with Undo, then sent
     expect(page.get_by_test_id("toast")).to_contain_text(words["approved"])
     assert approval_id not in pending_ids(bob)
     decided = next(a for a in bob.get("/api/v1/approvals/")["results"] if a["id"] == approval_id)
@@ -150,7 +152,8 @@ def test_on_a_phone_the_card_comes_first_and_its_buttons_stay_under_the_thumb(ke
         # The keyboard asks once, in the page's language.
         page.evaluate("window.scrollTo(0, 0)")
         asks_once_then_decides(page, bob, first["id"], words)
-        # The desk moved on to the next waiting approval; its buttons are still under the thumb.
+        # The decided card stays until bob taps Next; the next card's buttons are under the thumb.
+        page.get_by_test_id("next-card").click()
         expect(card).to_contain_text(f"Phone {lang} Two")
         expect(page.get_by_test_id("queue-summary-count")).to_have_text("1")
         assert page.get_by_test_id("approve").evaluate(IN_VIEW)
@@ -159,7 +162,7 @@ def test_on_a_phone_the_card_comes_first_and_its_buttons_stay_under_the_thumb(ke
         clean_up(bob)
 
 
-def test_on_a_desk_the_keys_ask_once_and_a_click_decides_at_once(keel, bob_at):
+def test_on_a_desk_the_keys_ask_once_and_a_click_on_approve_asks_nothing(keel, bob_at):
     words = WORDS["en"]
     alice, bob = Api(keel.base_url, "alice"), Api(keel.base_url, "bob")
     runs = [start_run(alice, "Desk Ask One"), start_run(alice, "Desk Ask Two"), start_run(alice, "Desk Ask Three")]
@@ -185,6 +188,7 @@ def test_on_a_desk_the_keys_ask_once_and_a_click_decides_at_once(keel, bob_at):
         page.keyboard.press("Escape")
 
         asks_once_then_decides(page, bob, one["id"], words)
+        page.keyboard.press("j")
         expect(card).to_contain_text("“Desk Ask Two”")
 
         # `r` asks, `j` moves on and drops the question; `r`, then Enter, rejects the card one is on.
@@ -198,13 +202,16 @@ def test_on_a_desk_the_keys_ask_once_and_a_click_decides_at_once(keel, bob_at):
         page.keyboard.press("r")
         expect(prompt).to_have_text(words["ask_reject"])
         page.keyboard.press("Enter")
+        expect(page.get_by_test_id("first-decision")).to_be_visible(timeout=15000)
         expect(page.get_by_test_id("toast")).to_contain_text(words["rejected"])
         assert three["id"] not in pending_ids(bob) and two["id"] in pending_ids(bob)
         screenshot(page, "approvals-desk-keys")
 
-        # A click is deliberate already: it decides at once, with no question.
+        # A click on Approve is deliberate already: no question (held a few seconds with Undo).
+        page.keyboard.press("j")
         expect(card).to_contain_text("“Desk Ask Two”")
         page.get_by_test_id("approve").click()
+        expect(page.get_by_test_id("first-decision")).to_be_visible(timeout=15000)
         expect(page.get_by_test_id("toast")).to_contain_text(words["approved"])
         expect(prompt).to_be_hidden()
         assert two["id"] not in pending_ids(bob)

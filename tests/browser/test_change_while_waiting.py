@@ -7,7 +7,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import logged_in, screenshot
+from tests.support import logged_in, screenshot
 
 DIALOGUES = {
     "en": ("Set up a monthly payroll group for our Beijing engineering team, call it BJ Eng",

@@ -3,8 +3,7 @@ message (the news people come back for), not at the oldest; English and Chinese.
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import logged_in, screenshot
-from tests.support import Api
+from tests.support import Api, logged_in, screenshot
 
 SIZES = {"phone": (390, 844), "laptop": (1366, 768), "desktop": (1920, 1080)}
 

@@ -6,9 +6,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import screenshot
 from tests.browser.test_approvals import start_run
-from tests.support import Api
+from tests.support import Api, screenshot
 
 
 @pytest.fixture

@@ -8,11 +8,10 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import screenshot
 from tests.browser.test_approvals import approval_of
 from tests.browser.test_approvals import start_run as start_run_as
 from tests.browser.test_chinese_pages import chinese  # noqa: F401 - the fixture
-from tests.support import Api
+from tests.support import Api, screenshot
 
 # Two English words in a row are a phrase someone would read — unless they are one of these
 # names or codes, which read the same in every language.

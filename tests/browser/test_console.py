@@ -5,8 +5,7 @@ import json
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import log_in, screenshot
-from tests.support import Api
+from tests.support import Api, log_in, screenshot
 
 PROMPT = "Extract payroll-group requirements as JSON"  # interpret_request's system prompt
 REQUEST = "Set up a monthly payroll group for our Shanghai sales team with commission"

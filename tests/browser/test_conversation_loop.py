@@ -8,9 +8,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import log_in, screenshot
 from tests.fake_openai import FakeOpenAI
-from tests.support import Api, keel_start, keel_stop
+from tests.support import Api, keel_start, keel_stop, log_in, screenshot
 
 
 def open_new_conversation(page, base_url):
@@ -120,7 +119,7 @@ def test_an_unknown_employee_in_alices_export_is_proposed_to_bob_and_created_on_
     expect(card.get_by_test_id("employees-affected")).to_contain_text("2 employees from the attached list")
     screenshot(bob, "approval-card-new-employee")
     card.get_by_test_id("approve").click()
-    expect(bob.get_by_test_id("toast")).to_contain_text("Approved")
+    expect(bob.get_by_test_id("toast")).to_contain_text("Approved", timeout=15000)  # held with Undo, then sent
 
     expect(chat).to_contain_text("Done: the payroll group “Newcomers” has been created", timeout=30000)
     alice.get_by_test_id("message-link").last.click()

@@ -9,9 +9,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import log_in
 from tests.browser.test_console import approve
-from tests.support import Api
+from tests.support import Api, log_in
 
 REQUEST = "Set up a monthly payroll group for our Shanghai sales team with commission"
 

@@ -7,11 +7,10 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import log_in, screenshot
 from tests.browser.test_console import approve
-from tests.support import Api
+from tests.support import Api, log_in, screenshot
 
-pytestmark = pytest.mark.long(70)  # seconds; started first (conftest.py)
+pytestmark = pytest.mark.long(70)  # seconds; started first (tests/fixtures.py)
 
 # The words a person reads, in each language the browser may ask for.
 WORDS = {

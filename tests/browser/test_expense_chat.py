@@ -7,7 +7,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import logged_in, screenshot
+from tests.support import logged_in, screenshot
 
 CLAIMS = {
     "en": "Please file an expense claim: lodging in Beijing, 2 nights from 2026-11-16, 1,800 yuan in total",

@@ -3,8 +3,7 @@ the chat and bob approves it on his desk; ada approves a TAN and watches the mat
 the approval event started, live."""
 from playwright.sync_api import expect
 
-from tests.browser.conftest import log_in, screenshot
-from tests.support import Api
+from tests.support import Api, log_in, screenshot
 
 CLAIM = "Please file an expense claim: lodging in Beijing, 2 nights from 2026-11-16, 1,800 yuan in total"
 
@@ -35,7 +34,7 @@ def test_alice_files_a_claim_in_the_chat_and_bob_approves_it(keel, new_page):
     expect(card).to_contain_text("Beijing lodging: 750 yuan per room per night.")  # the cited policy line
     screenshot(desk, "expense-approval-card")
     desk.get_by_test_id("approve").click()
-    expect(desk.get_by_test_id("toast")).to_contain_text("Approved")
+    expect(desk.get_by_test_id("toast")).to_contain_text("Approved", timeout=15000)  # held with Undo, then sent
 
     expect(page.get_by_test_id("run-status")).to_have_text("Completed", timeout=30000)
     claim = Api(keel.base_url, "alice").get("/api/v1/expenses/claims/")["results"][0]

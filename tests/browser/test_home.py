@@ -1,6 +1,6 @@
 from playwright.sync_api import expect
 
-from tests.browser.conftest import log_in, screenshot
+from tests.support import log_in, screenshot
 
 
 def test_alice_logs_in_and_sees_her_tenants_members(keel, new_page):

@@ -18,7 +18,7 @@ from playwright.sync_api import expect
 from tests.browser.test_approvals import approval_of
 from tests.support import Api, wait_until
 
-pytestmark = pytest.mark.long(140)  # seconds; started first (conftest.py)
+pytestmark = pytest.mark.long(140)  # seconds; started first (tests/fixtures.py)
 
 DESKTOP = {"width": 1366, "height": 860}
 PHONE = {"width": 390, "height": 844}

@@ -1,8 +1,7 @@
 """The metrics page after a real run through the embedded server's worker."""
 from playwright.sync_api import expect
 
-from tests.browser.conftest import log_in, screenshot
-from tests.support import Api
+from tests.support import Api, log_in, screenshot
 
 
 def test_dora_sees_the_figures_of_a_completed_run(keel, new_page):

@@ -5,7 +5,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import log_in, screenshot
+from tests.support import log_in, screenshot
 
 PHONE = {"width": 390, "height": 844}
 

@@ -2,10 +2,9 @@
 developer view shows the interpretation consumed by the match."""
 from playwright.sync_api import expect
 
-from tests.browser.conftest import log_in, screenshot
 from tests.browser.test_console import approve
 from tests.browser.test_timeline import run_in_new_conversation
-from tests.support import Api
+from tests.support import Api, log_in, screenshot
 
 
 def test_dora_replays_a_completed_run_and_reads_identical(keel, new_page):

@@ -3,8 +3,7 @@ Alice (who started the run) cancels one; bob (an approver) retries a blocked one
 dora (a developer, not the starter) sees no buttons."""
 from playwright.sync_api import expect
 
-from tests.browser.conftest import log_in, logged_in, screenshot
-from tests.support import Api
+from tests.support import Api, log_in, logged_in, screenshot
 
 REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
 

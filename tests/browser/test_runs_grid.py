@@ -3,8 +3,7 @@
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import screenshot
-from tests.support import Api
+from tests.support import Api, screenshot
 
 REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
 SIZES = {"phone": (390, 844), "laptop": (1366, 768), "desktop": (1920, 1080)}

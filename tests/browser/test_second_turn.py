@@ -5,7 +5,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import logged_in, screenshot
+from tests.support import logged_in, screenshot
 
 
 def open_new_conversation(page, base_url):

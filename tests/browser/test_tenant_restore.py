@@ -3,9 +3,8 @@ page and, after bob has made a group, asks to restore the tenant; bob sees on hi
 exactly which group goes, approves, and the group is gone."""
 from playwright.sync_api import expect
 
-from tests.browser.conftest import log_in, screenshot
 from tests.browser.test_console import approve, ask_for_a_run, start_conversation
-from tests.support import Api
+from tests.support import Api, log_in, screenshot
 
 
 def test_ada_asks_to_restore_the_tenant_and_bob_approves_it_on_his_desk(keel, new_page):

@@ -4,9 +4,8 @@ import json
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import log_in, screenshot
 from tests.browser.test_console import approve, capture_websockets
-from tests.support import Api
+from tests.support import Api, log_in, screenshot
 
 REQUEST = "Set up a monthly payroll group for our Shanghai sales team with commission"
 
@@ -83,7 +82,7 @@ def test_a_dropped_websocket_resumes_and_every_sequence_number_arrives_once(keel
 
 def test_a_waiting_approval_pulses_unless_the_reader_asked_for_less_motion(keel, browser):
     """The open wait on the timeline pulses; a reader whose system asks for reduced motion
-    sees it still (keel.css), and so does every browser test (tests/browser/conftest.py)."""
+    sees it still (keel.css), and so does every browser test (tests/fixtures.py)."""
     conversation_id, run_id = run_in_new_conversation(keel.base_url, "Motion Sales")
     Api(keel.base_url, "alice").wait_for_run(run_id, {"awaiting_approval"})
     animation = {}

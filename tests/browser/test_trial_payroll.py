@@ -6,7 +6,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import log_in, screenshot
+from tests.support import log_in, screenshot
 
 EXPORT = ("工号,姓名,部门,城市,基本工资,岗位津贴,专项附加扣除\n"
           "S-3401,王芳,Sales,Shanghai,18000,1500,2000\n"
@@ -50,7 +50,7 @@ def test_bob_sees_the_trial_on_the_card_and_alice_reads_a_payslip_in_both_langua
     expect(payslips.first).to_contain_text("王芳")
     screenshot(bob, "approval-card-trial")
     card.get_by_test_id("approve").click()
-    expect(bob.get_by_test_id("toast")).to_contain_text("Approved")
+    expect(bob.get_by_test_id("toast")).to_contain_text("Approved", timeout=15000)  # held with Undo, then sent
 
     expect(chat).to_contain_text("Done: the payroll group “Trial Sales” has been created", timeout=30000)
     expect(chat).to_contain_text("Trial payroll for 4 employees", timeout=30000)

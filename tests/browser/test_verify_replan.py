@@ -4,18 +4,14 @@ tried next — and then the run completing with it."""
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import log_in, screenshot
-from tests.support import Api, keel_start, keel_stop
+from tests.support import Api, log_in, screenshot
 
 REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
 
 
-@pytest.fixture(scope="module")
-def keel():
-    # The first template's import is verified one item short, for this run only.
-    keel = keel_start("embedded", {"KEEL_FAULTS": "verify_import.item_unseen#Browser Replan+cn-sales-commission=on"})
-    yield keel
-    keel_stop(keel)
+# The first template's import is verified one item short, for this run only.
+pytestmark = pytest.mark.keel(
+    "embedded", {"KEEL_FAULTS": "verify_import.item_unseen#Browser Replan+cn-sales-commission=on"})
 
 
 def approve(base_url: str, run_id: str) -> None:

@@ -9,8 +9,6 @@ import websockets
 
 from tests.support import LOGS, Api, Session, keel_start, keel_stop
 
-pytestmark = pytest.mark.long(50)  # seconds; started first (conftest.py)
-
 REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
 
 
@@ -26,13 +24,8 @@ def approval_of(api: Api, run_id: str) -> dict:
     return approval
 
 
-@pytest.fixture(scope="module")
-def keel():
-    keel = keel_start("production", {"KEEL_SWEEP_SECONDS": "1"})
-    keel.worker_start(concurrency=2)
-    keel.beat_start()
-    yield keel
-    keel_stop(keel)
+pytestmark = [pytest.mark.long(50),  # seconds; started first (tests/fixtures.py)
+              pytest.mark.keel("production", {"KEEL_SWEEP_SECONDS": "1"}, workers=1, beat=True)]
 
 
 def test_a_new_approval_is_pushed_to_an_idle_inbox_and_not_to_another_tenant(keel):

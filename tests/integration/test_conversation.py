@@ -13,20 +13,14 @@ import pytest
 import websockets
 
 from tests.fake_openai import FakeOpenAI
-from tests.support import Api, Session, keel_start, keel_stop
+from tests.support import Api, Session, keel_running
 
 COMPLETE = "set up a monthly payroll group for our Shanghai sales team with commission"
 FINISHED = {"completed", "failed", "blocked", "rolled_back", "stopped"}
 
 
-@pytest.fixture(scope="module")
-def keel():
-    keel = keel_start("production", {"KEEL_LEASE_SECONDS": "3", "KEEL_SWEEP_SECONDS": "1"})
-    keel.worker_start(concurrency=2)
-    keel.worker_start(concurrency=2)
-    keel.beat_start()
-    yield keel
-    keel_stop(keel)
+FAST = {"KEEL_LEASE_SECONDS": "3", "KEEL_SWEEP_SECONDS": "1"}
+pytestmark = pytest.mark.keel("production", FAST, workers=2, beat=True)
 
 
 @pytest.fixture(scope="module")
@@ -151,13 +145,11 @@ def model_server():
 
 @pytest.fixture(scope="module")
 def keel_openai(model_server):
-    keel = keel_start("production", {"KEEL_LEASE_SECONDS": "3", "KEEL_SWEEP_SECONDS": "1", "KEEL_LLM": "openai",
-                       "OPENAI_BASE_URL": model_server.base_url, "KEEL_LLM_MODEL": "fake-model",
-                       "OPENAI_API_KEY": "", "KEEL_LLM_TIMEOUT": "20"})
-    keel.worker_start(concurrency=2)
-    keel.beat_start()
-    yield keel
-    keel_stop(keel)
+    """A second Keel whose model is the fake OpenAI server (its address is known only once it runs)."""
+    with keel_running("production", {**FAST, "KEEL_LLM": "openai", "OPENAI_BASE_URL": model_server.base_url,
+                                     "KEEL_LLM_MODEL": "fake-model", "OPENAI_API_KEY": "", "KEEL_LLM_TIMEOUT": "20"},
+                      workers=1, beat=True) as keel:
+        yield keel
 
 
 @pytest.fixture

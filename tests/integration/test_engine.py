@@ -8,7 +8,7 @@ import psycopg
 import pytest
 
 from tests.integration.payroll_runs import FAST, groups_named, pending_approval, start_run
-from tests.support import Api, keel_start, keel_stop
+from tests.support import Api
 
 def checksum(keel) -> str:
     import subprocess
@@ -22,19 +22,12 @@ def checksum(keel) -> str:
     return out.stdout.strip()
 
 
-@pytest.fixture(scope="module")
-def keel():
-    # Payroll tools answer after 300 ms, as a remote system of record would: long
-    # enough that parallel nodes visibly overlap.
-    env = {**FAST, "KEEL_FAULTS": "snapshot_payroll_groups.before=sleep:0.3,match_salary_template.before=sleep:0.3,"
-                                  "interpret_request.before#Always Timing Out=timeout",
-           "KEEL_RETRY_BACKOFF_SECONDS": "0.2"}
-    keel = keel_start("production", env)
-    keel.worker_start(concurrency=2)
-    keel.worker_start(concurrency=2)
-    keel.beat_start()
-    yield keel
-    keel_stop(keel)
+# Payroll tools answer after 300 ms, as a remote system of record would: long
+# enough that parallel nodes visibly overlap.
+SLOW_TOOLS = {**FAST, "KEEL_FAULTS": "snapshot_payroll_groups.before=sleep:0.3,match_salary_template.before=sleep:0.3,"
+                                     "interpret_request.before#Always Timing Out=timeout",
+              "KEEL_RETRY_BACKOFF_SECONDS": "0.2"}
+pytestmark = pytest.mark.keel("production", SLOW_TOOLS, workers=2, beat=True)
 
 
 @pytest.fixture(scope="module")

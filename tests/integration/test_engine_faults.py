@@ -6,7 +6,7 @@ import redis
 from tests.integration.payroll_runs import FAST, groups_named, pending_approval, start_run
 from tests.support import FLUSHED_REDIS_DB, Api, keel_start, keel_stop, process_group_kill, wait_until
 
-pytestmark = pytest.mark.long(120)  # seconds; started first (conftest.py)
+pytestmark = pytest.mark.long(120)  # seconds; started first (tests/fixtures.py)
 
 
 def test_waiting_runs_hold_no_worker_slot():

@@ -6,20 +6,13 @@ import pytest
 
 from tests.support import Api, keel_start, keel_stop, process_group_kill, wait_until
 
-pytestmark = pytest.mark.long(80)  # seconds; started first (conftest.py)
-
 FAST = {"KEEL_LEASE_SECONDS": "3", "KEEL_SWEEP_SECONDS": "1", "KEEL_OUTBOX_SECONDS": "1"}
 OVER = {"category": "lodging", "city": "Beijing", "start_date": "2026-11-16", "nights": 2, "amount": "1800"}
 DONE = {"completed", "failed", "blocked", "rolled_back", "stopped"}
 
 
-@pytest.fixture(scope="module")
-def keel():
-    keel = keel_start("production", FAST)
-    keel.worker_start(concurrency=2)
-    keel.beat_start()
-    yield keel
-    keel_stop(keel)
+pytestmark = [pytest.mark.long(80),  # seconds; started first (tests/fixtures.py)
+              pytest.mark.keel("production", FAST, workers=1, beat=True)]
 
 
 @pytest.fixture(scope="module")

@@ -13,9 +13,8 @@ from approvals.models import ApprovalRequest
 from timeline.models import Event
 from tests.domains.leave import BOOKED, leave_registered
 from timeline.services import conversation_create
-from timeline.tests.helpers import client_for
+from tests.helpers import client_for, drive, membership
 from workflows.models import Run
-from workflows.tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("builtin_llm", "demo")]
 ZH = {"HTTP_ACCEPT_LANGUAGE": "zh-hans"}

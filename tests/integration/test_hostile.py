@@ -23,8 +23,8 @@ import uuid
 import psycopg
 import pytest
 
-from agents.tests.test_attachment_limits import xlsx_bomb
-from tests.support import ROOT, Api, Session, keel_start, keel_stop
+from tests.support import ROOT, Api, Session
+from tests.workbooks import xlsx_bomb
 
 COOLOFF_SECONDS = 8
 # A hostile request may cost this many baseline requests, no more. Generous, because
@@ -34,12 +34,7 @@ SLOWER_AT_MOST = 10
 BOOKKEEPING = ("axes_", "django_session", "knox_authtoken", "auth_user", "django_celery")
 
 
-@pytest.fixture(scope="module")
-def keel():
-    keel = keel_start("production", {"KEEL_LOGIN_COOLOFF_SECONDS": str(COOLOFF_SECONDS)})
-    keel.worker_start(concurrency=2)
-    yield keel
-    keel_stop(keel)
+pytestmark = pytest.mark.keel("production", {"KEEL_LOGIN_COOLOFF_SECONDS": str(COOLOFF_SECONDS)}, workers=1)
 
 
 # --- Helpers ------------------------------------------------------------------------------

@@ -32,9 +32,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tests.support import ROOT, Api, keel_start, keel_stop, wait_until
-
-pytestmark = pytest.mark.long(110)  # seconds; started first (conftest.py)
+from tests.support import ROOT, Api, wait_until
 
 MAX_EXAMPLES = int(os.environ.get("KEEL_FUZZ_MAX_EXAMPLES", "10"))
 # A new seed per run unless one is given (to replay a failure): the clock, in seconds.
@@ -77,13 +75,8 @@ REQUEST = "set up a monthly payroll group for our Shanghai sales team with commi
 CLAIM = {"category": "lodging", "city": "Beijing", "start_date": "2026-11-16", "nights": 2, "amount": "1800"}
 
 
-@pytest.fixture(scope="module")
-def keel():
-    keel = keel_start("production", FAST)
-    keel.worker_start(concurrency=2)
-    keel.beat_start()
-    yield keel
-    keel_stop(keel)
+pytestmark = [pytest.mark.long(110),  # seconds; started first (tests/fixtures.py)
+              pytest.mark.keel("production", FAST, workers=1, beat=True)]
 
 
 def sql_one(keel, query: str, *args):

@@ -6,28 +6,21 @@ import time
 import psycopg
 import pytest
 
-from tests.support import Api, keel_start, keel_stop
-
-pytestmark = pytest.mark.long(50)  # seconds; started first (conftest.py)
+from tests.support import Api
 
 REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
 FAST = {"KEEL_LEASE_SECONDS": "3", "KEEL_SWEEP_SECONDS": "1"}
 FINISHED = {"completed", "failed", "blocked", "rolled_back", "stopped", "cancelled"}
 
 
-@pytest.fixture(scope="module")
-def keel():
-    # Verify fails for the one run that asks for it (a tagged fault), nobody else's.
-    # Two runs' first imports are verified one item short (issue 17's replan), nobody else's.
-    env = {**FAST, "KEEL_FAULTS": "verify_import.after#Verify Fails=fail,import_template.after=sleep:0.2,"
-                                  "verify_import.item_unseen#Replan A+cn-sales-commission=on,"
-                                  "verify_import.item_unseen#Replan B+cn-sales-commission=on"}
-    keel = keel_start("production", env)
-    keel.worker_start(concurrency=2)
-    keel.worker_start(concurrency=2)
-    keel.beat_start()
-    yield keel
-    keel_stop(keel)
+# Verify fails for the one run that asks for it (a tagged fault), nobody else's.
+# Two runs' first imports are verified one item short (each is then replanned with the next
+# template), nobody else's.
+FAULTS = {**FAST, "KEEL_FAULTS": "verify_import.after#Verify Fails=fail,import_template.after=sleep:0.2,"
+                                 "verify_import.item_unseen#Replan A+cn-sales-commission=on,"
+                                 "verify_import.item_unseen#Replan B+cn-sales-commission=on"}
+pytestmark = [pytest.mark.long(50),  # seconds; started first (tests/fixtures.py)
+              pytest.mark.keel("production", FAULTS, workers=2, beat=True)]
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import pytest
 
 from tests.support import ROOT
 
-pytestmark = pytest.mark.long(90)  # seconds; started first (conftest.py)
+pytestmark = pytest.mark.long(90)  # seconds; started first (tests/fixtures.py)
 
 
 @pytest.mark.timeout(1500)

@@ -13,14 +13,13 @@ import websockets
 from tests.support import Api, Session, keel_start, keel_stop, proc_stats, wait_until
 
 
-@pytest.fixture(params=["production", "production, two server processes", "embedded"])
-def keel(request):
-    mode, _, processes = request.param.partition(", ")
-    keel = keel_start(mode, {"KEEL_WEB_PROCESSES": "2"} if processes else None)
-    if mode == "production":
-        keel.worker_start(concurrency=2)
-    yield keel
-    keel_stop(keel)
+# The Keel (tests/fixtures.py) in each topology the round trip must work in.
+TOPOLOGIES = pytest.mark.parametrize("keel", [
+    pytest.param({"mode": "production", "workers": 1}, id="production"),
+    pytest.param({"mode": "production", "env": {"KEEL_WEB_PROCESSES": "2"}, "workers": 1},
+                 id="production, two server processes"),
+    pytest.param({"mode": "embedded"}, id="embedded"),
+], indirect=True)
 
 
 def server_processes(keel) -> set[int]:
@@ -50,6 +49,7 @@ async def _round_trip(keel, alice: Session, idle_seconds: float) -> tuple[dict, 
     return check, pushed
 
 
+@TOPOLOGIES
 def test_a_request_reaches_a_worker_and_comes_back_over_the_websocket(keel):
     alice = Session(keel.base_url, "alice")
     idle = 10 if "REDIS_URL" in keel.env else 1
@@ -65,6 +65,7 @@ def test_a_request_reaches_a_worker_and_comes_back_over_the_websocket(keel):
         assert row and row[0] is not None
 
 
+@TOPOLOGIES
 def test_oscar_never_hears_of_demos_checks(keel):
     alice, oscar = Session(keel.base_url, "alice"), Session(keel.base_url, "oscar")
 

@@ -11,9 +11,8 @@ from django.utils import timezone
 from timeline.masking import payload_mask
 from timeline.models import Activity, Frame, FramePayload
 from timeline.services import activity_open, conversation_create, frame_record
-from workflows.tests.helpers import membership
+from tests.helpers import PROMPT, client_for, membership, run_to_approval
 
-from .helpers import PROMPT, client_for, run_to_approval
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 

@@ -14,8 +14,7 @@ from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
 from timeline import otel
 from timeline.models import Activity, Frame, FramePayload
-from timeline.tests.helpers import run_to_approval
-from workflows.tests.helpers import drive, membership
+from tests.helpers import drive, membership, run_to_approval
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 

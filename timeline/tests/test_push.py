@@ -123,7 +123,7 @@ async def test_a_business_user_never_receives_developer_detail():
 @sync_to_async
 def demo_run() -> tuple[int, int]:
     from workflows.services import run_start
-    from workflows.tests.helpers import membership, no_broker
+    from tests.helpers import membership, no_broker
 
     demo_ensure()
     with no_broker():

@@ -9,7 +9,7 @@ from approvals.services import approval_decide
 from approvals.models import ApprovalRequest
 from workflows.blueprints import BLUEPRINT_SCHEMA, BLUEPRINTS, blueprint_register
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership, statuses
+from tests.helpers import drive, membership, statuses
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
@@ -88,3 +88,36 @@ def test_the_registry_check_wants_a_compensation_or_a_reason_for_an_approved_eff
         assert not any("test_effect" in p for p in registry_problems())
     finally:
         del TOOLS[bare.name]
+
+
+@pytest.fixture
+def named_chain():
+    """A no-op chain whose `title` param names what it makes, as a domain's group name does."""
+    blueprint_register({"name": "named_chain", "title": "Named chain", "titled_by": "title",
+                        "params": {"n": {"type": "integer"}, "title": {"type": "string"}}, "required": ["n"],
+                        "start": {"roles": ["business", "approver", "developer", "admin"], "doors": ["runs"]},
+                        "nodes": "chain"})
+    yield "named_chain"
+    BLUEPRINTS.pop("named_chain")
+
+
+def test_the_param_a_blueprint_declares_titles_its_runs_conversation_and_activity(named_chain):
+    run = run_start(membership=membership("alice"), blueprint=named_chain, params={"n": 1, "title": "Quarter close"})
+    assert run.conversation.title == "Quarter close"
+    assert run.activity.title == "Named chain: Quarter close"
+    untitled = run_start(membership=membership("alice"), blueprint=named_chain, params={"n": 1})
+    assert untitled.conversation.title == "Named chain"
+    assert untitled.activity.title == "Named chain"
+
+
+def test_a_param_no_blueprint_declares_as_its_title_titles_nothing():
+    run = run_start(membership=membership("dora"), blueprint="noop_chain", params={"n": 1, "group_name": "Sales"})
+    assert run.conversation.title == "No-op chain"
+    assert run.activity.title == "No-op chain"
+
+
+def test_it_refuses_a_blueprint_titled_by_a_param_it_does_not_have():
+    with pytest.raises(ValueError, match="titled_by names 'group_name'"):
+        blueprint_register({"name": "untitled", "title": "Untitled", "titled_by": "group_name", "params": {},
+                            "required": [], "start": {"roles": ["business"], "doors": ["runs"]}, "nodes": "chain"})
+    assert "untitled" not in BLUEPRINTS

@@ -8,7 +8,7 @@ from workflows.blueprints import BLUEPRINTS, blueprint_register
 from workflows.models import CoordinateConsumption, Node, Run, StateCoordinate, ToolCall
 from workflows.pipeline import arguments_resolve, tool_call_execute
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership, no_broker, statuses
+from tests.helpers import drive, membership, no_broker, statuses
 from workflows.tools import TOOLS, Tool, ToolError, tool_register
 from tests.demo import demo_ensure
 

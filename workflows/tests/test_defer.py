@@ -10,7 +10,7 @@ from workflows.blueprints import BLUEPRINTS, blueprint_register
 from workflows.executor import node_execute
 from workflows.models import Node
 from workflows.services import run_start
-from workflows.tests.helpers import drive, membership, no_broker, statuses
+from tests.helpers import drive, membership, no_broker, statuses
 from workflows.tools import TOOLS, Tool, tool_register
 from tests.demo import demo_ensure
 

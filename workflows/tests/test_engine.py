@@ -9,7 +9,7 @@ from timeline.services import events_batched
 from workflows.models import Node, ProvenanceBlock, Run, StateCoordinate, Transition
 from workflows.services import node_input_answer, run_start
 from workflows.transitions import node_transition
-from workflows.tests.helpers import drive, membership, no_broker, statuses
+from tests.helpers import drive, membership, no_broker, statuses
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 

@@ -18,8 +18,8 @@ from workflows.blueprints import BLUEPRINTS, blueprint_register
 from workflows.executor import steps_execute
 from workflows.models import Node, Run
 from workflows.services import node_input_answer, run_cancel, run_start
-from workflows.tests.concurrency import Actor, waiting_for_a_lock
-from workflows.tests.helpers import membership, statuses
+from tests.concurrency import Actor, waiting_for_a_lock
+from tests.helpers import membership, statuses
 from workflows.tools import TOOLS, NeedsInput, Tool, tool_register
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("demo")]

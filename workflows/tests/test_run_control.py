@@ -11,7 +11,7 @@ from workflows.executor import node_execute
 from workflows.models import Node, Run, ToolCall
 from workflows.pipeline import tool_call_transition
 from workflows.services import run_cancel, run_retry, run_start
-from workflows.tests.helpers import drive, membership, statuses
+from tests.helpers import drive, membership, statuses
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"

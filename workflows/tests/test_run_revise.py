@@ -13,7 +13,7 @@ from timeline.models import Event
 from workflows.executor import node_execute
 from workflows.models import Node, Plan, Run
 from workflows.services import run_revise, run_start
-from workflows.tests.helpers import drive, membership
+from tests.helpers import drive, membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 REQUEST = "set up a monthly payroll group for our Beijing engineering team"

@@ -14,13 +14,13 @@ from hr.services import Actor as HrActor
 from hr.services import tan_approve
 from hr.supervisor import tan_event_consume
 from payroll.records import services as payroll
-from payroll.tests.support import actor_for, template
+from tests.payroll import actor_for, template
 from tenants.models import Role
 from timeline.models import Conversation
 from workflows.blueprints import BLUEPRINTS, Door, blueprint_register, blueprint_start_check
 from workflows.models import Run
 from workflows.services import run_start
-from workflows.tests.helpers import membership
+from tests.helpers import membership
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 

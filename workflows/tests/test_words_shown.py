@@ -13,10 +13,9 @@ from django.utils.translation import gettext_noop
 from config.words import words
 from tenants.models import Membership
 from timeline.models import Activity, Frame
-from timeline.tests.helpers import client_for, run_to_approval
+from tests.helpers import client_for, drive, membership, no_broker, run_to_approval
 from workflows.models import Node, Plan
 from workflows.services import plan_replan, run_start
-from workflows.tests.helpers import drive, membership, no_broker
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 

@@ -1,4 +1,5 @@
-"""Incident reproduction (seed 000 §3): write the scripted-backend file of a recorded run.
+"""Incident reproduction: write the scripted-backend file of a recorded run, so that its turns
+can be replayed, anywhere, with the model answering exactly as it did.
 
     python manage.py export_script RUN_ID [-o run.json]
     KEEL_LLM=scripted KEEL_LLM_SCRIPT=run.json  … replay the same turns …

@@ -10,7 +10,7 @@ from workflows.tools import ToolBusy, ToolContext
 ID = {"type": "string", "pattern": "^[0-9]{1,19}$"}
 
 
-def _transient_busy(fn):
+def retried_when_busy(fn):
     """A 409 "still in progress" for our own idempotency key is not a failure: an earlier
     attempt (a killed worker) holds it until its lease runs out. The engine retries."""
     def call(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:

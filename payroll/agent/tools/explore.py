@@ -25,7 +25,7 @@ def list_templates(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any
     scored = sorted(((template_score(t, requirements), t) for t in latest.values()),
                     key=lambda pair: (-pair[0][0], pair[1].code))
     if any(requirements.get(k) for k in ("population", "region", "pay_frequency")) or requirements["items_named"]:
-        scored = [p for p in scored if p[0][0] >= 0]  # only the templates that fit (payroll.matching)
+        scored = [p for p in scored if p[0][0] >= 0]  # only the templates that fit (payroll.reading.matching)
     fits = [{"name": t.name, "region": t.region, "pay_frequency": t.pay_frequency, "score": score,
              "reasons": why} for (score, why), t in scored[:8]]
     return {"count": len(scored), "templates": fits}

@@ -28,7 +28,7 @@ def _requirements(ctx: ToolContext) -> dict[str, Any]:
 
 
 def template_score(template, requirements: dict[str, Any]) -> tuple[int, list[str]]:
-    """How well a catalog template fits the requirements, with the reasons (payroll.matching's
+    """How well a catalog template fits the requirements, with the reasons (payroll.reading.matching's
     weights); a template that does not fit scores below zero."""
     fit = template_fit(template, requirements)
     return (fit.score if not fit.conflicts else -1), fit.reasons

@@ -15,7 +15,7 @@ from payroll.models import Snapshot
 from payroll.records.selectors import configuration_checksum
 from payroll.records.services import Actor, snapshot_restore
 
-from .common import ID, _transient_busy
+from .common import ID, retried_when_busy
 
 
 def inspect_tenant_restore(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -43,7 +43,7 @@ tool_register(Tool(
 ))
 
 
-@_transient_busy
+@retried_when_busy
 def restore_tenant_snapshot(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
     try:
         receipt = snapshot_restore(actor=Actor.of_agent(ctx), snapshot_id=int(arguments["snapshot_id"]),

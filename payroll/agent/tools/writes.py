@@ -57,7 +57,7 @@ from payroll.records.services import (
     template_import,
 )
 
-from .common import ID, _transient_busy
+from .common import ID, retried_when_busy
 
 
 def _scope_employee_ids(ctx: ToolContext, arguments: dict[str, Any]) -> list[int]:
@@ -83,7 +83,7 @@ def _employee_held_question(ctx: ToolContext, held: EmployeeHeld) -> NeedsInput:
     return NeedsInput(text, options, link=link)
 
 
-@_transient_busy
+@retried_when_busy
 def snapshot_payroll_groups(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
     """Reserve the new group's name and the employees the run will assign, then freeze
     exactly those records. A collision is found here, at planning time, before any
@@ -146,7 +146,7 @@ tool_register(Tool(
 ))
 
 
-@_transient_busy
+@retried_when_busy
 def import_template(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
 
     receipt = template_import(actor=Actor.of_agent(ctx), template_id=int(arguments["template_id"]),
@@ -257,7 +257,7 @@ def _receipt_keys(ctx: ToolContext, tool: str) -> list[str]:
     return list(ToolCall.objects.filter(run_id=ctx.run_id, tool=tool).values_list("idempotency_key", flat=True))
 
 
-@_transient_busy
+@retried_when_busy
 def undo_run_effects(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
     """Undo this run's effects by its receipts, and nothing else; stop (blocked) if
     someone changed those records meanwhile."""
@@ -307,7 +307,7 @@ tool_register(Tool(
 ))
 
 
-@_transient_busy
+@retried_when_busy
 def assign_employees(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
 
     ids = [int(e) for e in arguments.get("employee_ids") or []]

@@ -13,7 +13,7 @@ from tenants.actors import Actor
 
 from payroll.models import ClaimKind, Employee, PayrollGroup, RecordClaim, group_name_key
 
-from .protocol import _name_checked
+from .protocol import name_checked
 
 
 class NameTaken(Conflict):
@@ -38,7 +38,7 @@ def records_claim(*, tenant_id: int, run_id: int | None, holder: str, group_name
     case) collides as the same name does. Claiming again what this run already holds is
     a no-op (a redelivered step). Raises NameTaken (the name, or one that reads the same,
     exists or another holds it) or EmployeeHeld (naming who holds the employee)."""
-    group_name = _name_checked(group_name, _("group name"))
+    group_name = name_checked(group_name, _("group name"))
     wanted = ([(ClaimKind.GROUP_NAME, group_name_key(group_name), group_name)]
               + [(ClaimKind.EMPLOYEE, str(int(e)), "") for e in employee_ids or []])
     created = []
@@ -71,11 +71,11 @@ def records_claim(*, tenant_id: int, run_id: int | None, holder: str, group_name
             raise EmployeeHeld(f"Employee {who} is being assigned by {by}.", extra={
                 "held_by": by, "employee": key, "who": who,
                 "run": str(existing.run_id) if existing is not None and existing.run_id else ""})
-        _group_name_free(tenant_id, group_name, own_record_id=own_record_id)
+        group_name_free(tenant_id, group_name, own_record_id=own_record_id)
     return created
 
 
-def _group_name_free(tenant_id: int, group_name: str, *, own_record_id: int | None = None) -> None:
+def group_name_free(tenant_id: int, group_name: str, *, own_record_id: int | None = None) -> None:
     """No group of the tenant has this name or one that reads the same (NameTaken). A group
     that our own earlier attempt left (a resumed import, `own_record_id`) is ours."""
     existing = PayrollGroup.objects.filter(tenant_id=tenant_id)
@@ -97,7 +97,7 @@ def records_release(*, tenant_id: int, run_id: int | None = None, claim_ids: lis
     return claims.delete()[0]
 
 
-def _claim_check(actor: Actor, group_name: str) -> None:
+def claim_check(actor: Actor, group_name: str) -> None:
     """A name reserved by someone else may not be imported: that run's approval card
     must never become one that is bound to fail."""
     claim = RecordClaim.objects.filter(tenant_id=actor.tenant_id, kind=ClaimKind.GROUP_NAME,

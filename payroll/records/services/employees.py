@@ -10,20 +10,20 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from config.api import DomainError, Forbidden, NotFound
-from idempotency.services import Receipt
+from idempotency.services import Receipt, key_checked
 from tenants.actors import Actor
 
 from payroll.models import DeductionKind, Employee, EmployeePay, IdempotencyRecord, PayrollGroup
 
-from .protocol import APPROVER_ROLES, _id_checked, _idempotent, _key_checked
-from .snapshots import _moved_tell
+from .protocol import APPROVER_ROLES, id_checked, idempotent_write
+from .snapshots import moved_tell
 
 
 def employees_assign(*, actor: Actor, group_id: int, employee_ids: list[int], idempotency_key: str) -> Receipt:
     """Assign employees to a payroll group. A person needs an approver role; the agent needs no approval."""
-    key = _key_checked(idempotency_key)
-    group_id = _id_checked(group_id, "group_id")
-    ids = sorted({_id_checked(e, "employee id") for e in employee_ids or []})
+    key = key_checked(idempotency_key)
+    group_id = id_checked(group_id, "group_id")
+    ids = sorted({id_checked(e, "employee id") for e in employee_ids or []})
     if actor.role is not None and actor.role not in APPROVER_ROLES:
         raise Forbidden(_("Only an approver or a tenant admin may assign employees to a payroll group."),
                         code="role_required")
@@ -41,11 +41,11 @@ def employees_assign(*, actor: Actor, group_id: int, employee_ids: list[int], id
         previous = dict(Employee.objects.select_for_update().filter(tenant_id=actor.tenant_id, id__in=ids)
                         .values_list("id", "group_id"))
         Employee.objects.filter(tenant_id=actor.tenant_id, id__in=ids).update(group_id=group_id)
-        _moved_tell(actor=actor, group_id=group_id, previous=previous)
+        moved_tell(actor=actor, group_id=group_id, previous=previous)
         return 200, {"group_id": str(group_id), "employee_ids": [str(i) for i in ids], "assigned": len(ids),
                      "previous": {str(e): (None if g is None else str(g)) for e, g in previous.items()}}
 
-    return _idempotent(actor=actor, operation="employees_assign", key=key,
+    return idempotent_write(actor=actor, operation="employees_assign", key=key,
                        request={"group_id": group_id, "employee_ids": ids}, work=work, atomic=True)
 
 
@@ -55,8 +55,8 @@ def employees_create(*, actor: Actor, group_id: int, employees: list[dict[str, A
     duplicated. Currency from the group's template; the pay a row carries (base salary,
     allowances, special additional deductions) becomes the employee's EmployeePay, in the
     same transaction, and `base_salary` follows it; a row without pay leaves the salary 0."""
-    key = _key_checked(idempotency_key)
-    group_id = _id_checked(group_id, "group_id")
+    key = key_checked(idempotency_key)
+    group_id = id_checked(group_id, "group_id")
     rows = [{"employee_no": str(e.get("employee_no") or "").strip()[:40], "name": str(e.get("name") or "").strip()[:200],
              "department": str(e.get("department") or "").strip()[:100],
              "location": str(e.get("location") or "").strip()[:100]} for e in employees or []]
@@ -85,7 +85,7 @@ def employees_create(*, actor: Actor, group_id: int, employees: list[dict[str, A
     request: dict[str, Any] = {"group_id": group_id, "employees": rows}
     if any(pays):  # the same hash as before for an export without pay
         request["pay"] = [_pay_json(p) if p else None for p in pays]
-    return _idempotent(actor=actor, operation="employees_create", key=key, request=request, work=work, atomic=True)
+    return idempotent_write(actor=actor, operation="employees_create", key=key, request=request, work=work, atomic=True)
 
 
 MAX_PAY = Decimal("1e10")
@@ -170,10 +170,10 @@ def employee_pay_record(*, actor: Actor, employee_pay: list[dict[str, Any]], ide
     new EmployeePay row for each whose pay differs from the one in force (the approved step that
     assigns an export's employees; a person's answer to a run's question). A person needs an
     approver role; the agent writes only what an approval covered or a person answered."""
-    key = _key_checked(idempotency_key)
+    key = key_checked(idempotency_key)
     if actor.role is not None and actor.role not in APPROVER_ROLES:
         raise Forbidden(_("Only an approver or a tenant admin may change an employee's pay."), code="role_required")
-    entries = [(_id_checked(e.get("employee_id"), "employee id"), pay_checked(e.get("pay"))) for e in employee_pay or []]
+    entries = [(id_checked(e.get("employee_id"), "employee id"), pay_checked(e.get("pay"))) for e in employee_pay or []]
     found = {e.id: e for e in Employee.objects.filter(tenant_id=actor.tenant_id, id__in=[i for i, _ in entries])}
     missing = [str(i) for i, _ in entries if i not in found]
     if missing:
@@ -183,6 +183,6 @@ def employee_pay_record(*, actor: Actor, employee_pay: list[dict[str, Any]], ide
         written = [str(i) for i, pay in entries if _pay_write(found[i], pay, source=source)]
         return 200, {"employee_ids": [str(i) for i, _ in entries], "written": written}
 
-    return _idempotent(actor=actor, operation="employee_pay_record", key=key,
+    return idempotent_write(actor=actor, operation="employee_pay_record", key=key,
                        request={"employee_pay": [{"employee_id": i, "pay": _pay_json(p)} for i, p in entries]},
                        work=work, atomic=True)

@@ -11,7 +11,7 @@ from django.utils.translation import gettext as _
 
 from approvals.matrix import approval_route
 from config.api import Conflict, Unprocessable
-from idempotency.services import Receipt
+from idempotency.services import Receipt, key_checked
 from tenants.actors import Actor
 from tenants.models import Membership
 from timeline.models import Activity
@@ -22,8 +22,8 @@ from workflows.services import run_start
 from payroll.models import GroupItem, IdempotencyRecord, PayrollGroup
 from payroll.records.selectors import formula_problem, import_scope, template_get
 
-from .claims import _claim_check, _group_name_free, records_claim, records_release
-from .protocol import _authorise, _id_checked, _idempotent, _key_checked, _name_checked
+from .claims import claim_check, group_name_free, records_claim, records_release
+from .protocol import authorise, id_checked, idempotent_write, name_checked
 
 
 def template_import(*, actor: Actor, template_id: int, group_name: str, idempotency_key: str,
@@ -36,10 +36,10 @@ def template_import(*, actor: Actor, template_id: int, group_name: str, idempote
     retry with the same key resumes it instead of starting a second group. `city`: the city
     whose rules the group computes under (blank: its template's region's).
     """
-    key = _key_checked(idempotency_key)
-    template_id = _id_checked(template_id, "template_id")
-    group_name = _name_checked(group_name, _("group name"))
-    _authorise(actor, tool="import_template", arguments={"template_id": template_id, "group_name": group_name},
+    key = key_checked(idempotency_key)
+    template_id = id_checked(template_id, "template_id")
+    group_name = name_checked(group_name, _("group name"))
+    authorise(actor, tool="import_template", arguments={"template_id": template_id, "group_name": group_name},
                what=_("import a payroll template"))
     template = template_get(template_id)
     if actor.role is not None:
@@ -74,7 +74,7 @@ def _group_import_direct(*, actor: Actor, template, group_name: str, key: str, c
                          "template_id": str(template.id), "routing": route.reason,
                          "detail": "Over the approval matrix's limits: a second person must approve this import."}
 
-        return _idempotent(actor=actor, operation="template_import", key=key, request=request, work=work,
+        return idempotent_write(actor=actor, operation="template_import", key=key, request=request, work=work,
                            atomic=True)
     import_work = _import_work(actor=actor, template=template, group_name=group_name, claim_held=True, city=city)
 
@@ -88,7 +88,7 @@ def _group_import_direct(*, actor: Actor, template, group_name: str, key: str, c
         finally:
             records_release(tenant_id=tenant_id, claim_ids=claims)
 
-    receipt = _idempotent(actor=actor, operation="template_import", key=key, request=request, work=work, atomic=False)
+    receipt = idempotent_write(actor=actor, operation="template_import", key=key, request=request, work=work, atomic=False)
     if not receipt.replayed:
         with transaction.atomic():
             _direct_write_record(membership, f"Imported “{template.name}” as the new group “{group_name}”",
@@ -114,7 +114,7 @@ def _direct_write_record(membership: Membership, summary: str, data: dict[str, A
 
 def _template_import_work(*, actor: Actor, template, group_name: str, key: str, city: str = "") -> Receipt:
     """The agent's import, under its idempotency key (authority already checked)."""
-    return _idempotent(actor=actor, operation="template_import", key=key,
+    return idempotent_write(actor=actor, operation="template_import", key=key,
                        request={"template_id": template.id, "group_name": group_name},
                        work=_import_work(actor=actor, template=template, group_name=group_name, city=city),
                        atomic=False)
@@ -128,11 +128,11 @@ def _import_work(*, actor: Actor, template, group_name: str, claim_held: bool = 
 
     def work(record: IdempotencyRecord) -> tuple[int, dict[str, Any]]:
         if not claim_held:
-            _claim_check(actor, group_name)
+            claim_check(actor, group_name)
         group = PayrollGroup.objects.filter(tenant_id=actor.tenant_id, idempotency_record=record).first()
         if group is None:
             if not claim_held:  # (a person's import checked it with its claim)
-                _group_name_free(actor.tenant_id, group_name, own_record_id=record.id)
+                group_name_free(actor.tenant_id, group_name, own_record_id=record.id)
             try:
                 with transaction.atomic():
                     group = PayrollGroup.objects.create(

@@ -13,7 +13,7 @@ from approvals.authority import approval_covers
 from config.api import DomainError, Forbidden, strict_int
 from config.names import name_normalised
 from config.words import Stored, words
-from idempotency.services import Receipt, idempotent, key_checked, request_hash
+from idempotency.services import Receipt, idempotent, request_hash
 from tenants.actors import Actor
 from tenants.models import Role
 
@@ -25,7 +25,7 @@ MAX_NAME_LENGTH = 200
 APPROVER_ROLES = frozenset({Role.APPROVER, Role.ADMIN})
 
 
-def _authorise(actor: Actor, *, tool: str | None, arguments: dict[str, Any] | None, what: str) -> None:
+def authorise(actor: Actor, *, tool: str | None, arguments: dict[str, Any] | None, what: str) -> None:
     """A person needs an approver role; the agent needs a decided approval (tool=None: neither)."""
     if tool is None:
         return
@@ -38,9 +38,6 @@ def _authorise(actor: Actor, *, tool: str | None, arguments: dict[str, Any] | No
     approval_covers(tenant_id=actor.tenant_id, approval_id=actor.approval_id, tool=tool, arguments=arguments or {})
 
 
-_key_checked = key_checked
-
-
 def _request_hash(operation: str, request: dict[str, Any]) -> str:
     return request_hash(operation, request)
 
@@ -50,14 +47,14 @@ def _group_left(record: IdempotencyRecord) -> bool:
     return PayrollGroup.objects.filter(idempotency_record_id=record.pk).exists()
 
 
-def _idempotent(*, actor: Actor, operation: str, key: str, request: dict[str, Any],
+def idempotent_write(*, actor: Actor, operation: str, key: str, request: dict[str, Any],
                 work: Callable[[IdempotencyRecord], tuple[int, dict[str, Any]]], atomic: bool) -> Receipt:
     """Run `work` once per (tenant, operation, key); `atomic` commits the work with its receipt."""
     return idempotent(IdempotencyRecord, tenant_id=actor.tenant_id, operation=operation, key=key, request=request,
                       work=work, atomic=atomic, keeps_partial=_group_left)
 
 
-def _id_checked(value: Any, what: str) -> int:
+def id_checked(value: Any, what: str) -> int:
     """Ids arrive as strings (the API's spelling) or ints; anything else is a 400."""
     if isinstance(value, bool):
         value = None
@@ -73,12 +70,12 @@ def _id_checked(value: Any, what: str) -> int:
     return number
 
 
-def _name_checked(value: str, what: Stored) -> str:
+def name_checked(value: str, what: Stored) -> str:
     """A name as people read it (config.names): NFKC, refused with no readable character or
     any invisible one, at most MAX_NAME_LENGTH characters."""
     return name_normalised(value, field=what, max_length=MAX_NAME_LENGTH)
 
 
 def group_name_normalised(value: str) -> str:
-    """A new group's name as it is stored (see _name_checked); DomainError (400) when it is not one."""
-    return _name_checked(value, words(gettext_noop("group name")))  # words: a run's question quotes the refusal
+    """A new group's name as it is stored (see name_checked); DomainError (400) when it is not one."""
+    return name_checked(value, words(gettext_noop("group name")))  # words: a run's question quotes the refusal

@@ -13,7 +13,7 @@ from django.utils.translation import gettext_noop
 from config.api import Conflict, Forbidden, Unprocessable
 from config.ids import new_id
 from config.words import words
-from idempotency.services import Receipt
+from idempotency.services import Receipt, key_checked
 from tenants.actors import Actor
 from tenants.models import Membership, Role
 from timeline.services import event_append
@@ -31,16 +31,16 @@ from payroll.records.selectors import (
     snapshot_get,
 )
 
-from .protocol import _authorise, _id_checked, _idempotent, _key_checked, _name_checked
+from .protocol import authorise, id_checked, idempotent_write, name_checked
 
 
 def snapshot_create(*, actor: Actor, label: str, idempotency_key: str,
                     scope: dict[str, Any] | None = None) -> Receipt:
     """Freeze payroll configuration with its checksum: the tenant's whole configuration,
     or (`scope`) exactly the records one run will touch. Every role may do it."""
-    key = _key_checked(idempotency_key)
-    _authorise(actor, tool=None, arguments=None, what=_("take a snapshot"))
-    label = _name_checked(label, _("snapshot label"))
+    key = key_checked(idempotency_key)
+    authorise(actor, tool=None, arguments=None, what=_("take a snapshot"))
+    label = name_checked(label, _("snapshot label"))
     scope = scope_normalised(scope) if scope is not None else None
 
     def work(record: IdempotencyRecord) -> tuple[int, dict[str, Any]]:
@@ -52,7 +52,7 @@ def snapshot_create(*, actor: Actor, label: str, idempotency_key: str,
         return 201, {"snapshot_id": str(snapshot.id), "checksum": snapshot.checksum, "label": snapshot.label}
 
     request = {"label": label} if scope is None else {"label": label, "scope": scope}
-    return _idempotent(actor=actor, operation="snapshot_create", key=key, request=request, work=work, atomic=True)
+    return idempotent_write(actor=actor, operation="snapshot_create", key=key, request=request, work=work, atomic=True)
 
 
 def snapshot_restore(*, actor: Actor, snapshot_id: int, idempotency_key: str,
@@ -65,8 +65,8 @@ def snapshot_restore(*, actor: Actor, snapshot_id: int, idempotency_key: str,
     the exact list of what goes and what comes back. The agent then writes it under that
     approval, and only if the tenant is still as the approver saw it (`tenant_checksum`).
     It is never a run's compensation (that is run_effects_undo)."""
-    key = _key_checked(idempotency_key)
-    snapshot_id = _id_checked(snapshot_id, "snapshot_id")
+    key = key_checked(idempotency_key)
+    snapshot_id = id_checked(snapshot_id, "snapshot_id")
     if actor.role is not None and actor.role != Role.ADMIN:
         raise Forbidden(_("Restoring a whole-tenant snapshot deletes everyone's later work; only a tenant admin may ask for it."),
                         code="admin_required")
@@ -76,7 +76,7 @@ def snapshot_restore(*, actor: Actor, snapshot_id: int, idempotency_key: str,
                             code="scoped_snapshot")
     if actor.role is not None:
         return _tenant_restore_request(actor=actor, snapshot=snapshot, key=key)
-    _authorise(actor, tool="restore_tenant_snapshot",
+    authorise(actor, tool="restore_tenant_snapshot",
                arguments={"snapshot_id": snapshot_id, "tenant_checksum": tenant_checksum},
                what=_("restore the whole tenant"))
 
@@ -97,7 +97,7 @@ def snapshot_restore(*, actor: Actor, snapshot_id: int, idempotency_key: str,
         _configuration_write(tenant_id, configuration)
         return 200, {"snapshot_id": str(snapshot.id), "checksum": configuration_checksum(tenant_id=tenant_id)}
 
-    return _idempotent(actor=actor, operation="snapshot_restore", key=key,
+    return idempotent_write(actor=actor, operation="snapshot_restore", key=key,
                        request={"snapshot_id": snapshot_id, "tenant_checksum": tenant_checksum}, work=work, atomic=True)
 
 
@@ -108,7 +108,7 @@ def _runs_that_made(tenant_id: int, group_ids: list[int]) -> dict[int, Run]:
         .select_related("run")}
 
 
-def _moved_tell(*, actor: Actor, group_id: int, previous: dict[int, int | None]) -> None:
+def moved_tell(*, actor: Actor, group_id: int, previous: dict[int, int | None]) -> None:
     """Employees moved out of a group someone else's run set up: that run's conversation is told
     (how many, into which group, by whose run, a link to it), in the assignment's transaction."""
     by_group: dict[int, int] = {}
@@ -133,7 +133,7 @@ def _moved_tell(*, actor: Actor, group_id: int, previous: dict[int, int | None])
 
 
 def _removed_tell(*, actor: Actor, gone: list[tuple[int, str]]) -> None:
-    """Nobody's records change behind their back (issue 32): each group a restore deleted is
+    """Nobody's records change behind their back: each group a restore deleted is
     remembered (its page then says who removed it, by which run), and whoever's run had made
     it is told in that run's conversation, with a link to the restore run. Written in the
     restore's own transaction, so the news is posted exactly when the deletion commits."""
@@ -216,5 +216,5 @@ def _tenant_restore_request(*, actor: Actor, snapshot: Snapshot, key: str) -> Re
                      "detail": "A whole-tenant restore deletes everyone's later work: a second person must "
                                "approve it on the approver's desk."}
 
-    return _idempotent(actor=actor, operation="snapshot_restore_request", key=key,
+    return idempotent_write(actor=actor, operation="snapshot_restore_request", key=key,
                        request={"snapshot_id": snapshot.id}, work=work, atomic=True)

@@ -8,14 +8,14 @@ from typing import Any
 from django.utils.translation import gettext as _
 
 from idempotency.models import IdempotencyState
-from idempotency.services import Receipt
+from idempotency.services import Receipt, key_checked
 from tenants.actors import Actor
 
 from payroll.models import Employee, GroupItem, IdempotencyRecord, PayrollGroup
 from payroll.records.selectors import checksum_of, item_as_dict, scope_checksum, snapshot_get
 
 from .claims import ScopeChanged
-from .protocol import _authorise, _id_checked, _idempotent, _key_checked
+from .protocol import authorise, id_checked, idempotent_write
 
 
 def run_effects_undo(*, actor: Actor, snapshot_id: int, import_keys: list[str], assign_keys: list[str],
@@ -27,8 +27,8 @@ def run_effects_undo(*, actor: Actor, snapshot_id: int, import_keys: list[str], 
     Before deleting, the records are compared (a checksum over this scope) with what the
     receipts say the run left; if someone changed them meanwhile, nothing is deleted and
     ScopeChanged says what differs."""
-    key = _key_checked(idempotency_key)
-    snapshot_id = _id_checked(snapshot_id, "snapshot_id")
+    key = key_checked(idempotency_key)
+    snapshot_id = id_checked(snapshot_id, "snapshot_id")
     snapshot = snapshot_get(actor.tenant_id, snapshot_id)
     scope = snapshot.scope or {}
     tenant_id = actor.tenant_id
@@ -41,7 +41,7 @@ def run_effects_undo(*, actor: Actor, snapshot_id: int, import_keys: list[str], 
         return Receipt(status_code=200, body={"snapshot_id": str(snapshot.id), "groups_deleted": [],
                                               "employees_restored": 0, "checksum": scope_checksum(
                                                   tenant_id=tenant_id, scope=scope)}, replayed=False)
-    _authorise(actor, tool="undo_run_effects", arguments={"snapshot_id": snapshot_id},
+    authorise(actor, tool="undo_run_effects", arguments={"snapshot_id": snapshot_id},
                what=_("undo a run's changes"))
 
     def work(record: IdempotencyRecord) -> tuple[int, dict[str, Any]]:
@@ -67,7 +67,7 @@ def run_effects_undo(*, actor: Actor, snapshot_id: int, import_keys: list[str], 
         return 200, {"snapshot_id": str(snapshot.id), "groups_deleted": deleted, "employees_restored": len(assigned),
                      "checksum": scope_checksum(tenant_id=tenant_id, scope=scope)}
 
-    return _idempotent(actor=actor, operation="run_effects_undo", key=key,
+    return idempotent_write(actor=actor, operation="run_effects_undo", key=key,
                        request={"snapshot_id": snapshot_id, "import_keys": sorted(import_keys),
                                 "assign_keys": sorted(assign_keys)}, work=work, atomic=True)
 

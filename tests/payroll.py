@@ -62,7 +62,7 @@ def tenant_restore(snapshot_id, *, admin: str = "ada", approver: str = "bob", ke
     from approvals.models import ApprovalRequest
     from approvals.services import approval_decide
     from workflows.models import Run
-    from workflows.tests.helpers import drive, membership, no_broker
+    from tests.helpers import drive, membership, no_broker
 
     with no_broker():
         receipt = services_snapshot_restore(actor=actor_for(admin), snapshot_id=snapshot_id, idempotency_key=key)

@@ -12,8 +12,8 @@ from django.utils.translation import gettext_noop
 from config.words import words, words_render
 from workflows.tools import Preview
 
-from .models import ClaimStatus, ExpenseClaim, PolicyVerdict
-from .selectors import claims_created_under
+from expenses.models import ClaimStatus, ClaimTransition, ExpenseClaim, IdempotencyRecord, PolicyVerdict
+from expenses.records.selectors import claims_created_under
 
 
 def submit_needs_approval(tenant_id: int, arguments: dict[str, Any]) -> bool:
@@ -121,8 +121,6 @@ def claim_effects(tenant_id: int, keys: list[str]) -> dict[str, int]:
 def submit_effects(tenant_id: int, keys: list[str]) -> dict[str, int]:
     """How many times the claim each submit key names was moved to submitted (more than once
     would be a duplicate side effect after the approval resumed the run)."""
-    from .models import ClaimTransition, IdempotencyRecord
-
     claims = {r.key: r.body.get("application_id") for r in IdempotencyRecord.objects.filter(
         tenant_id=tenant_id, operation="claim_submit", key__in=keys)}
     return {key: ClaimTransition.objects.filter(claim_id=int(claim), to_status=ClaimStatus.SUBMITTED).count()

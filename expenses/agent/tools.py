@@ -1,4 +1,4 @@
-"""The expense tools (seed 000 §2): create claim → upload invoice → (policy check) →
+"""The expense tools: create claim → upload invoice → (policy check) →
 submit → read result. `application_id` is produced by create and consumed by upload,
 submit and read only through its coordinate: the model never retypes it."""
 from __future__ import annotations
@@ -10,8 +10,8 @@ from django.utils.translation import gettext_noop
 from workflows.tools import MONEY, Acceptance, Measure, Tool, ToolContext, ToolError, tool_register
 
 from . import previews
-from .models import ClaimStatus, ExpenseClaim, Invoice
-from .services import (
+from expenses.models import ClaimStatus, ExpenseClaim, Invoice
+from expenses.records.services import (
     Actor,
     claim_create,
     claim_submit,

@@ -18,7 +18,7 @@ from config.words import Stored, localised, words
 from workflows.models import Run, StateCoordinate
 from workflows.news import News, RunNews, either, rejected, then
 
-from .models import ClaimStatus, ExpenseClaim
+from expenses.models import ClaimStatus, ExpenseClaim
 
 BLUEPRINT = "expense_claim"
 

@@ -8,8 +8,10 @@ from django.utils.translation import gettext as _
 
 from config.api import NotFound
 from tenants.models import Membership
+from workflows.models import Run
+from workflows.selectors import run_holding
 
-from .models import ExpenseClaim, IdempotencyRecord
+from expenses.models import ExpenseClaim, IdempotencyRecord
 
 
 def claims_for(membership: Membership) -> QuerySet[ExpenseClaim]:
@@ -22,6 +24,11 @@ def claim_get_for(membership: Membership, claim_id: int) -> ExpenseClaim:
     if claim is None:
         raise NotFound(_("No such expense claim."), code="claim_not_found")
     return claim
+
+
+def claim_holder(claim: ExpenseClaim) -> Run | None:
+    """The run that created the claim and has not ended for good: the claim changes only through it."""
+    return run_holding(tenant_id=claim.tenant_id, key="application_id", value=claim.id)
 
 
 def claims_created_under(tenant_id: int, keys: list[str]) -> dict[str, int]:

@@ -16,17 +16,19 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.db import transaction
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from approvals.authority import approval_covers
 from config.api import Conflict, DomainError, Forbidden, NotFound, Unprocessable, strict_decimal, strict_int
-from config.words import is_words, words_render
+from config.words import is_words, words, words_render
 from idempotency.services import KeyRequired, Receipt, idempotent, key_checked  # noqa: F401 (KeyRequired: re-exported)
 from tenants.actors import Actor
 from tenants.models import Role
 
-from .models import (
+from expenses.models import (
     Category,
     ClaimStatus,
     ClaimTransition,
@@ -35,6 +37,7 @@ from .models import (
     Invoice,
     PolicyVerdict,
 )
+from .selectors import claim_holder
 
 MAX_AMOUNT = Decimal("1000000")
 MAX_NIGHTS = 60
@@ -179,8 +182,23 @@ def _may(actor: Actor, claim: ExpenseClaim, who: str) -> None:
         raise Forbidden(_("You filed this claim, so someone else must decide it (four-eyes rule)."), code="four_eyes")
 
 
+def _not_held(actor: Actor, claim: ExpenseClaim) -> None:
+    """A claim a run created changes status only through that run until the run has ended for
+    good: its approver is deciding this very claim, so a direct submit would act behind the
+    approval's back. Refused with a link to the run, where it can be followed or cancelled; the
+    agent's write for the holding run itself goes on. (An invoice may still be filed to the
+    draft: it changes nothing the approver decides, and the approver is glad of it.)"""
+    run = claim_holder(claim)
+    if run is None or (actor.role is None and actor.run_id == run.id):
+        return
+    raise Conflict(words(gettext_noop("Run %(run)s holds this claim until it ends, so the claim changes only "
+                                      "through that run. Open the run to follow it, or cancel the run first."),
+                         run=str(run.id)),
+                   code="held_by_run", extra={"run": str(run.id), "run_url": reverse("run", args=[run.id])})
+
+
 def _claim_transition(claim: ExpenseClaim, to: str, *, actor: Actor, reason: str = "", **fields: Any) -> None:
-    """The claim's one status writer: allowed edge, compare-and-set, transition row."""
+    """The claim's one status writer: allowed edge, hold, compare-and-set, transition row."""
     assert transaction.get_connection().in_atomic_block, "claim transitions run inside a transaction"
     edge = (claim.status, to)
     if edge not in CLAIM_TRANSITIONS:
@@ -189,6 +207,7 @@ def _claim_transition(claim: ExpenseClaim, to: str, *, actor: Actor, reason: str
                        code="claim_status",
                        extra={"status": claim.status})
     _may(actor, claim, CLAIM_TRANSITIONS[edge])
+    _not_held(actor, claim)
     if not ExpenseClaim.objects.filter(id=claim.id, status=claim.status).update(status=to, **fields):
         raise Conflict(_("The claim changed meanwhile; reload it."), code="claim_changed")
     ClaimTransition.objects.create(claim=claim, from_status=claim.status, to_status=to, actor_id=actor.user_id,

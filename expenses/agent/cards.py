@@ -11,7 +11,7 @@ from django.utils.translation import gettext_noop
 from config.words import words
 from workflows import cards
 
-from .models import PolicyVerdict
+from expenses.models import PolicyVerdict
 from .previews import category_words, claim_of
 
 # The policy limits it compares are in yuan (policy.services compares CNY claims only).
