@@ -14,7 +14,7 @@ from payroll.agent import previews
 from payroll.records import rules, services
 from payroll.records.services import imports
 from payroll.models import Employee, EmployeePay, PayrollGroup, PayrollTemplate
-from payroll.tests.support import actor_for, api
+from tests.payroll import actor_for, api
 from payroll.records.trial import payslip_of, trial_applies
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]

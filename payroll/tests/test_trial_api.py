@@ -225,7 +225,7 @@ def test_it_refuses_bad_inputs_naming_what_is_wrong(inputs, words):
 def test_a_groups_trial_computes_its_own_items_for_its_employees():
     from payroll.records import services
     from payroll.models import Employee, PayrollGroup, PayrollTemplate
-    from payroll.tests.support import actor_for
+    from tests.payroll import actor_for
 
     bob = actor_for("bob")
     template = PayrollTemplate.objects.get(code="cn-sales-commission")

@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import logged_in, screenshot
+from tests.support import logged_in, screenshot
 
 EXPORT = ("工号,姓名,部门,城市,基本工资,岗位津贴,专项附加扣除\n"
           "{p}-01,王芳,Sales,Shanghai,18000,1500,2000\n"
@@ -69,7 +69,7 @@ def test_bob_approves_the_items_the_payslip_computes(keel, browser, tmp_path, la
         assert on_card["base_pay"] == "18,000.00" and on_card["commission"] == "0.00"
         screenshot(bob, f"one-truth-card-{lang}")
         card.get_by_test_id("approve").click()
-        expect(bob.get_by_test_id("toast")).to_be_visible()
+        expect(bob.get_by_test_id("toast")).to_be_visible(timeout=15000)  # held with Undo, then sent
 
         expect(chat).to_contain_text(re.compile("sales_amount"), timeout=45000)
         alice.get_by_test_id("message-link").last.click()
