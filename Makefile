@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 PG_TEST_URL ?= postgres://postgres@127.0.0.1:5432/keel
 REDIS_TEST_URL ?= redis://127.0.0.1:6379/13
-APPS := config tenants idempotency llm timeline workflows approvals memory payroll policy expenses hr agents console
+APPS := config tenants idempotency outbox llm timeline workflows approvals memory payroll policy expenses hr agents console
 
 .PHONY: run test test-fast test-layers test-unit test-integration test-browser venv venv-dev clean
 

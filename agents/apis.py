@@ -8,13 +8,15 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import NOT_BLANK_NO_CONTROL, DomainError, StrictCharField
+from config.api import NOT_BLANK_NO_CONTROL, DomainError, StrictCharField, idempotent_write_errors
 from config.parsers import JSONParser, MultiPartParser  # sizes, charsets and control characters checked before a view
+from idempotency.apis import IDEMPOTENCY_KEY_OPTIONAL, idempotency_key, receipt_response
 from tenants.selectors import membership_for_user
 from timeline.selectors import conversation_get_for
 
 from .models import Message
-from .orchestrator import attachment_read, message_post
+from .orchestrator import attachment_read
+from .turns import message_post_once
 from .uploads import ChatAttachmentUploads
 
 
@@ -59,10 +61,12 @@ class MessageApi(ChatAttachmentUploads, APIView):
                      "attachment": {"type": "string", "format": "binary",
                                     "description": "Optional file of a kind a domain takes in the chat, "
                                                    "within that kind's size limit."}}}},
+        parameters=[IDEMPOTENCY_KEY_OPTIONAL],
         responses={201: MessageOutputSerializer,
                    400: OpenApiResponse(description="empty or oversized text; a wrong, oversized or malformed "
                                                     "attachment (with the line and the reason)"),
-                   404: OpenApiResponse(description="no such conversation in your tenant")},
+                   404: OpenApiResponse(description="no such conversation in your tenant"),
+                   **idempotent_write_errors()},
         summary="Send a message; the reply streams as message.delta / message.reply events.")
     def post(self, request: Request, conversation_id: int) -> Response:
         membership = membership_for_user(request.user)
@@ -76,9 +80,9 @@ class MessageApi(ChatAttachmentUploads, APIView):
         upload = data.validated_data.get("attachment")
         if upload is not None:
             attachment = attachment_read(upload)  # a file past its kind's limit is refused before reading it
-        result = message_post(membership=membership, conversation_id=conversation_id,
-                              text=data.validated_data["text"], attachment=attachment, conversation=conversation)
-        return Response(MessageOutputSerializer(result).data, status=201)
+        return receipt_response(message_post_once(
+            membership=membership, conversation=conversation, text=data.validated_data["text"], attachment=attachment,
+            key=idempotency_key(request), answer=lambda result: MessageOutputSerializer(result).data))
 
     @extend_schema(responses={200: MessageHistorySerializer(many=True)}, summary="The conversation's history.")
     def get(self, request: Request, conversation_id: int) -> Response:

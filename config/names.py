@@ -7,7 +7,7 @@ that "P1 Group 01", "p1 group 01" and a Cyrillic "Р1 Grоup 01" are one name.
 The skeleton is TR39's (UTS #39 §4: NFD, each character replaced by its prototype,
 NFD again) over the pinned data file beside this module, `unicode/confusables.txt`
 (UTS #39 version 13.0.0, © Unicode, Inc., under the Unicode licence in
-`unicode/LICENSE`), after case folding, so upper and lower case read as one. Pinned
+`unicode/LICENSE`), with upper and lower case read as one (`name_skeleton` says how). Pinned
 on purpose: a skeleton may be stored as a key, and a stored key must not change when
 a library is upgraded. Replacing the file changes skeletons: recompute stored keys
 in a data migration in the same change."""
@@ -104,19 +104,30 @@ def _prototypes() -> dict[str, str]:
     return table
 
 
-def _folded(text: str) -> str:
-    """TR39's skeleton of a case-folded text: NFD, prototypes, NFD."""
+def _skeleton(text: str) -> str:
+    """TR39's skeleton: NFD, prototypes, NFD."""
     prototypes = _prototypes()
-    decomposed = unicodedata.normalize("NFD", text.casefold())
+    decomposed = unicodedata.normalize("NFD", text)
     return unicodedata.normalize("NFD", "".join(prototypes.get(ch, ch) for ch in decomposed))
+
+
+def _folded(text: str) -> str:
+    """The skeleton of a case-folded text."""
+    return _skeleton(text.casefold())
 
 
 @lru_cache(maxsize=4096)
 def name_skeleton(value: str) -> str:
     """What a name reads as: equal skeletons are names a person cannot tell apart. NFKC,
-    invisible characters dropped, whitespace runs as one space, case folded, then TR39's
-    skeleton; folded twice, because a prototype may be a capital ("0" → "O") whose lower
-    case is a letter with a prototype of its own."""
+    invisible characters dropped, whitespace runs as one space; then TR39's skeleton of the
+    text in capitals, and of that case folded, twice.
+
+    Capitals first, because the prototypes are of the letters as written: a capital I is
+    "l" ("SaIes" reads "Sales"), while its lower case "i" is a letter of its own, so folding
+    case first lost the lookalike. Capitals, not the text as written, because upper and
+    lower case must still read as one ("IT Team", "it team"): a name is one with another
+    if it reads like it in any case, so "i" reads as "l" too. Folded twice, because a
+    prototype may be a capital ("0" → "O") whose lower case has a prototype of its own."""
     text = unicodedata.normalize("NFKC", value or "")
     text = " ".join("".join(ch for ch in text if not char_invisible(ch)).split())
-    return _folded(_folded(text))
+    return _folded(_folded(_skeleton(text.upper())))

@@ -13,7 +13,9 @@
 - no text in it (a JSON string or key at any depth, a form or multipart field, a file
   name) holds a control character (`control_characters_check`): NUL, the other C0
   controls but tab, line feed and carriage return, DEL and the C1 controls. PostgreSQL's
-  text and jsonb refuse NUL (a 500), and the others are invisible in any page."""
+  text and jsonb refuse NUL (a 500), and the others are invisible in any page;
+- nor a lone surrogate ("\\ud800", a legal JSON escape): it is no character, so neither
+  UTF-8 nor PostgreSQL can hold it (jsonb refused it, a renderer failed on it: a 500)."""
 from __future__ import annotations
 
 import codecs
@@ -47,6 +49,8 @@ DECODE_CHUNK = 64 * 1024
 # Control characters no text field may hold (tab, line feed and carriage return may);
 # the schema says the same of every request string (config.api.NO_CONTROL).
 CONTROL_CHARACTERS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# Half of a UTF-16 pair with no other half; only a JSON escape can make one.
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class RequestTooLarge(APIException, RequestDataTooBig):
@@ -175,13 +179,21 @@ def _json_texts(data: Any, path: str = "") -> Iterable[tuple[str, str]]:
 
 
 def control_characters_check(texts: Iterable[tuple[str, str]]) -> None:
-    """ControlCharacters (400) naming each field whose text holds a control character
+    """ControlCharacters (400) naming each field whose text holds a control character or a lone surrogate
     (the field's path; the body itself when it is a bare string)."""
     errors: dict[str, list[str]] = {}
     for where, text in texts:
-        found = CONTROL_CHARACTERS.search(text)
-        if found and where not in errors:
+        # A key may hold a lone surrogate too; the answer names it by its escape, which
+        # UTF-8 can carry.
+        where = LONE_SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", where)
+        if where in errors:
+            continue
+        if found := CONTROL_CHARACTERS.search(text):
             errors[where] = [_("Control characters are not allowed (U+%(code)s at position %(position)s).")
+                             % {"code": f"{ord(found.group()):04X}", "position": found.start() + 1}]
+        elif found := LONE_SURROGATE.search(text):
+            errors[where] = [_("A lone surrogate (U+%(code)s at position %(position)s) is no character; send "
+                               "the character itself, or both halves of its pair.")
                              % {"code": f"{ord(found.group()):04X}", "position": found.start() + 1}]
     if errors:
         sentences = " ".join(f"{where}: {messages[0]}" if where else messages[0] for where, messages in errors.items())

@@ -9,7 +9,13 @@ for itself would be the one that forgot):
 - a urlencoded form is read here, once, within Django's limits, and its fields hold no
   control character (else 413 / 400 naming the field);
 - a multipart form is parsed where it always is, lazily (a view may first change its
-  upload handlers: expenses.uploads); its fields are checked as it is parsed.
+  upload handlers: expenses.uploads); its fields are checked as it is parsed;
+- a urlencoded form is read only on a route that reads one (`route_body_types`: an API
+  view reads what its parsers take, a page what it declares with `body_types` — the
+  upload pages, multipart only — any other page either kind of form); elsewhere it is
+  refused unread, a 415 problem (API) or the 400 page. So the request checks never read
+  a form before an upload route sets its upload handlers (reading it first made setting
+  them raise: a 500), and a form sent where JSON or a file is expected says so.
 
 Refusals are a problem under /api/ and Keel's 4xx page elsewhere (config.api). This runs
 in `__call__`, before any middleware's process_view — the CSRF check reads request.POST
@@ -31,10 +37,13 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.core.handlers import asgi, wsgi
 from django.http import HttpRequest, HttpResponse, UnreadablePostError
+from django.urls import Resolver404, resolve
 from django.utils.http import parse_header_parameters
 from django.utils.translation import gettext as _
+from rest_framework.exceptions import UnsupportedMediaType
+from rest_framework.utils.mediatypes import media_type_matches
 
-from config.api import refusal_response, request_refusal
+from config.api import is_api_request, refusal_response, request_refusal
 from config.parsers import (
     ControlCharacters,
     RequestTooLarge,
@@ -52,6 +61,28 @@ def _is_json(content_type: str) -> bool:
     return content_type == "application/json" or content_type.endswith("+json")
 
 
+def body_types(*media_types: str):
+    """A page view's declaration of the bodies it reads (FORM, MULTIPART): any other body is
+    refused before anything reads it. Without one a page reads a form of either kind."""
+    def declare(view):
+        view.keel_body_types = frozenset(media_types)
+        return view
+    return declare
+
+
+def route_body_types(request: HttpRequest) -> frozenset[str] | None:
+    """The media types the request's route reads: an API view's parsers', a page's declared
+    ones (`body_types`); None when the route says nothing (or there is no route)."""
+    try:
+        view = resolve(request.path_info).func
+    except Resolver404:
+        return None
+    declared = getattr(view, "keel_body_types", None)
+    if declared is None and hasattr(getattr(view, "cls", None), "parser_classes"):  # a DRF view
+        declared = frozenset(parser.media_type for parser in view.cls.parser_classes)
+    return declared
+
+
 class RequestChecksMiddleware:
     def __init__(self, get_response):
         self.get_response = get_response
@@ -59,11 +90,13 @@ class RequestChecksMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         try:
             self.check(request)
-        except (UnsupportedCharset, ControlCharacters, RequestDataTooBig, TooManyFieldsSent,
+        except (UnsupportedCharset, UnsupportedMediaType, ControlCharacters, RequestDataTooBig, TooManyFieldsSent,
                 UnreadablePostError) as exc:
-            if isinstance(exc, (RequestDataTooBig, TooManyFieldsSent)):
+            if isinstance(exc, (RequestDataTooBig, TooManyFieldsSent, UnsupportedMediaType)):
                 request._mark_post_parse_error()  # nothing after this reads the body again
             status, code, detail, extra = request_refusal(exc)
+            if isinstance(exc, UnsupportedMediaType) and not is_api_request(request):
+                status = 400  # a page's form sent to the wrong page: the 400 page, as any malformed form
             return refusal_response(request, status, detail, code, **extra)
         return self.get_response(request)
 
@@ -76,6 +109,12 @@ class RequestChecksMiddleware:
             request.encoding = "utf-8" if content_type in (FORM, MULTIPART) else codec
         control_characters_check((key, text) for key, text in form_texts(request.GET))
         length = _content_length(request)
+        if length and content_type == FORM:
+            readable = route_body_types(request)
+            if readable is not None and not any(media_type_matches(t, content_type) for t in readable):
+                raise UnsupportedMediaType(content_type, detail=_(
+                    "This address does not read a %(type)s body; send %(types)s.")
+                    % {"type": content_type[:80], "types": _(" or ").join(sorted(readable))})
         if _is_json(content_type) and length > settings.KEEL_JSON_MAX_BYTES:
             raise RequestTooLarge(_("The JSON body is larger than %(kb)s KB.")
                                   % {"kb": settings.KEEL_JSON_MAX_BYTES // 1024})
@@ -116,7 +155,17 @@ class _TextCharsetOnly:
 
 
 class ASGIRequest(_TextCharsetOnly, asgi.ASGIRequest):
-    pass
+    def __init__(self, scope, body_file):
+        super().__init__(scope, body_file)
+        # A chunked body has no Content-Length, and DRF and Django's forms read a body of
+        # that length: nothing, so a JSON body sent chunked was taken for an empty one.
+        # The ASGI handler has read the whole body by now; its length is known.
+        if "CONTENT_LENGTH" not in self.META:
+            body_file.seek(0, 2)
+            size = body_file.tell()
+            body_file.seek(0)
+            if size:
+                self.META["CONTENT_LENGTH"] = str(size)
 
 
 class WSGIRequest(_TextCharsetOnly, wsgi.WSGIRequest):

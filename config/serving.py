@@ -27,4 +27,7 @@ def database_pool_use() -> None:
     for conn in connections.all(initialized_only=True):
         if conn.connection is not None:
             conn.close()
-    options["pool"] = {"min_size": min(2, size), "max_size": size, "timeout": 30}
+    # A request waits this long for a connection, then answers 503 (config.outage): with the
+    # database away, a client learns it in under 2 s instead of hanging for 30.
+    options["pool"] = {"min_size": min(2, size), "max_size": size,
+                       "timeout": float(os.environ.get("KEEL_DB_POOL_TIMEOUT", "1.5"))}

@@ -14,6 +14,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from config.database import embedded_database, embedded_folder
+from config.logs import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -50,6 +51,10 @@ DEBUG = env_bool("KEEL_DEBUG", False)
 # fast hash instead (tests/support.py sets it). Never for real users: production refuses it.
 FAST_PASSWORD_HASHING = env_bool("KEEL_FAST_PASSWORD_HASHING", False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
+# The proxies whose X-Forwarded-For (the client's address) and X-Forwarded-Proto the server
+# believes (addresses or networks, comma-separated; `*` any): none by default, since a header
+# anyone can send would choose the address a log-in's failures are counted against.
+KEEL_TRUSTED_PROXIES = env_list("KEEL_TRUSTED_PROXIES", [])
 # Full origins (scheme://host[:port]) trusted for CSRF *and* for websockets (config/security.py).
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
@@ -125,6 +130,7 @@ INSTALLED_APPS = [
     "config",
     "tenants",
     "idempotency",
+    "outbox",
     "payroll",
     "agents",
     "workflows",
@@ -188,16 +194,19 @@ if DATABASE_URL:
     # (config/celery.py), where one process runs one task at a time.
     DATABASES = {"default": dj_database_url.parse(
         DATABASE_URL, conn_max_age=int(os.environ.get("KEEL_DB_CONN_MAX_AGE", "0")), conn_health_checks=True)}
+    # A database that does not answer a new connection is an outage, not a wait (config/outage.py).
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+        "connect_timeout", int(os.environ.get("KEEL_DB_CONNECT_TIMEOUT", "5")))
 else:
     # The embedded default: a PostgreSQL from a pip wheel on .pgdata/ (config/database.py).
     DATABASES = {"default": embedded_database(embedded_folder(BASE_DIR))}
 if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
     raise ImproperlyConfigured(f"Keel runs on PostgreSQL; DATABASE_URL names {DATABASES['default']['ENGINE']}.")
-# Django turns psycopg's prepared statements off (prepare_threshold None), and then psycopg
-# ignores prepare=True too: the hot path's statements (config/sql.py) were parsed and planned
-# on every execution. A threshold no ORM query reaches prepares exactly the statements that
-# ask for it; the ORM's stay unprepared.
-DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 2**31 - 1
+# No statement cache on the connection (Django's default, prepare_threshold None): the ORM
+# binds parameters on the client, so a statement's text holds its values, and a cache keyed
+# by text kept a 5 MB file's bytea literal in every pooled connection that wrote one (the
+# last 100 texts each). The hot path's own statements switch preparing on for themselves
+# (config/sql.py, `execute`).
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 EMBEDDED = not os.environ.get("REDIS_URL")
 
@@ -237,10 +246,12 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+CELERY_WORKER_CONSUMER = "config.celery:Consumer"  # reconnects within a second of the broker's return
 # The sweeper recovers expired leases and undispatched nodes and expires approvals.
 CELERY_BEAT_SCHEDULE = {
     "sweep": {"task": "workflows.tasks.sweep", "schedule": float(os.environ.get("KEEL_SWEEP_SECONDS", "5"))},
     "hr-outbox": {"task": "hr.tasks.outbox_sweep", "schedule": float(os.environ.get("KEEL_OUTBOX_SECONDS", "2"))},
+    "outbox": {"task": "outbox.tasks.drain", "schedule": float(os.environ.get("KEEL_OUTBOX_SECONDS", "2"))},
     "approval-reminders": {"task": "approvals.tasks.approval_reminders",
                            "schedule": float(os.environ.get("KEEL_REMINDER_SECONDS", "30"))},
     "replay-sandboxes": {"task": "agents.tasks.replay_sandboxes_clean",
@@ -279,11 +290,16 @@ AUTHENTICATION_BACKENDS = [
 ]
 AXES_HANDLER = "tenants.login_throttle.AccountAndAddressHandler"
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
-# An account is locked after this many failures; an address (an office behind
-# one NAT is many people) after KEEL_LOGIN_ADDRESS_FAILURES, and then only for the
-# accounts that failed from it (tenants/login_throttle.py says why).
+# An account is locked from an address after this many failures from it, and slowed
+# everywhere else (never locked: anyone could aim a lock at anyone); an address (an
+# office behind one NAT is many people) after KEEL_LOGIN_ADDRESS_FAILURES, and then only
+# for the accounts that failed from it (tenants/login_throttle.py says why).
 AXES_FAILURE_LIMIT = int(os.environ.get("KEEL_LOGIN_ACCOUNT_FAILURES", "5"))
 KEEL_LOGIN_ADDRESS_FAILURES = int(os.environ.get("KEEL_LOGIN_ADDRESS_FAILURES", "30"))
+# An account's delay after its failures from anywhere: this long after the last, doubled for
+# each failure past AXES_FAILURE_LIMIT, at most KEEL_LOGIN_DELAY_MAX.
+KEEL_LOGIN_DELAY = timedelta(seconds=float(os.environ.get("KEEL_LOGIN_DELAY_SECONDS", "1")))
+KEEL_LOGIN_DELAY_MAX = timedelta(seconds=float(os.environ.get("KEEL_LOGIN_DELAY_MAX_SECONDS", "60")))
 # The first lock's length (and the window failures are counted in); each lock-out of the
 # same account or address within KEEL_LOGIN_BACKOFF_MEMORY doubles the next, up to
 # KEEL_LOGIN_COOLOFF_MAX. Attempts while locked are refused unchecked and extend nothing.
@@ -415,11 +431,9 @@ WHITENOISE_USE_FINDERS = True  # serve from static/ without collectstatic in the
 # Without collectstatic there is no STATIC_ROOT yet; the finders serve everything.
 warnings.filterwarnings("ignore", message="No directory at", )
 
+# One format for the server, the workers and beat (config/logs.py); JSON lines with KEEL_LOG_JSON=1.
 LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("KEEL_LOG_LEVEL", "INFO")},
+    **logging_config(level=os.environ.get("KEEL_LOG_LEVEL", "INFO"), json_lines=os.environ.get("KEEL_LOG_JSON") == "1"),
     "loggers": {"django.db.backends": {"level": "INFO"},
                 # axes logs every log-in at INFO; lock-outs come at WARNING.
                 "axes": {"level": os.environ.get("KEEL_AXES_LOG_LEVEL", "WARNING")},

@@ -40,6 +40,8 @@ class Statement:
 
 
 _PLACEHOLDER = re.compile(r"%%|%\((\w+)\)s")
+# A threshold no statement reaches by repetition: only those executed with prepare=True are.
+PREPARE_WHEN_ASKED = 2**31 - 1
 
 
 def execute(sql: str | Statement, params: Any = None, *, fetch: str = "") -> Any:
@@ -52,13 +54,23 @@ def execute(sql: str | Statement, params: Any = None, *, fetch: str = "") -> Any
         sql, params = sql.positional, [params[name] for name in sql.names]
     else:
         cursor = psycopg.Cursor(connection.connection)
-    with connection.wrap_database_errors, cursor:
-        cursor.execute(sql, params, prepare=True)
-        if fetch == "one":
-            return cursor.fetchone()
-        if fetch == "all":
-            return cursor.fetchall()
-        return cursor.rowcount
+    raw = connection.connection
+    # Preparing is on for this statement only. With it on for the connection, psycopg would
+    # also remember the text of each ORM statement (up to 100 a connection), and a client-
+    # bound text holds its values: a 5 MB upload's bytea literal stayed in every pooled
+    # connection that wrote one. The statements prepared here stay prepared, since psycopg
+    # keeps their names whatever the threshold (until a rollback clears them).
+    raw.prepare_threshold = PREPARE_WHEN_ASKED
+    try:
+        with connection.wrap_database_errors, cursor:
+            cursor.execute(sql, params, prepare=True)
+            if fetch == "one":
+                return cursor.fetchone()
+            if fetch == "all":
+                return cursor.fetchall()
+            return cursor.rowcount
+    finally:
+        raw.prepare_threshold = None
 
 
 def rows_insert(objs: list, *, unique: list[str], update: list[str] | tuple[str, ...] = ()) -> list:

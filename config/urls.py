@@ -4,6 +4,8 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView
 
+from config.outage import healthz, readyz
+
 api_v1 = [
     path("", include("tenants.apis")),
     path("", include("timeline.apis")),
@@ -19,6 +21,9 @@ api_v1 = [
 ]
 
 urlpatterns = [
+    # For a load balancer: liveness and readiness (config/outage.py).
+    path("healthz", healthz, name="healthz"),
+    path("readyz", readyz, name="readyz"),
     path("admin/", admin.site.urls),
     # Browsers ask for /favicon.ico on pages that name no icon (the API's JSON, the admin).
     path("favicon.ico", RedirectView.as_view(url=static("keel/favicon.svg"), permanent=True)),

@@ -9,8 +9,9 @@ from django.utils.translation import gettext_lazy as _
 
 from config.words import words_render
 from workflows.blueprints import step_title
+from workflows.step_status import step_status_shown
 
-from .status import status_label, step_status_shown
+from .status import status_label
 
 
 @dataclass
@@ -58,7 +59,7 @@ def dag_layout(nodes: list[Any], *, blueprint: str = "", run_status: str = "", b
                gap_x: int = 30, gap_y: int = 16) -> Dag:
     """Layer nodes by dependency depth (column = longest path from a root), stack each layer.
     `blueprint` names the steps (their titles, in the reader's language); `run_status` says
-    which never-started steps read as cancelled or skipped (console.status.step_status_shown)."""
+    which never-started steps read as cancelled or skipped (workflows.step_status.step_status_shown)."""
     by_key = {n.key: DagNode(key=n.key, goal=n.goal, tool=n.tool, status=step_status_shown(run_status, n.status),
                              depends_on=list(n.depends_on),
                              run_when=n.run_when, title=words_render(step_title(blueprint, n.key)),

@@ -17,8 +17,8 @@ from config.words import words_render
 from tenants.models import Membership, Role
 from workflows.blueprints import step_title
 from workflows.models import RUN_TERMINAL, Node, Run, RunStatus, Transition
+from workflows.step_status import step_status_shown
 
-from .status import step_status_shown
 
 PER_PAGE = 25
 WORK = {"in_progress"}

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_POST
 
 from config.api import DomainError
 from config.parsers import RequestTooLarge
+from config.requests import MULTIPART, body_types
 from tenants.actors import Actor
 from tenants.selectors import membership_for_user
 
@@ -51,6 +52,13 @@ def claim_page(request: HttpRequest, claim_id: int) -> HttpResponse:
         "holder": selectors.claim_holder(claim),
         "can_decide": membership.can_approve and claim.claimant_id != membership.user_id,
         "max_mb": services.MAX_INVOICE_BYTES // 1048576})
+
+
+@body_types(MULTIPART)  # a form without its file is refused unread (config.requests)
+@csrf_exempt  # claim_action checks it, once the invoice's upload limit is in place
+def claim_invoice(request: HttpRequest, claim_id: int) -> HttpResponse:
+    """The claim page's invoice form: an upload, so its route reads multipart only."""
+    return claim_action(request, claim_id, "invoice")
 
 
 @csrf_exempt  # checked by csrf_protect below, once an invoice's upload limit is in place

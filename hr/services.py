@@ -20,6 +20,7 @@ from approvals.authority import approval_covers
 from config.api import Conflict, DomainError, Forbidden, NotFound, strict_int
 from config.celery import app
 from idempotency.services import Receipt, idempotent, key_checked
+from outbox.services import publish_on_commit
 from tenants.actors import Actor
 from tenants.models import Role
 
@@ -127,7 +128,8 @@ def tan_event_publish(*, tan: Tan, actor: Actor) -> OutboxEvent:
     event = OutboxEvent.objects.create(tenant_id=tan.tenant_id, type=OutboxEvent.Type.TAN_APPROVED, tan=tan,
                                        actor_id=actor.user_id, payload={"tan": str(tan.id), "title": tan.title})
     event_id = event.id
-    transaction.on_commit(lambda: app.send_task(EVENT_CONSUME, args=[event_id]))
+    publish_on_commit(lambda: app.send_task(EVENT_CONSUME, args=[event_id]), f"HR outbox event {event_id}",
+                      recovered_by="the HR outbox sweep hands it over")
     return event
 
 

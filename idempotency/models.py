@@ -44,3 +44,11 @@ class IdempotencyRecordBase(models.Model):
     def body(self) -> dict[str, Any]:
         """The stored receipt's body ({} while the work is in progress)."""
         return json.loads(self.response_body) if self.response_body else {}
+
+
+class RequestRecord(IdempotencyRecordBase):
+    """The generic apps' own writes that take an Idempotency-Key: starting a run
+    (`runs/`) and posting a chat message. A domain keeps its writes in its own table."""
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "operation", "key"], name="request_idempotency_key")]

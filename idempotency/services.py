@@ -26,6 +26,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,7 +39,7 @@ from django.utils.translation import gettext
 
 from config.api import Conflict, DomainError, Unprocessable
 
-from .models import IdempotencyRecordBase, IdempotencyState
+from .models import IdempotencyRecordBase, IdempotencyState, RequestRecord
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +61,9 @@ class Receipt:
     replayed: bool
 
 
+VISIBLE_ASCII = re.compile("[ -~]+")
+
+
 class KeyRequired(DomainError):
     status_code = 400
     code = "idempotency_key_required"
@@ -73,6 +77,11 @@ def key_checked(key: str | None) -> str:
         raise KeyRequired(gettext("The Idempotency-Key may be at most %(MAX_KEY_LENGTH)s characters.")
                           % {"MAX_KEY_LENGTH": MAX_KEY_LENGTH},
                           code="idempotency_key_too_long")
+    if not VISIBLE_ASCII.fullmatch(key):
+        # A header is bytes that HTTP reads as Latin-1: a control character or a byte past
+        # ASCII is invisible or another character in every log and admin page that shows it.
+        raise KeyRequired(gettext("The Idempotency-Key may hold only visible ASCII characters and spaces "
+                                  "(a UUID is one)."), code="idempotency_key_invalid")
     return key
 
 
@@ -177,3 +186,17 @@ def idempotent(records: type[R], *, tenant_id: int, operation: str, key: str, re
         _release(records, record, keeps_partial)
         raise
     return _complete(records, record, status_code, body)
+
+
+def idempotent_if_keyed(*, tenant_id: int, operation: str, key: str | None, request: dict[str, Any],
+                        work: Callable[[], tuple[int, dict[str, Any]]]) -> Receipt:
+    """A generic app's write that takes an optional Idempotency-Key (starting a run, posting
+    a message): without the header, done as asked; with it, done once per key — a retry
+    gets the first answer and creates nothing (RequestRecord). The claim commits first, so
+    a retry while the first is still working is refused 409, and a first try that failed
+    leaves the key free for its retry."""
+    if key is None:
+        status_code, body = work()
+        return Receipt(status_code=status_code, body=body, replayed=False)
+    return idempotent(RequestRecord, tenant_id=tenant_id, operation=operation, key=key_checked(key),
+                      request=request, work=lambda record: work(), atomic=False)

@@ -1772,4 +1772,24 @@ ZH.update({
     "Keep it": "保留",
     "Undo": "撤销",
     "Next card ›": "下一张 ›",
+    # A database out of reach (config/outage.py, templates/503.html)
+    "Keel cannot reach its database right now; nothing was changed by this request. Try again in %(seconds)s seconds.":
+        "Keel 暂时无法连接数据库；本次请求没有做任何更改。请在 %(seconds)s 秒后重试。",
+    "Reconnecting": "正在重新连接",
+    "Keel is reconnecting": "Keel 正在重新连接",
+    "Keel cannot reach its database for a moment. Nothing you submitted was half-applied: what was saved stays saved. This page tries again in %(seconds)s seconds.":
+        "Keel 暂时无法连接数据库。你提交的内容不会只完成一半：已保存的仍然保存着。本页将在 %(seconds)s 秒后重试。",
+    # Refusals at the door: surrogates, ASCII digits, form bodies, the log-in delay, bounds.
+    "This address does not read a %(type)s body; send %(types)s.": "此地址不读取 %(type)s 请求体；请发送 %(types)s。",
+    " or ": " 或 ",
+    "A lone surrogate (U+%(code)s at position %(position)s) is no character; send the character itself, or both halves of its pair.":
+        "孤立的代理项（第 %(position)s 位的 U+%(code)s）不是字符；请发送字符本身，或其成对的两半。",
+    "Too many failed log-ins for this account. Try again in {seconds} seconds.": "此账户登录失败次数过多。请在 {seconds} 秒后重试。",
+    "Write numbers and dates with the digits 0–9; “%(value)s” holds other characters.":
+        "数字和日期请用 0–9 书写；“%(value)s”含有其他字符。",
+    "A trial answers at most %(max)s payslips (employees × months); this one would be %(count)s. Send fewer employees or months, in several trials.":
+        "一次试算最多答复 %(max)s 张工资单（员工数 × 月数）；本次将为 %(count)s 张。请减少员工或月数，分几次试算。",
+    "An allowance's name may be at most %(max)s characters.": "津贴名称最多 %(max)s 个字符。",
+    "The Idempotency-Key may hold only visible ASCII characters and spaces (a UUID is one).":
+        "Idempotency-Key 只能包含可见的 ASCII 字符和空格（UUID 即可）。",
 })

@@ -38,7 +38,11 @@ MAX_MONTHLY_AMOUNT = Decimal("10000000")
 AMOUNT_PATTERN = r"^(?:(?:0|[1-9][0-9]{0,6})(?:\.[0-9]{1,2})?|10000000(?:\.00?)?)$"
 AMOUNT_MAX_LENGTH = 16
 MAX_TRIAL_EMPLOYEES = 1000
+# A trial's answer is about 2.6 KB a payslip (employee × month), ~70 times what asked for it:
+# at most this many payslips an answer (~3 MB), refused before any is computed.
+MAX_TRIAL_PAYSLIPS = 1200
 MAX_ALLOWANCES = 20
+MAX_ALLOWANCE_NAME = 100
 
 
 def _money(amount: Decimal) -> str:
@@ -82,6 +86,7 @@ class MonthlyAmountField(serializers.Field):
 
 
 @extend_schema_field({"type": "object", "additionalProperties": AMOUNT_SCHEMA, "maxProperties": MAX_ALLOWANCES,
+                      "propertyNames": {"maxLength": MAX_ALLOWANCE_NAME},
     "description": "fixed allowances by item name, e.g. {\"岗位津贴\": \"500\"}"})
 class AllowancesField(serializers.DictField):
     def __init__(self, **kwargs):
@@ -91,6 +96,9 @@ class AllowancesField(serializers.DictField):
         if isinstance(data, dict) and len(data) > MAX_ALLOWANCES:
             raise serializers.ValidationError(_("At most %(max)s allowances.") % {"max": MAX_ALLOWANCES},
                                               code="too_many")
+        if isinstance(data, dict) and any(len(name) > MAX_ALLOWANCE_NAME for name in data):
+            raise serializers.ValidationError(_("An allowance's name may be at most %(max)s characters.")
+                                              % {"max": MAX_ALLOWANCE_NAME}, code="max_length")
         return super().to_internal_value(data)
 
 
@@ -156,10 +164,10 @@ def _month_data(month: evaluator.EvaluatedMonth) -> dict[str, Any]:
         },
         "taxable_cumulative": _money(month.taxable_cumulative), "tax": _money(month.tax), "net": _money(month.net),
         "formulas": month.formulas,
-        "items": [{"code": i.code, "name": i.name, "name_zh": i.name_zh, "kind": i.kind, "formula": i.formula,
+        "items": [{"code": i.code, "name": i.name, "kind": i.kind, "formula": i.formula,
                    "base": None if i.base is None else _money(i.base),
-                   "rate": None if i.rate is None else selectors.rate_text(i.rate), "amount": _money(i.amount),
-                   "detail": i.detail} for i in month.items],
+                   "rate": None if i.rate is None else selectors.rate_text(i.rate), "amount": _money(i.amount)}
+                  for i in month.items],
         "missing_inputs": list(month.missing_inputs),
     }
 
@@ -249,13 +257,11 @@ class ContributionsOutputSerializer(serializers.Serializer):
 class TrialItemOutputSerializer(serializers.Serializer):
     code = StrictCharField()
     name = StrictCharField()
-    name_zh = StrictCharField(allow_blank=True)
     kind = StrictCharField()
     formula = StrictCharField()
     base = StrictCharField(allow_null=True, help_text="the base actually used (after the rule's floor and cap)")
     rate = StrictCharField(allow_null=True, help_text="the rate actually used, a fraction")
     amount = StrictCharField()
-    detail = StrictCharField(allow_blank=True, help_text="how the base or the tax was reached, in figures")
 
 
 class TrialMonthOutputSerializer(serializers.Serializer):
@@ -366,6 +372,15 @@ class TrialApi(APIView):
 
         class Meta:
             ref_name = "PayrollTrialInput"
+
+        def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+            payslips = len(data["employees"]) * data["months"]
+            if payslips > MAX_TRIAL_PAYSLIPS:
+                raise serializers.ValidationError({"employees": _(
+                    "A trial answers at most %(max)s payslips (employees × months); this one would be %(count)s. "
+                    "Send fewer employees or months, in several trials.") % {"max": MAX_TRIAL_PAYSLIPS, "count": payslips}},
+                    code="too_large")
+            return data
 
     @extend_schema(request=InputSerializer, responses=TrialOutputSerializer,
                    summary="Compute a trial payroll (试算) for a few months; writes nothing")

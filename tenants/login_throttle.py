@@ -1,28 +1,36 @@
-"""Log-in throttling with django-axes: an account per account, an address per address,
-with backoff.
+"""Log-in throttling with django-axes: a lock per (account, address) and per address, a
+growing delay per account, never a lock that someone else can aim at an account.
 
 Every authenticate() goes through axes' backend first (settings.AUTHENTICATION_
 BACKENDS), so the log-in form, the admin and the token endpoint share one count.
-A locked account or address is refused *before* the password is checked, so the
-right password does not get through until the lock ends.
+A locked or delayed attempt is refused *before* the password is checked, so the
+right password does not get through until the lock or the delay ends.
 
 Three rules (AccountAndAddressHandler), each kept for its own key:
 
-* **An account** (the username, from any address) is locked after AXES_FAILURE_LIMIT
-  failures within AXES_COOLOFF_TIME: a guesser cannot spread one account's guesses over
-  many addresses.
+* **An account from an address** is locked after AXES_FAILURE_LIMIT failures of that
+  account from that address within AXES_COOLOFF_TIME. Only the guesser's own address is
+  locked: a lock per account, from any address, let anyone lock anyone out (an approver,
+  the admin) with five wrong passwords.
+* **An account from anywhere else** is slowed, never locked: past AXES_FAILURE_LIMIT
+  failures within the window (from any addresses), each attempt waits
+  KEEL_LOGIN_DELAY after the last failure, doubled for each failure past the limit, up to
+  KEEL_LOGIN_DELAY_MAX. A guesser with many addresses gets a guess a minute at most; the
+  owner waits that long at most.
 * **An address** is locked after KEEL_LOGIN_ADDRESS_FAILURES failures from it within the
   same window, whatever the accounts (a sprayer). But an address is often a whole office
   behind one NAT, so a locked address refuses only the accounts that have failed from it
   (since shortly before the lock, and since their last success): a colleague with no
-  failures of their own there still has the password checked and gets in. One wrong
-  password and that account waits too: a sprayer gets at most one more guess at each
-  account it had not tried, and none at those it had.
-* **Backoff.** A key's lock lasts AXES_COOLOFF_TIME the first time, then twice as long
-  for each of its lock-outs in the last KEEL_LOGIN_BACKOFF_MEMORY, up to
-  KEEL_LOGIN_COOLOFF_MAX. Attempts made while locked are refused unchecked and are not
-  recorded (AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False): they neither extend
-  the lock nor count toward the next one, so a lock ends when it said it would.
+  failures of their own there still has the password checked and gets in.
+
+**Backoff.** A lock lasts AXES_COOLOFF_TIME the first time, then twice as long for each of
+its key's lock-outs in the last KEEL_LOGIN_BACKOFF_MEMORY, up to KEEL_LOGIN_COOLOFF_MAX.
+Attempts made while locked or delayed are refused unchecked and are not recorded
+(AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False): they neither extend the lock nor
+count toward the next one, so a lock ends when it said it would.
+
+The address is the one the server saw (REMOTE_ADDR): a proxy's X-Forwarded-For is believed
+only from the proxies named in KEEL_TRUSTED_PROXIES (console's serve command).
 
 A success forgets the account's failures and lock-outs (its owner has shown the
 password), never the address's: an attacker cannot clear an address's count by logging
@@ -59,6 +67,7 @@ from config.api import DomainError
 
 LOCKED_OUT_MESSAGE = gettext_lazy("Too many failed log-ins for this account or from this address. "
                                    "Try again in {minutes} minutes, or ask an admin to unlock it.")
+SLOWED_DOWN_MESSAGE = gettext_lazy("Too many failed log-ins for this account. Try again in {seconds} seconds.")
 # The most recent records a verdict replays: far more than any lock needs, and a bound on
 # the work one log-in attempt can cost while an address sprays.
 REPLAYED_AT_MOST = 2000
@@ -74,7 +83,10 @@ def cooloff_seconds(request: HttpRequest | None = None) -> int:
 
 
 def locked_out_message(request: HttpRequest | None = None) -> str:
-    return str(LOCKED_OUT_MESSAGE).format(minutes=max(1, round(cooloff_seconds(request) / 60)))
+    seconds = cooloff_seconds(request)
+    if seconds < 90:
+        return str(SLOWED_DOWN_MESSAGE).format(seconds=seconds)
+    return str(LOCKED_OUT_MESSAGE).format(minutes=max(1, round(seconds / 60)))
 
 
 class LoginThrottled(DomainError):
@@ -138,6 +150,20 @@ def lockouts(events: Iterable[tuple[datetime, bool]], limit: Limit) -> list[tupl
     return locks
 
 
+def delayed_until(events: Iterable[tuple[datetime, bool]], limit: Limit, *, delay: timedelta,
+                  delay_max: timedelta) -> datetime | None:
+    """When an account's next attempt may be checked, from its events in time order (as for
+    `lockouts`): past `limit.failures` failures within `limit.window` since its last success,
+    `delay` after the last failure, doubled for each failure past the limit, at most
+    `delay_max`. None when no delay applies."""
+    recent: list[datetime] = []
+    for at, failed in events:
+        recent = [t for t in recent if t > at - limit.window] + [at] if failed else []
+    if len(recent) < limit.failures:
+        return None
+    return recent[-1] + min(delay_max, delay * 2 ** min(30, len(recent) - limit.failures))
+
+
 def _limits() -> tuple[Limit, Limit]:
     window = settings.AXES_COOLOFF_TIME
     shared = {"window": window, "base": window, "cap": max(window, settings.KEEL_LOGIN_COOLOFF_MAX),
@@ -147,7 +173,7 @@ def _limits() -> tuple[Limit, Limit]:
 
 
 def locked_until(*, username: str | None, address: str | None, now: datetime) -> datetime | None:
-    """When the lock that refuses this account from this address ends; None if none does."""
+    """When the lock or delay that refuses this account from this address ends; None if none does."""
     account, by_address = _limits()
     since = now - account.memory - account.cap  # every lock-out that can still lengthen one
 
@@ -160,10 +186,15 @@ def locked_until(*, username: str | None, address: str | None, now: datetime) ->
     successes = list(AccessLog.objects.filter(username=username, attempt_time__gte=since)
                      .values_list("attempt_time", flat=True)) if username else []
     if username:
-        events = sorted([(at, True) for _, at in failures(Q(username=username))] + [(at, False) for at in successes])
+        gets_in = [(at, False) for at in successes]
+        events = sorted([(at, True) for _, at in failures(Q(username=username, ip_address=address))] + gets_in)
         locks = lockouts(events, account)
         if locks and now < locks[-1][1]:
             ends.append(locks[-1][1])
+        events = sorted([(at, True) for _, at in failures(Q(username=username))] + gets_in)
+        delay = delayed_until(events, account, delay=settings.KEEL_LOGIN_DELAY, delay_max=settings.KEEL_LOGIN_DELAY_MAX)
+        if delay and now < delay:
+            ends.append(delay)
     from_address = failures(Q(ip_address=address))
     locks = lockouts([(at, True) for _, at in from_address], by_address)
     if locks and now < locks[-1][1]:

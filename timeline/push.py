@@ -73,10 +73,16 @@ async def _send_batch(layer, batch: list[tuple[str, dict[str, Any]]]) -> None:
 
 async def _send(layer, batch: list[tuple[str, dict[str, Any]]]) -> None:
     for group, message in batch:
-        try:
-            await layer.group_send(group, message)
-        except Exception:
-            log.exception("broadcast to %s failed", group)
+        for attempt in (1, 2):
+            try:
+                await layer.group_send(group, message)
+                break
+            except Exception:
+                # Once more: a Redis that restarted leaves the layer's pooled connection dead,
+                # and the next send opens a live one. A second failure is an outage: the
+                # browsers resync by sequence number when they reconnect.
+                if attempt == 2:
+                    log.exception("broadcast to %s failed (the browsers resync when they reconnect)", group)
 
 
 # A conversation's events go to its group as one message per hand-over ("timeline.events",

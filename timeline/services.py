@@ -18,6 +18,7 @@ from config import sql
 from config.celery import app
 from config.ids import new_id
 from config.words import Stored, is_words, words_english
+from outbox.services import outbox_put, publish_on_commit
 from tenants.models import Membership
 
 from .masking import payload_mask
@@ -46,11 +47,10 @@ def event_subscribe(*, types: tuple[str, ...], task: str) -> None:
 
 
 def _subscribers_notify(events: list[Event] | list[WrittenEvent]) -> None:
-    for event in events:
-        for types, task in _SUBSCRIBERS:
-            if event.type.startswith(types):
-                # Bound now: the loop variables change before the commit runs the lambda.
-                transaction.on_commit(lambda t=task, e=event.id: app.send_task(t, args=[e]))
+    # Owed through the outbox, in the events' transaction: a subscriber's message (the chat's
+    # news) survives a broker outage between the commit and the send, and is sent once.
+    for types, task in _SUBSCRIBERS:
+        outbox_put(task, [[event.id] for event in events if event.type.startswith(types)])
 
 
 @contextmanager
@@ -342,7 +342,8 @@ def wiring_check_start(*, membership: Membership) -> WiringCheck:
     """Record a wiring check and hand it to a worker once the row is committed."""
     check = WiringCheck.objects.create(tenant=membership.tenant, requested_by=membership.user)
     # By name: the task module imports this one (tasks → services), never the reverse.
-    transaction.on_commit(lambda: app.send_task("timeline.tasks.wiring_check_run", args=[check.id]))
+    publish_on_commit(lambda: app.send_task("timeline.tasks.wiring_check_run", args=[check.id]),
+                      f"wiring check {check.id}", recovered_by="it waits until the check is started again")
     return check
 
 

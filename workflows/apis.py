@@ -5,8 +5,17 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import ID_PATTERN, StrictCharField, StrictIntegerField, StrictRegexField, results_of
+from config.api import (
+    ID_PATTERN,
+    StrictCharField,
+    StrictIntegerField,
+    StrictRegexField,
+    idempotent_write_errors,
+    results_of,
+)
 from config.forms import id_parse
+from idempotency.apis import IDEMPOTENCY_KEY_OPTIONAL, idempotency_key, receipt_response
+from idempotency.services import idempotent_if_keyed
 from tenants.selectors import membership_for_user
 from timeline.selectors import conversation_get_for
 from workflows.models import StateCoordinate
@@ -15,6 +24,7 @@ from .blueprints import BLUEPRINTS, Door
 from .models import Node, RunStatus
 from .selectors import node_acceptance, run_get_for, runs_filtered
 from .services import node_input_answer, run_cancel, run_retry, run_start
+from .step_status import step_status_shown
 
 
 class AcceptanceOutputSerializer(serializers.Serializer):
@@ -25,11 +35,18 @@ class AcceptanceOutputSerializer(serializers.Serializer):
 
 class NodeOutputSerializer(serializers.ModelSerializer):
     acceptance = serializers.SerializerMethodField()
+    display_status = serializers.SerializerMethodField(
+        help_text="what the pages show: a step that will never run reads \"skipped\" in a run over for good "
+                  "(a completed run's undo step) and \"cancelled\" in a cancelled run; else its status")
 
     class Meta:
         model = Node
-        fields = ["key", "goal", "tool", "status", "status_reason", "depends_on", "run_when", "attempts", "attempt",
-                  "result_ref", "plan_version", "question", "started_at", "finished_at", "acceptance", "retries"]
+        fields = ["key", "goal", "tool", "status", "display_status", "status_reason", "depends_on", "run_when",
+                  "attempts", "attempt", "result_ref", "plan_version", "question", "started_at", "finished_at",
+                  "acceptance", "retries"]
+
+    def get_display_status(self, node: Node) -> str:
+        return step_status_shown(node.run.status, node.status) or ""
 
     @extend_schema_field(AcceptanceOutputSerializer(many=True))
     def get_acceptance(self, node: Node) -> list[dict]:
@@ -110,12 +127,14 @@ class RunListCreateApi(APIView):
         conversation = StrictRegexField(ID_PATTERN, required=False,
                                               help_text="an existing conversation's id")
 
-    @extend_schema(request=InputSerializer, responses={201: RunOutputSerializer, 403: OpenApiResponse(
-        description="the blueprint does not let your role start it, or starts only through its domain's own "
-                    "request or event (each blueprint's `start`: roles and doors)"), 404: OpenApiResponse(
-        description="no such conversation in your tenant")})
+    @extend_schema(request=InputSerializer, parameters=[IDEMPOTENCY_KEY_OPTIONAL], responses={
+        201: RunOutputSerializer, 403: OpenApiResponse(
+            description="the blueprint does not let your role start it, or starts only through its domain's own "
+                        "request or event (each blueprint's `start`: roles and doors)"), 404: OpenApiResponse(
+            description="no such conversation in your tenant"), **idempotent_write_errors()})
     def post(self, request: Request) -> Response:
-        """Start a run of a blueprint, if the blueprint lets the caller's role start it from here."""
+        """Start a run of a blueprint, if the blueprint lets the caller's role start it from here.
+        With an Idempotency-Key, a retry answers as the first request did and starts nothing."""
         membership = membership_for_user(request.user)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -123,9 +142,15 @@ class RunListCreateApi(APIView):
         if data.validated_data.get("conversation"):
             conversation_id = conversation_get_for(
                 membership, id_parse(data.validated_data["conversation"], what="conversation")).id
-        run = run_start(membership=membership, blueprint=data.validated_data["blueprint"],
-                        params=data.validated_data["params"], conversation_id=conversation_id, door=Door.RUNS)
-        return Response(RunOutputSerializer(run).data, status=201)
+
+        def start() -> tuple[int, dict]:
+            run = run_start(membership=membership, blueprint=data.validated_data["blueprint"],
+                            params=data.validated_data["params"], conversation_id=conversation_id, door=Door.RUNS)
+            return 201, RunOutputSerializer(run).data
+
+        return receipt_response(idempotent_if_keyed(
+            tenant_id=membership.tenant_id, operation="run_start", key=idempotency_key(request),
+            request={**data.validated_data, "by": membership.user_id}, work=start))
 
 
 class RunControlInputSerializer(serializers.Serializer):

@@ -14,9 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from django.db import transaction
-
 from config.celery import app
+from outbox.services import publish_on_commit
 
 NODE_RUN = "workflows.tasks.node_run"
 NODES_RUN = "workflows.tasks.nodes_run"
@@ -63,13 +62,20 @@ def dispatch_is_held() -> bool:
     return _held.get()
 
 
+# The database remembers what these messages are about (a run with no plan, a ready node,
+# a handed-over lease): a send that fails leaves it to the reconnect's resume and the sweep.
+RECOVERED_BY = "the workers send it again when they reach the broker (workflows.tasks.resume), else the sweep"
+
+
 def run_plan_send_on_commit(run_id: int) -> None:
     """A worker plans the run once the transaction that made it commits."""
-    transaction.on_commit(lambda: app.send_task(PLAN_RUN, args=[run_id]))
+    publish_on_commit(lambda: app.send_task(PLAN_RUN, args=[run_id]), f"run {run_id}: its planning",
+                      recovered_by=RECOVERED_BY)
 
 
 def nodes_dispatch_on_commit(node_ids: list[int], plain: set[int] | frozenset[int] = frozenset()) -> None:
     if not node_ids or _held.get():
         return
     messages = dispatch_messages(list(node_ids), plain)
-    transaction.on_commit(lambda: messages_send(messages))
+    publish_on_commit(lambda: messages_send(messages), f"nodes {', '.join(map(str, node_ids))} ready",
+                      recovered_by=RECOVERED_BY)

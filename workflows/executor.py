@@ -29,11 +29,7 @@ from timeline.services import (
 
 from . import sql
 from .blueprints import criterion_words
-from .dispatch import (
-    NODE_RUN,
-    dispatch_is_held,
-    messages_send,
-)
+from .dispatch import dispatch_is_held, nodes_dispatch_on_commit
 from .faults import fault_point
 from .gate import gate
 from .learners import learners_call
@@ -212,7 +208,7 @@ def node_hand_over(node: Node, run: Run) -> None:
     with events_batched():
         claimed = bool(_claim_in_transaction([node.id], me, timezone.now(), [node.tool]))
     if claimed:
-        transaction.on_commit(lambda: messages_send([(NODE_RUN, [node.id])]))
+        nodes_dispatch_on_commit([node.id])
 
 
 # 2. The claim: a lease on a ready node, by compare-and-set, or a lease taken over.

@@ -11,6 +11,8 @@ from agents.orchestrator import message_post
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
 from config.words import words_render
+from outbox.models import OutboxMessage
+from outbox.services import outbox_drain
 from payroll.models import PayrollGroup
 from timeline.models import Conversation, Event
 from timeline.services import conversation_create
@@ -178,13 +180,20 @@ def test_a_rollback_is_told_with_the_reason():
     assert any("rolled the configuration back" in m.text for m in news(conv))
 
 
-def test_the_subscriber_sends_run_events_to_the_news_task(django_capture_on_commit_callbacks):
+def test_the_subscriber_owes_run_events_to_the_news_task_through_the_outbox(django_capture_on_commit_callbacks):
     conv = conversation()
     with no_broker() as sent, django_capture_on_commit_callbacks(execute=True):
         result = say(conv, "set up a monthly payroll group for our Shanghai sales team with commission")
-        drive(Run.objects.get(id=int(result["run_id"])))
-    names = [c.args[0] for c in sent.call_args_list]
-    assert "agents.tasks.run_news" in names
+        run = drive(Run.objects.get(id=int(result["run_id"])))
+    owed = OutboxMessage.objects.filter(task="agents.tasks.run_news")
+    told = Event.objects.filter(run=run, type="approval.requested").values_list("id", flat=True)
+    assert told and {tuple(m.args) for m in owed} >= {(e,) for e in told}
+    delivering = [c.kwargs["args"][0] for c in sent.call_args_list if c.args[0] == "outbox.tasks.deliver"]
+    assert set(owed.values_list("id", flat=True)) <= {i for ids in delivering for i in ids}
+    outbox_drain(older_than=0)  # what a worker does with them: each posted once
+    assert not OutboxMessage.objects.filter(task="agents.tasks.run_news").exists()
+    assert Message.objects.filter(conversation=conv, intent="news",
+                                  news_of__in=[f"event:{e}" for e in told]).count() == len(told)
 
 
 def test_each_message_shows_who_typed_it_and_the_title_is_the_first_request():

@@ -101,7 +101,7 @@ def test_a_turns_frames_are_recorded_as_it_goes_and_its_membership_read_once(cli
     reaches them, each by itself (one statement on PostgreSQL, no BEGIN/COMMIT around it),
     not inside the reply's transaction; the request reads the caller's membership once
     (the language middleware's read serves the view)."""
-    from agents import orchestrator
+    from agents import orchestrator, turn_context
     from timeline import model_frames
     from timeline.models import Frame
 
@@ -117,6 +117,7 @@ def test_a_turns_frames_are_recorded_as_it_goes_and_its_membership_read_once(cli
     conv = client.post("/api/v1/conversations/", {}, content_type="application/json").json()["id"]
     with no_broker(), CaptureQueriesContext(connection) as queries, \
             mock.patch.object(orchestrator, "frame_record", recording(orchestrator.frame_record)), \
+            mock.patch.object(turn_context, "frame_record", recording(turn_context.frame_record)), \
             mock.patch.object(model_frames, "frame_record", recording(model_frames.frame_record)):
         response = client.post(f"/api/v1/conversations/{conv}/messages/", {"text": COMPLETE},
                                content_type="application/json")

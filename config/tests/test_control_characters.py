@@ -99,3 +99,78 @@ def test_a_control_character_in_a_page_multipart_form_is_the_400_page(demo):
     response = client.post(f"/expenses/claims/{claim}/invoice/",
                            {"form_key": "k\x00", "file": SimpleUploadedFile("h.pdf", b"%PDF-1.4\n%%EOF\n")})
     assert response.status_code == 400 and "form_key" in response.content.decode()
+
+
+# --- Lone surrogates: a legal JSON escape, no character ------------------------------------
+
+LONE = "\\ud800"  # as a JSON text writes it: json.dumps cannot make one from a str
+
+
+def post_json_text(client: Client, path: str, text: str):
+    return client.post(path, text.encode(), content_type="application/json")
+
+
+@pytest.mark.parametrize("body, field", [
+    ('{"blueprint": "payroll_group_setup", "params": {"group_name": "Sales %s"}}' % LONE, "params.group_name"),
+    ('{"blueprint": "payroll_group_setup", "params": {"k%s": "v"}}' % LONE, "params"),
+])
+def test_a_lone_surrogate_in_runs_params_is_a_400_naming_the_field_and_starts_nothing(demo, body, field):
+    before = Run.objects.count()
+    problem = refused(post_json_text(api("alice"), "/api/v1/runs/", body), field)
+    assert "U+D800" in problem["detail"] and Run.objects.count() == before
+
+
+def test_a_lone_surrogate_in_the_trial_is_a_400_naming_the_field(demo):
+    body = '{"city": "shanghai%s", "base_salary": "10000"}' % LONE
+    refused(post_json_text(api("alice"), "/api/v1/payroll/trial/", body), "city")
+
+
+def test_a_surrogate_pair_is_one_character_and_text(demo):
+    response = post_json_text(api("alice"), "/api/v1/conversations/", '{"title": "a \\ud83d\\ude00 b"}')
+    assert response.status_code == 201, response.content
+
+
+def strings_and_keys_lone(schema: dict, node: dict, depth: int = 0):
+    """A body for a request schema with a lone surrogate in each string it documents (and in
+    a key of each object), so that whichever field the operation reads first holds one."""
+    node = schema["components"]["schemas"][node["$ref"].rsplit("/", 1)[1]] if "$ref" in node else node
+    for option in node.get("allOf", []) + node.get("anyOf", []) + node.get("oneOf", []):
+        return strings_and_keys_lone(schema, option, depth)
+    if node.get("type") == "object" or "properties" in node:
+        body = {name: strings_and_keys_lone(schema, prop, depth + 1) for name, prop in node.get("properties", {}).items()}
+        return {**body, f"key{LONE}": f"x{LONE}"}
+    if node.get("type") == "array":
+        return [strings_and_keys_lone(schema, node.get("items", {}), depth + 1)]
+    return f"x{LONE}"
+
+
+def test_a_lone_surrogate_in_every_json_operation_of_the_schema_is_a_4xx_problem_never_a_500(demo):
+    ada = api("ada")
+    schema = ada.get("/api/schema/?format=json", HTTP_ACCEPT="application/json").json()
+    tried = 0
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            content = operation.get("requestBody", {}).get("content", {})
+            if "application/json" not in content:
+                continue
+            body = strings_and_keys_lone(schema, content["application/json"].get("schema", {"type": "object"}))
+            text = json.dumps(body).replace("\\\\ud800", "\\ud800")  # the escape, not its backslash
+            url = path.replace("{", "").replace("}", "")  # an id nobody has: "id", "run_id"…
+            url = "/".join("1" if part.endswith("id") and "{" + part + "}" in path else part for part in url.split("/"))
+            response = ada.generic(method.upper(), url, text.encode(), content_type="application/json",
+                                   HTTP_IDEMPOTENCY_KEY="lone-surrogate")
+            tried += 1
+            assert 400 <= response.status_code < 500, (method, path, response.status_code, response.content[:300])
+            assert response["Content-Type"] == PROBLEM, (method, path)
+    assert tried >= 15  # the schema documents 19 JSON operations now
+
+
+@pytest.mark.parametrize("key", ["claim\x01one", "claim\x7f", "claim\u00e9"])
+def test_an_idempotency_key_with_a_control_character_or_past_ascii_is_a_400_and_files_nothing(demo, key):
+    from expenses.models import ExpenseClaim
+
+    response = api("alice").post("/api/v1/expenses/claims/", {
+        "category": "lodging", "city": "Beijing", "start_date": "2026-11-16", "nights": 2, "amount": "1400"},
+        content_type="application/json", HTTP_IDEMPOTENCY_KEY=key)
+    assert response.status_code == 400 and response.json()["code"] == "idempotency_key_invalid", response.content
+    assert not ExpenseClaim.objects.exists()

@@ -10,7 +10,6 @@ NOT_CODE = {"locale/zh_hans_strings.py", "conftest.py"}
 # Over the limit today, each being split where it is worked on; the list only shrinks.
 KNOWN_OVER = {
     "workflows/executor.py",  # the engine's executor, split by the engine's own change
-    "agents/orchestrator.py",  # the conversation front, not yet split
 }
 
 

@@ -355,3 +355,58 @@ def test_the_handlers_answer_even_when_their_template_cannot_be_rendered(db, mon
     assert config.api.api_server_error(broken_post()).status_code == 500
     api_request = RequestFactory().post("/api/v1/runs/", b"{}", content_type="application/json")
     assert config.api.bad_request(api_request, exception=None)["Content-Type"] == PROBLEM
+
+
+# --- One body policy: a route reads what it takes, and nothing else is read -----------------
+
+FORM_BODY = "text=hi&form_key=f"
+
+
+@pytest.mark.parametrize("route", ["/api/v1/conversations/{conversation}/messages/",
+                                   "/api/v1/expenses/claims/{claim}/invoices/", "/api/v1/expenses/invoices/"])
+def test_a_form_body_to_an_upload_endpoint_is_a_415_problem_that_writes_nothing(demo, route):
+    alice = api("alice")
+    conversation = alice.post("/api/v1/conversations/", {}, content_type="application/json").json()["id"]
+    claim = a_claim(alice)
+    response = alice.post(route.format(conversation=conversation, claim=claim.id), FORM_BODY,
+                          content_type="application/x-www-form-urlencoded", HTTP_IDEMPOTENCY_KEY="form-1")
+    problem = assert_problem(response, 415, "unsupported_media_type")
+    assert "multipart/form-data" in problem["detail"]
+    assert not Invoice.objects.exists()
+    assert not Conversation.objects.get(id=int(conversation)).activities.exists()
+
+
+@pytest.mark.parametrize("route", ["/conversations/{conversation}/upload/", "/expenses/claims/{claim}/invoice/"])
+def test_a_form_body_to_an_upload_page_is_the_400_page_that_writes_nothing(demo, route):
+    alice = api("alice")
+    conversation = alice.post("/api/v1/conversations/", {}, content_type="application/json").json()["id"]
+    claim = a_claim(alice)
+    page = Client(raise_request_exception=True)
+    page.login(username="alice", password="keel-demo")
+    response = page.post(route.format(conversation=conversation, claim=claim.id), FORM_BODY,
+                         content_type="application/x-www-form-urlencoded")
+    assert_error_page(response, 400, "multipart/form-data")
+    assert not Invoice.objects.exists()
+
+
+def test_the_invoice_page_still_takes_its_file(demo):
+    claim = a_claim(api("alice"))
+    page = Client(raise_request_exception=True)
+    page.login(username="alice", password="keel-demo")
+    response = page.post(f"/expenses/claims/{claim.id}/invoice/",
+                         {"form_key": "f", "file": SimpleUploadedFile("hotel.pdf", pdf_of(MB), "application/pdf")})
+    assert response.status_code == 302 and Invoice.objects.get(claim=claim).size == MB
+
+
+def test_a_chunked_json_body_with_no_content_length_is_read(demo):
+    """Through the ASGI application Keel serves, as a client that streams its body sends it."""
+    from asgiref.sync import async_to_sync
+    from channels.testing import HttpCommunicator
+
+    from config.asgi import application
+
+    response = async_to_sync(HttpCommunicator(application, "POST", "/api/v1/auth/token/", body=CREDENTIALS, headers=[
+        (b"host", b"testserver"), (b"content-type", b"application/json"), (b"transfer-encoding", b"chunked")]
+    ).get_response)(timeout=10)
+    assert response["status"] == 200, response["body"][:300]
+    assert json.loads(response["body"])["token"]

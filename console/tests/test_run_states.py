@@ -8,7 +8,7 @@ import pytest
 
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
-from console.status import step_status_shown
+from workflows.step_status import step_status_shown
 from workflows.models import Run
 from workflows.services import run_cancel, run_retry, run_start
 from tests.helpers import client_for, drive, membership
@@ -70,3 +70,13 @@ def test_a_step_reads_as_it_is_while_its_run_may_still_take_it_up():
     assert step_status_shown("running", "pending") == "pending"
     assert step_status_shown("completed", "completed") == "completed"
     assert step_status_shown("rolled_back", "pending") == "skipped"
+
+
+def test_the_api_shows_a_completed_runs_undo_step_as_the_page_does():
+    run = start("Skip Undo API")
+    approval_decide(membership=membership("bob"), approval_id=ApprovalRequest.objects.get(run=run).id,
+                    verdict="approved")
+    run = drive(run)
+    nodes = {n["key"]: n for n in client_for("alice").get(f"/api/v1/runs/{run.id}/").json()["nodes"]}
+    assert nodes["restore"]["status"] == "pending" and nodes["restore"]["display_status"] == "skipped"
+    assert nodes["import"]["display_status"] == "completed"

@@ -72,8 +72,8 @@ def test_the_run_waterfall_has_one_axis_and_a_labelled_wait():
 def test_a_step_that_will_never_run_reads_skipped_in_the_grid_and_on_the_run_page():
     """Issue 32: the undo step of a completed run waited on a failure that never came: it reads
     "Skipped" (display only; the step keeps its status), while a waiting run's steps stay pending."""
-    from console.status import step_status_shown
     from tests.helpers import REQUEST
+    from workflows.step_status import step_status_shown
     from workflows.models import Node
     from workflows.services import run_start
 

@@ -9,11 +9,13 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from agents.apis import MessageOutputSerializer
-from agents.orchestrator import attachment_read, message_post
+from agents.orchestrator import attachment_read
+from agents.turns import message_post_once
 from agents.uploads import chat_upload_limit, too_large_refusal
 from agents.visits import conversation_visit
 from config.api import DomainError
 from config.parsers import RequestTooLarge
+from config.requests import MULTIPART, body_types
 from tenants.models import Membership
 from tenants.selectors import membership_for_user
 from timeline.selectors import conversation_get_for, conversations_for
@@ -78,6 +80,7 @@ def conversation_chat(request: HttpRequest, conversation_id: int) -> HttpRespons
     return render(request, "timeline/conversation.html#chat-messages", _chat_context(membership, conversation))
 
 
+@body_types(MULTIPART)  # a form without its file is refused unread (config.requests)
 @csrf_exempt  # checked by csrf_protect below, once the attachment's upload limit is in place
 @login_required
 @require_POST
@@ -104,9 +107,10 @@ def _conversation_upload(request: HttpRequest, conversation_id: int) -> HttpResp
         conversation = conversation_get_for(membership, conversation_id)  # another tenant's: 404 first
         if upload is None:
             raise DomainError(_("Attach the file (a document or an image)."), code="attachment_missing")
-        result = message_post(membership=membership, conversation_id=conversation.id, conversation=conversation,
-                              text=request.POST.get("text"), attachment=attachment_read(upload))
+        # The messages API's fields as it writes them (ids as strings), and what the domain added.
+        receipt = message_post_once(membership=membership, conversation=conversation, text=request.POST.get("text"),
+                                    attachment=attachment_read(upload), key=request.headers.get("Idempotency-Key"),
+                                    answer=lambda result: {**result, **MessageOutputSerializer(result).data})
     except DomainError as err:
         return JsonResponse({"detail": err.message, "code": err.code}, status=err.status_code)
-    # The messages API's fields as it writes them (ids as strings), and what the domain added.
-    return JsonResponse({**result, **MessageOutputSerializer(result).data}, status=201)
+    return JsonResponse(receipt.body, status=receipt.status_code)

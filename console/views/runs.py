@@ -9,10 +9,10 @@ from django.views.decorators.http import require_GET
 from tenants.selectors import membership_for_user
 from workflows.models import RunStatus
 from workflows.selectors import node_acceptance, run_get_for
+from workflows.step_status import step_status_shown
 
 from ..runs_history import GRID_STATUSES, RunFilterError, RunFilters, run_waterfall, runs_grid
 from ..selectors import nodes_in_plan_order, run_panel, waits_for_runs
-from ..status import step_status_shown
 
 
 @login_required

@@ -168,10 +168,10 @@ def test_each_month_lists_every_evaluated_item_with_its_formula_base_and_rate():
     months = data["employees"][0]["months"]
     assert [months[0]["tax"], months[11]["tax"]] == ["97.50", "307.50"]
     items = {i["code"]: i for i in months[0]["items"]}
-    assert items["medical_er"] | {"detail": None, "name_zh": None} == {
-        "code": "medical_er", "name": "Medical insurance (employer)", "name_zh": None, "kind": "employer_contribution",
+    assert items["medical_er"] == {
+        "code": "medical_er", "name": "Medical insurance (employer)", "kind": "employer_contribution",
         "formula": "medical_base × medical_employer_rate", "base": "10000.00", "rate": "0.090000",
-        "amount": "900.00", "detail": None}
+        "amount": "900.00"}
     assert items["iit"]["amount"] == "97.50" and "cumulative_tax" in items["iit"]["formula"]
 
 
@@ -243,3 +243,19 @@ def test_a_groups_trial_computes_its_own_items_for_its_employees():
     codes = [i["code"] for i in data["employees"][0]["months"][0]["items"]]
     assert "commission" in codes and "accelerator" in codes
     assert api("oscar").get(f"/api/v1/payroll/groups/{group.id}/trial/").status_code == 404
+
+
+def test_it_refuses_an_answer_over_its_stated_size_before_computing_it():
+    many = [{"employee_no": f"E{i}", "base_salary": "30000"} for i in range(101)]
+    response = post(api("alice"), {**body(), "employees": many, "months": 12})  # 1,212 payslips
+    assert response.status_code == 400 and "at most 1200 payslips" in response.json()["errors"]["employees"][0]
+    response = post(api("alice"), {**body(), "employees": many[:100], "months": 12})  # 1,200: answered
+    assert response.status_code == 200 and len(response.json()["employees"]) == 100
+    # Each payslip carries its evaluated items (about 15): 1,200 of them measured 5.6 MB.
+    assert len(response.content) < 8 * 1024 * 1024
+
+
+def test_it_refuses_an_allowance_name_over_100_characters():
+    response = post(api("alice"), body(allowances={"x" * 101: "500"}))
+    assert response.status_code == 400 and "100 characters" in response.content.decode()
+    assert post(api("alice"), body(allowances={"x" * 100: "500"})).status_code == 200

@@ -167,13 +167,21 @@
       var body = new FormData();
       body.append("text", text);
       if (file.files.length) body.append("attachment", file.files[0]);
+      // One Idempotency-Key per message: sent again unchanged after a lost answer, it is posted once.
+      var sent = text + "\u0000" + (file.files.length ? file.files[0].name + ":" + file.files[0].size : "");
+      if (form.dataset.sent !== sent) {
+        form.dataset.sent = sent;
+        form.dataset.key = window.crypto && crypto.randomUUID ? crypto.randomUUID()
+          : Date.now().toString(36) + "-" + Math.random().toString(36).slice(2);
+      }
       var button = form.querySelector('button[type="submit"]');
       button.setAttribute("aria-busy", "true"); button.disabled = true;
       bubble(text, "bubble-user pending", root.getAttribute("data-user-name") || keelWord("you"));
       say(keelWord("working"), "muted");
       // A message with a file goes to the chat's upload door (the cap of its largest kind of file).
       fetch(form.getAttribute(file.files.length ? "data-upload-url" : "data-url"), { method: "POST", body: body, credentials: "same-origin",
-                                             headers: { "X-CSRFToken": csrfToken(), "Accept": "application/json" } })
+                                             headers: { "X-CSRFToken": csrfToken(), "Accept": "application/json",
+                                                        "Idempotency-Key": form.dataset.key } })
         .then(function (r) { return r.json().catch(function () { return {}; }).then(function (j) { return { r: r, j: j }; }); })
         .then(function (res) {
           if (res.r.status === 404 && /No API endpoint/.test(res.j.detail || "")) {
@@ -182,6 +190,7 @@
           }
           if (!res.r.ok) { say(res.j.detail || keelWord("message_refused", { status: res.r.status }), "notice-error"); return; }
           textarea.value = ""; file.value = ""; fileName.textContent = keelWord("attach");
+          delete form.dataset.sent; delete form.dataset.key;  // the next message is a new one, even with the same words
           say("", "");
           if (res.j.reply) bubble(res.j.reply, "bubble-keel", "Keel");
           chatRefresh(conversationId);

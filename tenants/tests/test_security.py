@@ -277,27 +277,55 @@ def test_a_token_header_that_is_not_utf8_is_a_401_not_a_500(demo):
 
 # --- Log-in throttling --------------------------------------------------------------------
 
-def test_five_wrong_passwords_lock_the_account_on_the_form_from_any_address(demo):
-    for i in range(4):
-        assert form_login("alice", "wrong", address=f"10.1.0.{i}")[1].status_code == 400
-    assert form_login("alice", "wrong", address="10.1.0.4")[1].status_code == 429  # the fifth locks
-    client, response = form_login("alice", address="10.1.0.99")  # the right password, a new address
+def rewind(seconds: float) -> None:
+    """As if every recorded failure had happened `seconds` earlier."""
+    for row in AccessFailureLog.objects.all():
+        AccessFailureLog.objects.filter(id=row.id).update(attempt_time=row.attempt_time - timedelta(seconds=seconds))
+
+
+def test_five_wrong_passwords_from_one_address_lock_the_account_there_only(demo):
+    for _ in range(4):
+        assert form_login("alice", "wrong", address="10.1.0.1")[1].status_code == 400
+    assert form_login("alice", "wrong", address="10.1.0.1")[1].status_code == 429  # the fifth locks
+    client, response = form_login("alice", address="10.1.0.1")  # the right password, the same address
     assert response.status_code == 429 and "_auth_user_id" not in client.session
     assert "Too many failed log-ins" in response.content.decode()
     assert int(response["Retry-After"]) == 900
-    assert form_login("bob", address="10.1.0.99")[1].status_code == 302  # other users unaffected
+    rewind(2)  # the account's delay elsewhere (a second after the fifth failure) is over
+    assert form_login("alice", address="10.1.0.99")[1].status_code == 302  # alice at her own desk
+    assert form_login("bob", address="10.1.0.1")[1].status_code == 302  # other users unaffected
+
+
+def test_failures_from_many_addresses_slow_the_account_and_never_lock_it(demo):
+    """Anyone may send wrong passwords for an approver or the admin from many addresses: the
+    account waits a growing delay between attempts (at most a minute), never a lock."""
+    for i in range(4):
+        assert token_post("bob", "wrong", address=f"10.5.0.{i}").status_code == 400
+    assert token_post("bob", "wrong", address="10.5.0.4").status_code == 429  # the fifth: a second's wait
+    delayed = token_post("bob", address="10.5.0.99")
+    assert delayed.status_code == 429 and delayed["Retry-After"] == "1"
+    assert "1 seconds" in delayed.json()["detail"]
+    rewind(2)
+    assert token_post("bob", "wrong", address="10.5.0.5").status_code == 429  # the sixth: two seconds
+    assert token_post("bob", address="10.5.0.99")["Retry-After"] == "2"
+    for n in range(7, 20):  # an attacker who waits out each delay: it doubles, up to a minute
+        rewind(61)
+        token_post("bob", "wrong", address=f"10.5.0.{n}")
+    assert token_post("bob", address="10.5.0.99")["Retry-After"] == "60"
+    rewind(61)
+    assert token_post("bob", address="10.5.0.99").status_code == 200
 
 
 def test_the_token_endpoint_shares_the_count_and_answers_429(demo):
     for _ in range(3):
         form_login("carol-does-not-exist", "x")
         form_login("alice", "wrong", address="10.2.0.1")
-    assert token_post("alice", "wrong", address="10.2.0.2").status_code == 400
-    assert token_post("alice", "wrong", address="10.2.0.2").status_code == 429  # the fifth, counted with the form's
-    response = token_post("alice", address="10.2.0.3")
+    assert token_post("alice", "wrong", address="10.2.0.1").status_code == 400
+    assert token_post("alice", "wrong", address="10.2.0.1").status_code == 429  # the fifth, counted with the form's
+    response = token_post("alice", address="10.2.0.1")
     assert response.status_code == 429 and response["Content-Type"] == PROBLEM
     assert response.json()["code"] == "login_throttled" and response["Retry-After"] == "900"
-    assert token_post("bob", address="10.2.0.3").status_code == 200
+    assert token_post("bob", address="10.2.0.1").status_code == 200
 
 
 def test_an_address_spraying_many_accounts_is_locked_for_the_accounts_it_tried(demo, settings):

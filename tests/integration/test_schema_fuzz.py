@@ -64,6 +64,7 @@ DOMAIN_REFUSALS = {
     "POST /api/v1/payroll/groups/": ["400", "422"],
     "POST /api/v1/payroll/snapshots/": ["400", "422"],
     "POST /api/v1/payroll/snapshots/{snapshot_id}/restore/": ["422"],  # a run-scoped snapshot; key reuse
+    "POST /api/v1/payroll/trial/": ["400"],  # at most 1,200 payslips an answer: employees × months
 }
 ARTIFACTS = ROOT / "tests" / "artifacts" / "schema-fuzz"
 FUZZER, REVOKER = "ada", "dora"  # a tenant admin fuzzes; a developer's tokens are the ones revoked

@@ -51,8 +51,13 @@ class Command(BaseCommand):
         # what runs at exit runs (the embedded PostgreSQL stops with the server, config/database.py).
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         mode = "embedded (PostgreSQL from the wheel, in-memory broker and channel layer)" if settings.EMBEDDED else "production"
+        # uvicorn believes X-Forwarded-For from 127.0.0.1 unless told otherwise: only from
+        # the configured proxies here (log-in throttling counts by the client's address).
+        proxies = settings.KEEL_TRUSTED_PROXIES
         config = uvicorn.Config("config.asgi:application", host=host, port=port, lifespan="off",
-                                ws="websockets-sansio", log_level="warning", access_log=False, workers=processes)
+                                ws="websockets-sansio", log_level="warning", access_log=False, workers=processes,
+                                proxy_headers=bool(proxies), forwarded_allow_ips=",".join(proxies) or None,
+                                log_config=None)  # its records go through Keel's one format (config/logs.py)
         if settings.EMBEDDED or processes == 1:
             # One process. Embedded mode always: its worker, beat and channel layer live in it.
             if settings.EMBEDDED:

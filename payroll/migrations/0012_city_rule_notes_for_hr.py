@@ -46,7 +46,7 @@ def rewrite(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("payroll", "0010_item_rate_name_group_city"),
+        ("payroll", "0011_item_rate_name_group_city"),
     ]
 
     operations = [migrations.RunPython(rewrite, migrations.RunPython.noop)]

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('payroll', '0009_city_rules_load'),
+        ('payroll', '0010_recordclaim_rekey_capitals_first'),
     ]
 
     operations = [
