@@ -1,4 +1,4 @@
-"""Blueprints are data (the Planner of seed 001): a goal becomes a task graph of
+"""Blueprints are data (the Planner, DESIGN.md §2): a goal becomes a task graph of
 nodes with tools, dependencies, `run_when`, optional steps and acceptance criteria.
 
 The engine knows no domain's blueprint: a domain app registers its own

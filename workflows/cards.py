@@ -1,4 +1,4 @@
-"""An approval card as typed rows (issue 29): what a domain returns for its tool's card —
+"""An approval card as typed rows: what a domain returns for its tool's card —
 text, amounts with their currency, people, labelled fields, tables, lists, diffs — never a
 Python dict. The approver's desk and the admin render the same rows, in the reader's
 language, with `rows_html`.

@@ -1,4 +1,4 @@
-"""How a domain takes part in a conversation (issue 29, CONVENTIONS 11).
+"""How a domain takes part in a conversation (CONVENTIONS 11).
 
 The conversation front (agents) reads a user's message, decides among a few generic
 branches (chat, clarify, answer a run's question, say how the conversation's runs are

@@ -1,4 +1,4 @@
-"""The Executor and Validator of seed 001: claim a ready node with a lease, run
+"""The Executor and Validator (DESIGN.md §2): claim a ready node with a lease, run
 its tool through the pipeline, accept it by its business receipt, and hand the
 next ready nodes to the scheduler. Everything here is safe to run twice."""
 from __future__ import annotations
@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable
 from datetime import timedelta
 
 from django.db import transaction
@@ -16,22 +15,14 @@ from django.utils.translation import gettext_noop
 
 from config.api import DomainError
 from config.words import Stored, words, words_english
-from timeline.services import (
-    activity_close,
-    event_append,
-    events_batch_open,
-    events_batched,
-    events_pending,
-    events_take,
-    events_written,
-    frame_record,
-)
+from timeline.services import activity_close, event_append, events_batched, events_written, frame_record
 
-from . import sql
+from . import hop, sql
 from .blueprints import criterion_words
 from .dispatch import dispatch_is_held, nodes_dispatch_on_commit
 from .faults import fault_point
 from .gate import gate
+from .hop import fast_tools
 from .learners import learners_call
 from .liveness import (
     HANDED_OVER,
@@ -41,7 +32,7 @@ from .liveness import (
     reclaim_cause,
     worker_name,
 )
-from .models import RUN_TERMINAL, Node, NodeStatus, Run, RunStatus
+from .models import RUN_TERMINAL, Node, NodeStatus, Run
 from .pipeline import (
     ProvenanceBlocked,
     arguments_resolve,
@@ -53,7 +44,6 @@ from .services import (
     active_nodes,
     lease_seconds,
     plan_replan,
-    ready_dispatch_on_commit,
     run_settle,
 )
 from .tools import (
@@ -67,16 +57,7 @@ from .tools import (
     is_compensation,
     tool_get,
 )
-from .transitions import (
-    cap_overrun,
-    counts_pending,
-    counts_take,
-    node_transition,
-    node_status_events,
-    node_transitions_checked,
-    node_transitions_recorded,
-    run_lock,
-)
+from .transitions import cap_overrun, node_transition, node_transitions_checked, node_transitions_recorded, run_lock
 
 log = logging.getLogger(__name__)
 N = NodeStatus
@@ -86,13 +67,7 @@ N = NodeStatus
 # no ORM query) takes what it can; the general path the rest (gates, compensations, expired leases).
 
 
-def in_place_enabled() -> bool:
-    # When a node leaves exactly one ready successor, run it on this worker
-    # without a broker hop; the sweeper still covers a crash in between.
-    return os.environ.get("KEEL_IN_PLACE", "1") != "0"
-
-
-def steps_execute(step: int | sql.Claimed | None, *, plain: bool = False) -> None:
+def steps_execute(step: hop.Step, *, plain: bool = False) -> None:
     """Run a step and, in place, the successors it leaves to this worker: a node id
     (claimed here if it is ours to run; `plain`: see node_execute) or a node already
     claimed."""
@@ -101,12 +76,12 @@ def steps_execute(step: int | sql.Claimed | None, *, plain: bool = False) -> Non
         plain = False
 
 
-def node_execute(node_id: int, *, plain: bool = False) -> int | sql.Claimed | None:
+def node_execute(node_id: int, *, plain: bool = False) -> hop.Step:
     """Run one node if it is ours to run. Returns a successor to run in place, if
     any: its id, or the successor itself already claimed (the hot path). `plain`:
     the node is known to run a side-effect-free tool with nothing to accept."""
-    step = _hot_path_run(node_id, plain)
-    if step is not _UNCLAIMED:
+    taken, step = _hot_path_run(node_id, plain)
+    if taken:
         return step
     # Not ready, gated, a compensation, an expired lease, done or gone: the general path decides.
     node = Node.objects.select_related("run").filter(id=node_id).first()
@@ -133,8 +108,7 @@ def node_execute(node_id: int, *, plain: bool = False) -> int | sql.Claimed | No
                 approval_id = gate().request(node=node, run=run, arguments=arguments)
                 if approval_id is None:
                     return None  # now awaiting approval: no worker slot, no broker message held
-        with events_batched():
-            claimed = _claim_in_transaction([node.id], me, timezone.now(), [node.tool])
+        claimed = node_claim([node.id], me, tools=[node.tool])
         if not claimed:
             return None
         node, run = claimed[0].node, claimed[0].run
@@ -147,7 +121,8 @@ def node_execute(node_id: int, *, plain: bool = False) -> int | sql.Claimed | No
             if tool.approval_required(run.tenant_id, arguments):
                 approval_id = gate().granted(node=node, arguments=arguments)
                 if approval_id is None:  # never run a gated step without an approval of exactly these arguments
-                    return _finish(node, run, N.BLOCKED, "no approval covers these arguments any more", me)
+                    return hop.finish(run, [hop.Finished(node, N.BLOCKED, "no approval covers these arguments any more")],
+                                      me)
     elif node.status == N.IN_PROGRESS and node.lease_expires_at and node.lease_expires_at < timezone.now():
         if not _reclaim(node, run, me):
             return None
@@ -163,34 +138,34 @@ def node_execute(node_id: int, *, plain: bool = False) -> int | sql.Claimed | No
     return _execute_claimed(node, run, tool, me, approval_id, arguments, consumed)
 
 
-def claimed_execute(claimed: sql.Claimed) -> int | sql.Claimed | None:
+def claimed_execute(claimed: sql.Claimed) -> hop.Step:
     """Run a node this worker has claimed, and finish it."""
     node, run, me = claimed.node, claimed.run, worker_name()
     tool = tool_get(node.tool)
     call = _inline_run(node, run, tool)
     if call is None:  # not plain, or its tool failed: the general path runs it (and records a failure)
         return _execute_claimed(node, run, tool, me, None, None, None)
-    return _plain_hop(node, run, me, call, ready=False, alone=not claimed.busy)
+    return hop.finish(run, [hop.Finished(node, call=call)], me, alone=not claimed.busy)
 
 
-def nodes_execute(node_ids: list[int]) -> list[int | sql.Claimed | None]:
+def nodes_execute(node_ids: list[int]) -> list[hop.Step]:
     """A chunk of a fan-out. Side-effect-free nodes are claimed in one statement and
     completed in one transaction per run; the others one by one, as usual. Returns
     the steps to continue with in place."""
-    inline = [name for name in fast_tools() if TOOLS[name].inline]
-    claimed = _claim_chunk(node_ids, inline)
+    inline, me = [name for name in fast_tools() if TOOLS[name].inline], worker_name()
+    claimed = node_claim(node_ids, me, tools=inline)
     taken = {c.node.id for c in claimed}
-    steps: list[int | sql.Claimed | None] = []
-    by_run: dict[int, list] = {}
+    steps: list[hop.Step] = []
+    by_run: dict[int, tuple[Run, list[hop.Finished]]] = {}
     for c in claimed:
         tool = tool_get(c.node.tool)
         call = _inline_run(c.node, c.run, tool)
         if call is None:
             steps.append(c)  # runs through claimed_execute
         else:
-            by_run.setdefault(c.run.id, []).append((c, call))
-    for items in by_run.values():
-        steps.append(_finish_many(items))
+            by_run.setdefault(c.run.id, (c.run, []))[1].append(hop.Finished(c.node, call=call))
+    for run, finished in by_run.values():
+        steps.append(hop.finish(run, finished, me, alone=False))  # one transaction a run
     steps += [node_id for node_id in node_ids if node_id not in taken]
     return steps
 
@@ -205,102 +180,74 @@ def node_hand_over(node: Node, run: Run) -> None:
     if dispatch_is_held():
         return
     me = f"{HANDED_OVER}{worker_name()}"[:120]
-    with events_batched():
-        claimed = bool(_claim_in_transaction([node.id], me, timezone.now(), [node.tool]))
-    if claimed:
+    if node_claim([node.id], me, tools=[node.tool]):
         nodes_dispatch_on_commit([node.id])
 
 
 # 2. The claim: a lease on a ready node, by compare-and-set, or a lease taken over.
 
 
-_fast_tools: tuple[int, list[str]] = (-1, [])
-
-
-def fast_tools() -> list[str]:
-    """Tools the hot path may claim: no approval gate and no compensation (both ask the gate)."""
-    global _fast_tools
-    if _fast_tools[0] != len(TOOLS):  # tools register at start-up (and in tests)
-        _fast_tools = (len(TOOLS), sorted(name for name, tool in TOOLS.items()
-                                          if not tool.needs_approval and not is_compensation(name)))
-    return _fast_tools[1]
-
-
-_UNCLAIMED = object()
-
-
-def _hot_path_run(node_id: int, plain: bool) -> int | sql.Claimed | None | object:
+def _hot_path_run(node_id: int, plain: bool) -> tuple[bool, hop.Step]:
     """A hop in as few statements as the node allows. Known `plain` (its tool
     side-effect-free, nothing to accept): it is read, its tool run, and it is claimed
     and completed — its call recorded, its successors promoted, the one to run in place
     claimed — in one statement, a transaction of its own while nothing else of its run
-    is active (_plain_hop); a rival run of the same node writes nothing. Any
+    is active (hop.finish); a rival run of the same node writes nothing. Any
     other node is claimed first, with its event and its count, in one statement that
     commits before its tool runs (its effects must not run in a transaction); if it
     proves plain, it then completes as above. A crash before the claim commits leaves
     the node ready (the late-acked message comes back; the sweeper covers a lost one);
     after it, the lease runs out and the sweeper hands the node out again. Returns
-    _UNCLAIMED when the node was not ours to claim here."""
+    (whether it took the node, the step to run next); not taken: the node was not ours
+    to claim here (or its claim stopped the run at its cap), the general path decides."""
     me = worker_name()
     if plain:
         read = sql.node_ready_read(node_id, tools=fast_tools())
         if read is None:
-            return _UNCLAIMED
-        tool = tool_get(read.node.tool)
-        call = _inline_run(read.node, read.run, tool)
+            return False, None
+        call = _inline_run(read.node, read.run, tool_get(read.node.tool))
         if call is not None:
-            return _plain_hop(read.node, read.run, me, call, ready=True, alone=not read.busy)
+            return True, hop.finish(read.run, [hop.Finished(read.node, call=call, ready=True)], me,
+                                    alone=not read.busy)
         # It was not plain after all, or its tool failed: claimed at once as any other node.
-    if not transaction.get_connection().in_atomic_block:
-        claim = _claim_alone(node_id, me)
-        if claim is None:
-            return _UNCLAIMED
-        node, run = claim.claimed.node, claim.claimed.run
-        if not claim.within_cap:
-            return None  # the run stopped there: the step's tool does not run
-    else:
-        with events_batched():  # inside a caller's transaction: the claim joins it
-            claimed = _claim_in_transaction([node_id], me, timezone.now())
-        if not claimed:
-            return _UNCLAIMED
-        node, run = claimed[0].node, claimed[0].run
+    claimed = node_claim([node_id], me, alone=not transaction.get_connection().in_atomic_block)
+    if not claimed:
+        return False, None
+    node, run = claimed[0].node, claimed[0].run
     tool = tool_get(node.tool)
     call = _inline_run(node, run, tool)
     if call is not None:  # plain after all: completed in one statement more
-        return _plain_hop(node, run, me, call, ready=False, alone=True)
-    return _execute_claimed(node, run, tool, me, None, None, None)
+        return True, hop.finish(run, [hop.Finished(node, call=call)], me)
+    return True, _execute_claimed(node, run, tool, me, None, None, None)
 
 
-def _claim_alone(node_id: int, me: str) -> sql.ClaimedAlone | None:
-    """Claim a ready node in one statement that commits by itself, its event and its
-    count with it; past the run's cap, the run is stopped. None: not ours to claim."""
+def node_claim(node_ids: list[int], me: str, *, tools: list[str] | None = None,
+               alone: bool = False) -> list[sql.Claimed]:
+    """The one way a step is claimed: ready → in_progress for those of `node_ids` still
+    ready, of a live run and with one of `tools` (default: those the hot path may run),
+    with the lease of `me`, their Activities, transitions, events and count. `alone` (a
+    single node, outside a transaction): one statement that commits by itself, its event
+    and count with it; past the run's cap the run stops there and nothing is claimed.
+    Otherwise in the caller's transaction, or one of its own: its events and count at the
+    end of its batch. Returns the nodes won."""
     now = timezone.now()
-    claim = sql.node_claim_alone(node_id, me=me, lease=now + timedelta(seconds=lease_seconds()), now=now,
-                                 tools=fast_tools())
-    if claim is None:
-        return None
-    node, run = claim.claimed.node, claim.claimed.run
-    node_transitions_checked([(node.key, node.plan_version, N.READY, N.IN_PROGRESS, "claimed")])
-    events_written(run.conversation_id, claim.events, now)
-    if not claim.within_cap:
-        with events_batched():
-            cap_overrun(run.id)
-    return claim
-
-
-def _claim_in_transaction(node_ids: list[int], me: str, now, tools: list[str] | None = None) -> list[sql.Claimed]:
-    claimed = sql.nodes_claim(node_ids, me=me, lease=now + timedelta(seconds=lease_seconds()), now=now,
-                              tools=fast_tools() if tools is None else tools)
-    for c in claimed:
-        node_transitions_recorded(c.run, [(c.node.key, c.node.plan_version, N.READY, N.IN_PROGRESS, "claimed")])
-    return claimed
-
-
-def _claim_chunk(node_ids: list[int], tools: list[str] | None = None) -> list[sql.Claimed]:
-    """Claim ready nodes in one transaction: one statement, then the cap and the events."""
-    now = timezone.now()
+    lease, tools = now + timedelta(seconds=lease_seconds()), fast_tools() if tools is None else tools
+    if alone:
+        claim = sql.node_claim_alone(node_ids[0], me=me, lease=lease, now=now, tools=tools)
+        if claim is None:
+            return []
+        node, run = claim.claimed.node, claim.claimed.run
+        node_transitions_checked([(node.key, node.plan_version, N.READY, N.IN_PROGRESS, "claimed")])
+        events_written(run.conversation_id, claim.events, now)
+        if not claim.within_cap:
+            with events_batched():
+                cap_overrun(run.id)
+            return []  # the run stopped there: the step's tool does not run
+        return [claim.claimed]
     with events_batched():
-        claimed = _claim_in_transaction(node_ids, worker_name(), now, tools)
+        claimed = sql.nodes_claim(node_ids, me=me, lease=lease, now=now, tools=tools)
+        for c in claimed:
+            node_transitions_recorded(c.run, [(c.node.key, c.node.plan_version, N.READY, N.IN_PROGRESS, "claimed")])
     return claimed
 
 
@@ -370,7 +317,7 @@ def _execute_claimed(node, run, tool, me, approval_id, arguments, consumed) -> i
                                          approval_id=approval_id)
     except ProvenanceBlocked as block:
         provenance_block_record(node=node, run=run, block=block)
-        return _finish(node, run, N.FAILED, str(block), me)
+        return hop.finish(run, [hop.Finished(node, N.FAILED, str(block))], me)
     except NeedsInput as question:
         return _stop(node, run, N.AWAITING_INPUT, me, reason=question.text, question=question.stored(),
                      lease_owner="", lease_expires_at=None,
@@ -381,7 +328,7 @@ def _execute_claimed(node, run, tool, me, approval_id, arguments, consumed) -> i
         # record has not run out): not a failure — wait, and the sweeper brings it back.
         return _defer(node, run, me, str(busy))
     except ToolBlocked as err:  # acting now would be wrong: stop with the reason, change nothing
-        return _finish(node, run, N.BLOCKED, str(err), me)
+        return hop.finish(run, [hop.Finished(node, N.BLOCKED, str(err))], me)
     except TRANSIENT_ERRORS as err:  # a timeout, a lost connection: again, later, up to a cap
         return _retry_later(node, run, tool, me, err, arguments)
     except DomainError as err:
@@ -413,7 +360,7 @@ def _execute_claimed(node, run, tool, me, approval_id, arguments, consumed) -> i
             f"{r.criterion} ({words_english(r.detail)})" if r.detail else r.criterion for r in failed)
         return _fail(node, run, tool, reason, me, arguments, output, result_ref=str(call.id),
                      acceptance_results=outcome)
-    step = _finish(node, run, N.COMPLETED, "accepted", me, result_ref=str(call.id), acceptance_results=outcome)
+    step = hop.finish(run, [hop.Finished(node, result_ref=str(call.id), acceptance_results=outcome)], me)
     if approval_id is not None and tool.experience is not None:
         learners_call(run.tenant_id)
     return step
@@ -430,162 +377,8 @@ def _acceptance_summary(run: Run, node: Node, results: list[Acceptance]) -> Stor
     return summary
 
 
-# 4. The outcome is recorded (completed, failed or planned around, stopped, deferred, retried).
-
-
-_LOST = object()  # an outcome's compare-and-set lost: nothing was written
-
-
-_NOT_ALONE = object()
-
-
-def _finish(node, run, to: str, reason: str, me: str, result_ref: str = "",
-                 acceptance_results: list[dict] | None = None) -> int | sql.Claimed | None:
-    """Complete or fail a node, promote its successors and claim the one to run in
-    place: a completion outside a transaction while nothing else of its run is active,
-    in one statement (_complete_hop); else in one transaction: two or three
-    statements, then the cap count and the events."""
-    now = timezone.now()
-    if to == N.COMPLETED and not transaction.get_connection().in_atomic_block:
-        step = _complete_hop(node, run, me, reason, result_ref, acceptance_results, now)
-        if step is not _NOT_ALONE:
-            return step
-
-    def write() -> int | sql.Claimed | None | object:
-        with events_batched():
-            run_status, won = sql.nodes_finish(run.id, [{"id": node.id, "to": to, "reason": reason,
-                                                         "result_ref": result_ref,
-                                                         "acceptance_results": acceptance_results}],
-                                               me=me, now=now)
-            if not won:
-                return _LOST  # someone else finished it: nothing written
-            run.status = run_status
-            node.status, node.status_reason, node.result_ref = to, reason, result_ref
-            node_transitions_recorded(run, [(node.key, node.plan_version, N.IN_PROGRESS, to, reason)])
-            return _promote(run, [node.key], me, now)
-
-    step = _recorded(write, node, to)
-    if step is _LOST:
-        _not_recorded(node, to, me)
-        return None
-    return step
-
-
-def _complete_hop(node, run, me: str, reason: str, result_ref: str, acceptance_results: list[dict] | None,
-                  now) -> int | sql.Claimed | None | object:
-    """A step with effects completed and its hop taken in one statement that commits by
-    itself (sql.complete_hop): _NOT_ALONE when another node of its run is active, a
-    successor waits on one, or no successor goes on (the run's last step: it completes
-    in the transaction that settles the run), and nothing was written — and when its
-    compare-and-set lost on the statement's snapshot: the transaction then decides
-    under the run's lock, and says so if it is lost indeed. Never a silent return."""
-    changes = [(node.key, node.plan_version, N.IN_PROGRESS, N.COMPLETED, reason)]
-    node_transitions_checked(changes)
-    in_place = in_place_enabled()
-    hop = _recorded(lambda: sql.complete_hop(node=node, run=run, me=me, reason=reason, result_ref=result_ref,
-                                             acceptance_results=acceptance_results, now=now,
-                                             claim_for=_claim_for(me, now) if in_place else None,
-                                             events=(run.conversation_id, node_status_events(run, changes))),
-                    node, N.COMPLETED)
-    if hop is None or not hop.won:
-        return _NOT_ALONE
-    run.status = hop.run_status
-    node.status, node.status_reason, node.result_ref = N.COMPLETED, reason, result_ref
-    return _promoted(run, hop.promotion, True, in_place, now)
-
-
-def _plain_hop(node, run, me: str, call: dict, *, ready: bool, alone: bool) -> int | sql.Claimed | None:
-    """A plain inline node's hop: its call recorded and the node completed — `ready`:
-    claimed too — its successors promoted, the one to run in place claimed, the hop
-    counted and its events written. `alone` (no other node of the run was active) and
-    outside a transaction, that is one statement, a transaction of its own: no BEGIN,
-    no COMMIT round trip (sql.inline_hop). Otherwise, or when that statement finds the
-    run no longer alone or nothing to go on with (it then writes nothing), a transaction:
-    the same statement, which promotes only when its snapshot allows, else a promotion
-    after the run's lock, and the run settled with it."""
-    if alone and not transaction.get_connection().in_atomic_block:
-        step = _plain_hop_once(node, run, me, call, ready=ready, anyway=False)
-        if step is not _NOT_ALONE:
-            return step
-
-    def write() -> int | sql.Claimed | None | object:
-        with events_batched():
-            return _plain_hop_once(node, run, me, call, ready=ready, anyway=True)
-
-    step = _recorded(write, node, N.COMPLETED)
-    if step is _LOST:
-        # `ready`: another worker ran the same message's node first (a rival run of a
-        # side-effect-free tool); else someone moved the node this worker held.
-        _not_recorded(node, N.COMPLETED, me)
-        return None
-    return step
-
-
-def _plain_hop_once(node, run, me: str, call: dict, *, ready: bool, anyway: bool) -> int | sql.Claimed | None | object:
-    now = timezone.now()
-    changes = [(node.key, node.plan_version, N.READY, N.IN_PROGRESS, "claimed")] if ready else []
-    changes.append((node.key, node.plan_version, N.IN_PROGRESS, N.COMPLETED, "accepted"))
-    node_transitions_checked(changes)
-    batched = events_batch_open()
-    if batched:  # the batch's events so far go first (None: it holds another conversation's, it writes them all)
-        pending = events_pending(run.conversation_id)
-        events = None if pending is None else (run.conversation_id, pending + node_status_events(run, changes))
-        count = counts_pending(run.id) + len(changes)
-    else:
-        events, count = (run.conversation_id, node_status_events(run, changes)), len(changes)
-    in_place = in_place_enabled()
-    hop = _recorded(lambda: sql.inline_hop(ready=ready, anyway=anyway, node=node, run=run, now=now, me=me,
-                                           reason="accepted", claim_for=_claim_for(me, now) if in_place else None,
-                                           count=count, events=events, **call),
-                    node, N.COMPLETED)
-    if not hop.won:
-        # Nothing written: (not `anyway`) the run is not alone, or someone else claimed or
-        # finished it — the transaction then decides under the run's lock (`anyway`: lost).
-        return _LOST if anyway else _NOT_ALONE
-    run.status = hop.run_status
-    node.status, node.status_reason, node.result_ref = N.COMPLETED, "accepted", str(hop.call_id)
-    if hop.promotion is None:  # completed only (`anyway`): the promotion follows the run's lock
-        node_transitions_recorded(run, changes)
-        return _promote(run, [node.key], me, now)
-    if not batched:  # it committed with its events and counts: nothing is left to write unless the run settles
-        return _promoted(run, hop.promotion, True, in_place, now)
-    with events_batched():  # joins the caller's batch
-        if events is None:
-            node_transitions_recorded(run, changes, counted=True)
-        else:
-            events_take(run.conversation_id)  # the statement wrote them
-        counts_take(run.id)  # and counted them
-        return _promoted(run, hop.promotion, events is not None, in_place, now)
-
-
-def _finish_many(items: list[tuple[sql.Claimed, dict]]) -> int | sql.Claimed | None:
-    """Complete independent claimed nodes of one run in one transaction."""
-    run, me, now = items[0][0].run, worker_name(), timezone.now()
-    lost: list[Node] = []
-
-    def write() -> int | sql.Claimed | None:
-        finished = []
-        with events_batched():
-            for c, call in items:
-                ref = str(sql.inline_call_record(node=c.node, run=run, now=now, **call))
-                finished.append({"id": c.node.id, "to": N.COMPLETED, "reason": "accepted", "result_ref": ref,
-                                 "acceptance_results": []})
-            run_status, won = sql.nodes_finish(run.id, finished, me=me, now=now)
-            run.status = run_status
-            won_set = set(won)
-            done = [c.node for c, _ in items if c.node.id in won_set]
-            lost[:] = [c.node for c, _ in items if c.node.id not in won_set]
-            # Nodes someone else finished keep their call rows: the same idempotency key, harmless.
-            node_transitions_recorded(run, [(n.key, n.plan_version, N.IN_PROGRESS, N.COMPLETED, "accepted")
-                                            for n in done])
-            if not done:
-                return None
-            return _promote(run, [n.key for n in done], me, now)
-
-    step = _recorded(write, items[0][0].node, N.COMPLETED)
-    for node in lost:
-        _not_recorded(node, N.COMPLETED, me)
-    return step
+# 4. The outcome is recorded: completed or failed through hop.finish (the step finished, the run goes
+# on); here, what is not a plain finish: planned around, stopped, deferred, retried.
 
 
 # DESIGN.md §4: a system of record refuses a request whose idempotency key is still
@@ -651,12 +444,12 @@ def _retry_later(node, run, tool, me: str, err: Exception, arguments) -> None:
 FAILURE_REPLAN_CAP = 2
 
 
-def _fail(node, run, tool, reason: str, me: str, arguments, output, **finish) -> int | sql.Claimed | None:
+def _fail(node, run, tool, reason: str, me: str, arguments, output, **finish) -> hop.Step:
     """A step failed for good. If its tool says how to plan around the failure, replace it
     and its not-yet-run descendants (a local replan with its diff); else fail it."""
     replace, update = _failure_replan(node, run, tool, reason, arguments, output)
     if update is None:
-        return _finish(node, run, N.FAILED, reason, me, **finish)
+        return hop.finish(run, [hop.Finished(node, N.FAILED, reason, **finish)], me)
     extra = {"acceptance_results": finish["acceptance_results"]} if finish.get("acceptance_results") else {}
 
     def write() -> bool:
@@ -674,8 +467,8 @@ def _fail(node, run, tool, reason: str, me: str, arguments, output, **finish) ->
                         params_update=update, trigger={"kind": "failure", "node": node.key, "reason": reason[:500]})
             return True
 
-    if not _recorded(write, node, N.FAILED):
-        _not_recorded(node, N.FAILED, me)
+    if not hop.recorded(write, node, N.FAILED):
+        hop.not_recorded(node, N.FAILED, me)
     return None
 
 
@@ -710,7 +503,7 @@ def _stop(node, run, to: str, me: str, *, expected: str = N.IN_PROGRESS, reason:
     first — the order a hop takes its locks (run, node, conversation). Taken after the
     step's event, the lock waited for a sibling's completion that held it and waited in
     turn for the conversation's: PostgreSQL broke the deadlock by rolling one of the two
-    back, and that step's outcome was lost (issue 30). Under the lock the settling also
+    back, and that step's outcome was lost. Under the lock the settling also
     sees a sibling's completion that committed first."""
     def write() -> bool:
         with events_batched():
@@ -722,113 +515,6 @@ def _stop(node, run, to: str, me: str, *, expected: str = N.IN_PROGRESS, reason:
             run_settle(run, reason=settle_reason)
             return True
 
-    if not _recorded(write, node, to):
-        _not_recorded(node, to, me)
+    if not hop.recorded(write, node, to):
+        hop.not_recorded(node, to, me)
     return None
-
-
-# PostgreSQL rolled the whole transaction (or statement) back: a deadlock with another
-# writer, a serialization failure. Nothing of it was written: it may be tried again.
-_ROLLED_BACK = frozenset({"40P01", "40001"})
-RECORD_TRIES = 3
-
-
-def _recorded(write: Callable[[], object], node, to: str):
-    """`write()` — a statement that commits by itself, or a transaction — records a step's
-    outcome `to`; run it until it commits. A step's outcome is never lost while its worker
-    lives: one PostgreSQL rolled back whole is tried again; any other error is logged as
-    what it is (the outcome not recorded: the step waits for its lease to run out) and
-    raised. Inside a caller's transaction (which the error aborted) it is only raised: the
-    caller's own error handling decides."""
-    for attempt in range(1, RECORD_TRIES + 1):
-        try:
-            return write()
-        except Exception as err:
-            if transaction.get_connection().in_atomic_block:
-                raise
-            if attempt < RECORD_TRIES and getattr(err.__cause__, "sqlstate", None) in _ROLLED_BACK:
-                log.warning("step %s (node %s): recording its outcome (%s) was rolled back (%s); recording it "
-                            "again", node.key, node.id, to, str(err).splitlines()[0])
-                continue
-            log.error("step %s (node %s): its outcome (%s) was not recorded; the step runs again once its lease "
-                      "runs out", node.key, node.id, to, exc_info=True)
-            raise
-    raise AssertionError("unreachable")
-
-
-def _not_recorded(node, to: str, me: str) -> None:
-    """A step's outcome lost its compare-and-set: someone else moved the node first (a
-    worker that took its lease over, a cancel). Never in silence: the log says what the
-    node is now (issue 30)."""
-    now = Node.objects.filter(id=node.id).values("status", "lease_owner", "retired_in").first()
-    if now is None:
-        state = "gone"
-    else:
-        state = now["status"] + (f", held by {now['lease_owner']}" if now["lease_owner"] else "") + (
-            f", retired in plan v{now['retired_in']}" if now["retired_in"] else "")
-    log.warning("step %s (node %s): its outcome (%s, by %s) was not recorded: the node is %s",
-                node.key, node.id, to, me, state)
-
-
-# 5. The run goes on: successors promoted, one claimed in place or all dispatched, the run settled.
-
-
-def _claim_for(me: str, now) -> tuple[str, object, list[str]]:
-    """A single successor the hot path may run is claimed in the promoting statement."""
-    return me, now + timedelta(seconds=lease_seconds()), fast_tools()
-
-
-def _promote(run: Run, finished_keys: list[str], me: str, now) -> int | sql.Claimed | None:
-    """Inside the completing transaction (the run row is locked): promote the
-    successors, claim the single one in place or dispatch them all after commit,
-    and settle the run unless it is plainly still running."""
-    in_place = in_place_enabled()
-    if run.status in RUN_TERMINAL:
-        return _promoted(run, None, False, in_place, now)
-    # The statement also counts the hop's transitions against the cap: those of this
-    # batch so far (the completion) and its own (no separate UPDATE of the run).
-    # And it writes the batch's events so far with its own (no statement of their own).
-    pending = events_take(run.conversation_id)
-    promotion = sql.successors_promote(run.id, finished_keys, now=now,
-                                       claim_for=_claim_for(me, now) if in_place else None,
-                                       count=counts_take(run.id),
-                                       events=None if pending is None else (run.conversation_id, pending))
-    return _promoted(run, promotion, pending is not None, in_place, now)
-
-
-def _promoted(run: Run, promotion: sql.Promotion | None, written: bool, in_place: bool,
-              now) -> int | sql.Claimed | None:
-    """What follows a promotion (None: none, the run is over) in its transaction, or
-    after the statement that committed it: its changes checked, the successors
-    dispatched after commit unless one runs in place, the events followed up
-    (`written`: the statement wrote them) and the run settled unless it is plainly
-    still running (what writes joins the transaction, or takes one of its own)."""
-    promoted, busy, won = [], False, None
-    if promotion is not None:
-        promoted, busy, won = promotion.promoted, promotion.busy, promotion.claimed
-        changes = [(p.key, p.plan_version, N.PENDING, N.READY, "dependencies met") for p in promoted]
-        if won is not None:
-            changes.append((won.node.key, won.node.plan_version, N.READY, N.IN_PROGRESS, "claimed"))
-        if not written:
-            node_transitions_recorded(run, changes, counted=True)
-        else:  # the statement wrote their events: check them against the table all the same
-            node_transitions_checked(changes)
-        if not promotion.within_cap:
-            with events_batched():  # joins the caller's batch; after a statement that committed, its own
-                cap_overrun(run.id)  # the run stops here: nothing runs in place
-            run.status, won = RunStatus.STOPPED, None
-    if won is not None:
-        won.busy = busy
-    claimed: int | sql.Claimed | None = won
-    if won is None and len(promoted) == 1 and in_place and run.status not in RUN_TERMINAL:
-        claimed = promoted[0].id  # a gated step: the general path asks the gate, on this worker
-    if claimed is None and run.status not in RUN_TERMINAL:
-        ready_dispatch_on_commit(promoted)
-    if promotion is not None and written:
-        # After the dispatch: what follows the events (their push) runs after the commit's
-        # messages are sent, so the next step's worker waits for no push of this one.
-        events_written(run.conversation_id, promotion.events, now)
-    if not (run.status == RunStatus.RUNNING and (busy or promoted)):
-        with events_batched():
-            run_settle(run)
-    return claimed

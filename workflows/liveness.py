@@ -1,4 +1,4 @@
-"""Whether the worker process holding a lease is still alive (issue 30): a lease that ran
+"""Whether the worker process holding a lease is still alive: a lease that ran
 out is a crash only when its holder is gone.
 
 Each process that takes leases (worker_name below: `host:pid:thread`) holds

@@ -32,7 +32,7 @@ RUN_FINAL = {RunStatus.COMPLETED, RunStatus.ROLLED_BACK, RunStatus.STOPPED, RunS
 
 
 class Control(models.TextChoices):
-    """Who holds control of the run now (seed 001's checkpoint)."""
+    """Who holds control of the run now (the checkpoint's, DESIGN.md §2)."""
 
     ORCHESTRATOR = "orchestrator", _("orchestrator")
     EXECUTOR = "executor", _("executor")
@@ -198,7 +198,7 @@ class Transition(models.Model):
         return f"{who}: {self.from_status or '—'} → {self.to_status}"
 
 
-# --- The tool runtime: calls and state coordinates with provenance (seed 000 §5, DESIGN.md §5) ---
+# --- The tool runtime: calls and state coordinates with provenance (DESIGN.md §5) ---
 
 class ToolCall(models.Model):
     class Status(models.TextChoices):
@@ -223,7 +223,6 @@ class ToolCall(models.Model):
 
     class Meta:
         verbose_name, verbose_name_plural = _("tool call"), _("tool calls")
-        db_table = "agents_toolcall"  # moved from agents with its rows
         ordering = ["started_at"]
         constraints = [models.UniqueConstraint(fields=["node", "idempotency_key"], name="tool_call_key_unique")]
 
@@ -246,7 +245,6 @@ class StateCoordinate(models.Model):
 
     class Meta:
         verbose_name, verbose_name_plural = _("state coordinate"), _("state coordinates")
-        db_table = "agents_statecoordinate"
         ordering = ["created_at"]
         constraints = [models.UniqueConstraint(fields=["run", "key", "plan_version"], name="coordinate_unique")]
 
@@ -262,7 +260,6 @@ class CoordinateConsumption(models.Model):
 
     class Meta:
         verbose_name, verbose_name_plural = _("coordinate consumption"), _("coordinate consumptions")
-        db_table = "agents_coordinateconsumption"
         constraints = [models.UniqueConstraint(fields=["coordinate", "call"], name="consumption_unique")]
 
     def __str__(self) -> str:
@@ -283,7 +280,6 @@ class ProvenanceBlock(models.Model):
 
     class Meta:
         verbose_name, verbose_name_plural = _("provenance block"), _("provenance blocks")
-        db_table = "agents_provenanceblock"
 
     def __str__(self) -> str:
         return f"{self.key}: {value_text(self.supplied, limit=40)} ≠ {value_text(self.expected, limit=40)}"

@@ -1,4 +1,4 @@
-"""RunPipeline (seed 000 §5, DESIGN.md §5): before a call, resolve every
+"""RunPipeline (DESIGN.md §5): before a call, resolve every
 consumed key from its coordinate, check provenance, inject the exact value and
 record the consumption link; after a successful call, write the produced
 coordinates. The model never retypes an id."""

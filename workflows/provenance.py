@@ -1,4 +1,4 @@
-"""Provenance from the first message (seed 000 §10): where a run's values came from, back to
+"""Provenance from the first message: where a run's values came from, back to
 the words the user typed (or the event that started the run).
 
 `run_origin` finds the run's root: the user's message that started it (the conversation's

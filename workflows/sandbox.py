@@ -1,4 +1,4 @@
-"""What a replay's sandbox tenant needs of each domain (issue 29, CONVENTIONS 11).
+"""What a replay's sandbox tenant needs of each domain (CONVENTIONS 11).
 
 A replay (agents.replay) re-runs a recorded run in a new sandbox tenant holding a copy of
 the records the run touched. Which records those are is each domain's knowledge, so each

@@ -1,6 +1,6 @@
 """Writes of the workflow engine: start a run, promote ready nodes, settle the
 run's status, dispatch after commit, replan locally, answer a question.
-The Scheduler of seed 001 is `nodes_promote` + `ready_dispatch_on_commit`."""
+The Scheduler (DESIGN.md §2) is `nodes_promote` + `ready_dispatch_on_commit`."""
 from __future__ import annotations
 
 import logging
@@ -80,7 +80,7 @@ def run_create(*, membership: Membership, blueprint: str, params: dict[str, Any]
                conversation_id: int | None = None, caps: dict[str, int] | None = None,
                door: str = Door.RUNS) -> Run:
     """The run's first records (the run and its Activity), planned later by `run_plan`:
-    a chat message answers once these are committed and a worker plans (issue 14).
+    a chat message answers once these are committed and a worker plans.
 
     `door` says where the start comes from; the blueprint's declaration decides (403) before
     anything is written. A caller that names none is held to runs/'s rule, the strictest:
@@ -365,7 +365,7 @@ def run_cancel(*, membership: Membership, run_id: int, reason: str) -> Run:
     (its compensation, by its own receipts), then end it `cancelled`. The run's lock first
     and the events at the end, as every writer takes them (transitions.run_lock): its event
     written first, the cancel held the conversation while it waited for a step that a
-    worker taking over its lease held, which waited for the conversation in turn (issue 30)."""
+    worker taking over its lease held, which waited for the conversation in turn."""
     reason = (reason or "").strip()[:500]
     run = run_get_for(membership, run_id)
     _act_check(membership, run, "cancel")

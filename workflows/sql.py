@@ -1,11 +1,16 @@
-"""The engine's statements: the one path of a hop, as hand-written PostgreSQL (issue 14).
+"""The engine's statements, and the one writer of a node's or a run's status.
+
+Every status change, its Transition row and its count against the run's transition cap
+are written here: by the hop's hand-written PostgreSQL (the hot path, no ORM query) or by
+the general path's compare-and-set (node_status_set, run_status_set, through the ORM).
+workflows.transitions decides them — the allowed-transition table, the events, what the
+cap stops — and writes nothing of its own.
 
 A hop — complete a node, record it, promote its successors, claim the next — costs one
 prepared statement (a transaction of its own) or a handful in one transaction. Each
 statement is a data-modifying CTE whose parts hang on its compare-and-set UPDATE: a lost
-race writes nothing and returns no row. Timeline rows are the timeline's SQL (timeline/sql.py);
-the status checks, the events and the transition cap stay in workflows.transitions. Each
-function's docstring says what its statement writes, why a concurrent worker and a kill
+race writes nothing and returns no row. Timeline rows are the timeline's SQL (timeline/sql.py).
+Each function's docstring says what its statement writes, why a concurrent worker and a kill
 leave it whole ("Safe:"), and the test that proves it ("Proof:")."""
 from __future__ import annotations
 
@@ -14,14 +19,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.db.models import F
+
 from config import sql
 from config.ids import new_id
-from config.words import Stored
-from timeline.masking import payload_mask
-from timeline.services import summary_columns
-from timeline.sql import activities_close, activities_open, activity_rollup, call_frame_ctes, events_insert_ctes
+from timeline.sql import activities_close, activities_open, events_insert_ctes
 
-from .models import RUN_TERMINAL, Node, Run
+from .call_sql import call_ctes, call_params
+from .models import RUN_TERMINAL, Node, Run, Transition
 
 _TERMINAL = sorted(str(s) for s in RUN_TERMINAL)
 _NODE_COLS = [f.column for f in Node._meta.concrete_fields]
@@ -85,6 +90,66 @@ def _others_active(run: str, besides: str) -> str:
             f" AND o.status IN ('ready', 'in_progress') AND o.id NOT IN ({besides}))")
 
 
+# Status writes: what every statement composes (a CTE each), and the general path's own.
+
+
+def transitions_insert(name: str, rows: str) -> str:
+    """A CTE `name` writing the Transition rows that the SELECT `rows` lists: (run, node,
+    from, to, reason, worker, at), one a status change."""
+    return f"""{name} AS (
+  INSERT INTO workflows_transition (run_id, node_id, from_status, to_status, reason, worker, at)
+  {rows}
+)"""
+
+
+def transitions_counted(name: str, run: str, n: str, when: str = "true") -> str:
+    """A CTE `name` counting `n` more transitions of run `run` (SQL expressions) against its
+    cap, when `when` holds: a row when they stay within it; none, and nothing counted, when
+    they would pass it (the caller stops the run: workflows.transitions.cap_overrun)."""
+    return f"""{name} AS (
+  UPDATE workflows_run SET transition_count = transition_count + {n}
+   WHERE ({when}) AND workflows_run.id = {run} AND transition_count <= transition_cap - {n}
+  RETURNING 1
+)"""
+
+
+_COUNT = sql.Statement(f"WITH {transitions_counted('counted', '%(run)s', '%(n)s::int')} SELECT count(*) FROM counted")
+
+
+def transitions_count(run_id: int, n: int) -> bool:
+    """n more transitions against the run's cap; False when it would pass the cap. Safe: one
+    conditional UPDATE of the run's row, in the caller's transaction. Proof: test_hot_path.py::
+    test_a_chain_stops_at_its_transition_cap_and_nothing_runs_after_it."""
+    return bool(sql.execute(_COUNT, {"run": run_id, "n": n}, fetch="one")[0])
+
+
+def transitions_count_full(run_id: int) -> None:
+    """The run's count at its cap: a count that would pass it stopped the run there."""
+    Run.objects.filter(id=run_id).update(transition_count=F("transition_cap"))
+
+
+def node_status_set(node: Node, frm: str, to: str, *, reason: str, worker: str, fields: dict[str, Any]) -> bool:
+    """frm → to for one node, with `fields`, and its Transition row, in the caller's
+    transaction (workflows.transitions.node_transition checks and counts it). False, nothing
+    written, when the node is not `frm` any more. Safe: the compare-and-set (WHERE status =
+    frm) gives the change to one writer; a kill before commit undoes both. Proof:
+    test_lock_order.py, test_engine.py::test_every_transition_is_a_gapless_timeline_event."""
+    if not Node.objects.filter(id=node.id, status=frm).update(status=to, status_reason=reason, **fields):
+        return False
+    Transition.objects.create(run_id=node.run_id, node=node, from_status=frm, to_status=to, reason=reason,
+                              worker=worker)
+    return True
+
+
+def run_status_set(run: Run, frm: str, to: str, *, reason: str, fields: dict[str, Any]) -> bool:
+    """frm → to for a run, with `fields`, and its Transition row (no node), as node_status_set.
+    Proof: test_run_control.py, test_engine.py::test_the_transition_cap_stops_the_run."""
+    if not Run.objects.filter(id=run.id, status=frm).update(status=to, status_reason=reason, **fields):
+        return False
+    Transition.objects.create(run=run, node=None, from_status=frm, to_status=to, reason=reason)
+    return True
+
+
 _READY = sql.Statement(f"""
 SELECT {", ".join("n." + c for c in _NODE_COLS)}, {", ".join("r." + c for c in _RUN_COLS)},
        {_others_active("n.run_id", "n.id")}
@@ -132,10 +197,9 @@ def _claim_ctes() -> str:
   RETURNING {", ".join("n." + c for c in _NODE_COLS)}, {", ".join("r." + c + " AS r_" + c for c in _RUN_COLS)},
             (n.activity_id = x.act) AS opened
 ), {activities_open("activities", "SELECT claimed.activity_id AS id, claimed.r_conversation_id AS conversation_id, "
-                                  "claimed.run_id, claimed.key, claimed.goal, claimed.goal_words FROM claimed WHERE claimed.opened")}, transitions AS (
-  INSERT INTO workflows_transition (run_id, node_id, from_status, to_status, reason, worker, at)
-  SELECT claimed.run_id, claimed.id, 'ready', 'in_progress', 'claimed', %(me)s, %(now)s FROM claimed
-)"""
+                                  "claimed.run_id, claimed.key, claimed.goal, claimed.goal_words FROM claimed WHERE claimed.opened")},
+{transitions_insert("transitions", "SELECT claimed.run_id, claimed.id, 'ready', 'in_progress', 'claimed', %(me)s, %(now)s"
+                                   " FROM claimed")}"""
 
 
 _CLAIMED_COLUMNS = f'{", ".join("claimed." + c for c in _NODE_COLS)}, {", ".join("claimed.r_" + c for c in _RUN_COLS)}'
@@ -151,11 +215,8 @@ WITH {_claim_ctes()}, events_numbered AS (
          jsonb_build_object('node', claimed.key, 'plan_version', claimed.plan_version, 'from', 'ready', 'to', 'in_progress',
                             'reason', 'claimed') AS data
     FROM claimed
-), {events_insert_ctes("events_numbered", "(SELECT r_conversation_id FROM claimed)")}, counted AS (
-  UPDATE workflows_run SET transition_count = transition_count + 1
-   WHERE id = (SELECT run_id FROM claimed) AND transition_count <= transition_cap - 1
-  RETURNING 1
-)
+), {events_insert_ctes("events_numbered", "(SELECT r_conversation_id FROM claimed)")},
+{transitions_counted("counted", "(SELECT run_id FROM claimed)", "1")}
 SELECT {_CLAIMED_COLUMNS}, EXISTS (SELECT 1 FROM counted),
        (SELECT jsonb_agg(jsonb_build_array(ins.id, ins.seq, ins.run_id, ins.type, ins.data)) FROM ins)
   FROM claimed
@@ -189,7 +250,7 @@ def nodes_claim(node_ids: list[int], *, me: str, lease: datetime, now: datetime,
     and with one of `tools`: the lease, the node's Activity (opened unless an earlier attempt
     opened it) and the transition row. Returns those won. Safe: the runs' rows are locked
     first, in id order, as every hop and a cancel take them (run, node, conversation): locked
-    last, a cancel and a chunk each held what the other waited for (issue 30); the status
+    last, a cancel and a chunk each held what the other waited for; the status
     compare-and-set gives a node to one worker. A kill before the caller commits leaves the
     nodes ready (the message comes back); after, their leases run out and the sweeper reclaims
     them. Proof: test_lock_order.py::test_a_fan_out_chunk_claimed_as_the_run_is_cancelled_…,
@@ -213,11 +274,10 @@ WITH run_locked AS (
          AS x(id, to_status, reason, ref, acc)
    WHERE n.id = x.id AND n.status = 'in_progress' AND EXISTS (SELECT 1 FROM run_locked)
   RETURNING n.id, n.key, n.activity_id, x.to_status
-), transitions AS (
-  INSERT INTO workflows_transition (run_id, node_id, from_status, to_status, reason, worker, at)
-  SELECT %(run)s, finished.id, 'in_progress', finished.to_status, x.reason, %(me)s, %(now)s
-    FROM finished JOIN unnest(%(ids)s::bigint[], %(reasons)s::text[]) AS x(id, reason) ON x.id = finished.id
-), {activities_close("activities", "SELECT finished.activity_id AS id, finished.to_status AS status FROM finished")}
+), {transitions_insert("transitions", "SELECT %(run)s, finished.id, 'in_progress', finished.to_status, x.reason, %(me)s,"
+                                     " %(now)s FROM finished JOIN unnest(%(ids)s::bigint[], %(reasons)s::text[])"
+                                     " AS x(id, reason) ON x.id = finished.id")},
+{activities_close("activities", "SELECT finished.activity_id AS id, finished.to_status AS status FROM finished")}
 SELECT (SELECT status FROM run_locked), array_agg(finished.id), array_agg(finished.key) FROM finished
 """)
 
@@ -237,47 +297,6 @@ def nodes_finish(run_id: int, finished: list[dict[str, Any]], *, me: str, now: d
         "accs": [sql.jsonb(f["acceptance_results"]) if f.get("acceptance_results") is not None else None
                  for f in finished]}, fetch="one")
     return row[0], list(row[1] or [])
-
-
-# A plain tool's call: the call row, its frame, payload and link; `source`: a FROM clause
-# its rows follow (a hop's completion: nothing is recorded unless it won); `act`: the Activity.
-def _call_ctes(source: str = "", act: str = "%(act)s") -> str:
-    return f"""tool_call AS (
-  INSERT INTO agents_toolcall (id, tenant_id, run_id, node_id, tool, arguments, result, status, error,
-         idempotency_key, approval_id, started_at, ended_at, latency_ms)
-  SELECT %(call)s, %(tenant)s, %(run)s, %(node)s, %(tool)s, %(args)s, %(result)s, 'succeeded', '', %(key)s, NULL,
-         %(started)s, %(now)s, %(lat)s {source}
-  ON CONFLICT (node_id, idempotency_key) DO UPDATE SET arguments = EXCLUDED.arguments, result = EXCLUDED.result,
-         status = 'succeeded', error = '', ended_at = EXCLUDED.ended_at, latency_ms = EXCLUDED.latency_ms
-  RETURNING id
-), {call_frame_ctes("tool_call", act)}"""
-
-
-_INLINE_CALL = sql.Statement(f"""
-WITH {_call_ctes()}, {activity_rollup("rollup", "%(act)s")}
-SELECT id FROM tool_call
-""")
-
-
-def _call_params(*, node: Node, run: Run, tool, arguments: dict, output: dict, idempotency_key: str,
-                 started: datetime, now: datetime, latency_ms: float, summary: Stored) -> dict[str, Any]:
-    """`summary`: words (config.words) or prose, stored as timeline.services.frame_record stores it."""
-    summary_text, summary_words = summary_columns(summary)
-    payload = payload_mask({"arguments": arguments, "result": output, "error": "", "idempotency_key": "",
-                            "consumed": [], "produces": list(tool.produces)})
-    return {"call": new_id(), "frame": new_id(), "tenant": run.tenant_id, "run": run.id, "node": node.id,
-            "tool": tool.name, "args": sql.jsonb(arguments), "result": sql.jsonb(output), "key": idempotency_key,
-            "started": started, "now": now, "lat": latency_ms, "act": node.activity_id, "summary": summary_text,
-            "summary_words": sql.jsonb(summary_words) if summary_words is not None else None,
-            "payload": sql.jsonb(payload)}
-
-
-def inline_call_record(**call: Any) -> int:
-    """A plain tool's call recorded in one statement, its Activity rolled up; the call's id.
-    Safe: the call row is keyed by (node, idempotency key), so a rerun (a rival worker, a
-    redelivered message) updates the same row. Proof: test_hot_path.py::test_it_completes_a_
-    fan_out_chunk_together_with_every_record, ::test_a_redelivered_chunk_runs_nothing_twice."""
-    return sql.execute(_INLINE_CALL, _call_params(**call), fetch="one")[0]
 
 
 # The promotion (successors_promote). `gate`: an SQL condition all of it waits on; `done`:
@@ -316,12 +335,11 @@ def _promotion_ctes(gate: str = "true", done: str = _NONE) -> str:
   RETURNING {", ".join("c." + c for c in _NODE_COLS)}, (c.id = in_place.id) IS TRUE AS claimed,
             (c.id = in_place.id AND c.activity_id = %(new_act)s::bigint) IS TRUE AS opened
 ), {activities_open("promoted_activities", "SELECT promoted.activity_id AS id, r.conversation_id, promoted.run_id, promoted.key, promoted.goal, promoted.goal_words "
-                             "FROM promoted JOIN workflows_run r ON r.id = promoted.run_id WHERE promoted.opened")}, promoted_transitions AS (
-  INSERT INTO workflows_transition (run_id, node_id, from_status, to_status, reason, worker, at)
-  SELECT %(run)s, promoted.id, 'pending', 'ready', 'dependencies met', '', %(now)s FROM promoted
-  UNION ALL
-  SELECT %(run)s, promoted.id, 'ready', 'in_progress', 'claimed', %(me)s, %(now)s FROM promoted WHERE promoted.claimed
-), events_due AS (
+                             "FROM promoted JOIN workflows_run r ON r.id = promoted.run_id WHERE promoted.opened")},
+{transitions_insert("promoted_transitions",
+                    "SELECT %(run)s, promoted.id, 'pending', 'ready', 'dependencies met', '', %(now)s FROM promoted"
+                    " UNION ALL SELECT %(run)s, promoted.id, 'ready', 'in_progress', 'claimed', %(me)s, %(now)s"
+                    " FROM promoted WHERE promoted.claimed")}, events_due AS (
   -- with %(emit)s: the batch's pending events (handed over by timeline.events_take), then
   -- this statement's own, numbered on from the conversation's counter
   SELECT 0 AS g, x.o, x.run_id, x.type, x.data
@@ -341,12 +359,7 @@ def _promotion_ctes(gate: str = "true", done: str = _NONE) -> str:
   SELECT row_number() OVER (ORDER BY events_due.g, events_due.o) AS o, events_due.run_id, events_due.type, events_due.data FROM events_due WHERE %(emit)s AND ({gate})
 ), {events_insert_ctes("events_numbered")}, hop_count AS (
   SELECT %(count)s::int + (SELECT count(*) FROM promoted)::int + (SELECT count(*) FROM promoted WHERE promoted.claimed)::int AS n
-), counted AS (
-  -- with %(counting)s: the hop's transitions against the run's cap (transitions_count below)
-  UPDATE workflows_run SET transition_count = transition_count + hop_count.n FROM hop_count
-   WHERE %(counting)s AND ({gate}) AND workflows_run.id = %(run)s AND transition_count <= transition_cap - hop_count.n
-  RETURNING 1
-)"""
+), {transitions_counted("counted", "%(run)s", "(SELECT n FROM hop_count)", f"%(counting)s AND ({gate})")}"""
 
 
 def _promotion_columns(done: str = _NONE) -> str:
@@ -453,6 +466,7 @@ _MAY_PROMOTE = f"""may_promote AS (
                     AND c.retired_in IS NULL AND c.depends_on ?| %(keys)s::text[] AND c.run_when <> 'failed') AS ok
 )"""
 _DONE = "SELECT id FROM finished"
+_COMPLETED_ROWS = "SELECT %(run)s, finished.id, 'in_progress', 'completed', %(reason)s, %(me)s, %(now)s FROM finished"
 
 
 def _inline_hop_statement(ready: bool) -> sql.Statement:
@@ -461,7 +475,7 @@ def _inline_hop_statement(ready: bool) -> sql.Statement:
         claim = (", attempts = n.attempts + 1, started_at = %(started)s,"
                  " activity_id = COALESCE(n.activity_id, %(open_act)s::bigint)")
         opened = "n.activity_id = %(open_act)s::bigint"
-        claimed = "SELECT %(run)s, finished.id, 'ready', 'in_progress', 'claimed', %(me)s, %(started)s FROM finished UNION ALL\n  "
+        claimed = "SELECT %(run)s, finished.id, 'ready', 'in_progress', 'claimed', %(me)s, %(started)s FROM finished UNION ALL "
     else:  # in_progress → completed, by the worker holding the lease
         expected, claim, opened, claimed = "n.status = 'in_progress' AND n.lease_owner = %(me)s", "", "false", ""
     return sql.Statement(f"""
@@ -469,15 +483,13 @@ WITH run_locked AS (
   SELECT id, status FROM workflows_run WHERE id = %(run)s FOR NO KEY UPDATE
 ), {_MAY_PROMOTE}, finished AS (
   UPDATE workflows_node n SET status = 'completed', status_reason = %(reason)s, acceptance_results = '[]'::jsonb,
-         result_ref = COALESCE((SELECT c.id FROM agents_toolcall c WHERE c.node_id = %(node)s
+         result_ref = COALESCE((SELECT c.id FROM workflows_toolcall c WHERE c.node_id = %(node)s
                                    AND c.idempotency_key = %(key)s), %(call)s)::text,
          lease_owner = '', lease_expires_at = NULL, finished_at = %(now)s{claim}
    WHERE n.id = %(node)s AND {expected} AND ((SELECT ok FROM may_promote) OR %(anyway)s)
   RETURNING n.id, n.key, n.goal, n.goal_words, n.activity_id, {opened} AS opened
-), {_call_ctes("FROM finished", "(SELECT activity_id FROM finished)")}, transitions AS (
-  INSERT INTO workflows_transition (run_id, node_id, from_status, to_status, reason, worker, at)
-  {claimed}SELECT %(run)s, finished.id, 'in_progress', 'completed', %(reason)s, %(me)s, %(now)s FROM finished
-), {activities_open("opened_activity", "SELECT finished.activity_id AS id, %(run_conv)s::bigint AS conversation_id, "
+), {call_ctes("FROM finished", "(SELECT activity_id FROM finished)")},
+{transitions_insert("transitions", claimed + _COMPLETED_ROWS)}, {activities_open("opened_activity", "SELECT finished.activity_id AS id, %(run_conv)s::bigint AS conversation_id, "
                           "%(run)s::bigint AS run_id, finished.key, finished.goal, finished.goal_words FROM finished WHERE finished.opened", completed=True)},
 {activities_close("activities", "SELECT finished.activity_id AS id, 'completed' AS status FROM finished WHERE NOT finished.opened", rolled_up=True)},
 {_promotion_ctes("(SELECT ok FROM may_promote) AND EXISTS (SELECT 1 FROM finished)", _DONE)}
@@ -512,7 +524,7 @@ def inline_hop(*, ready: bool, anyway: bool, me: str, reason: str,
     test_hot_path.py::test_a_chains_hop_is_one_statement_that_commits_by_itself,
     ::test_a_hop_that_finds_another_branch_active_…, ::test_a_worker_killed_as_a_runs_last_…"""
     node, run = call["node"], call["run"]
-    params = {**_call_params(**call), **_promotion_params(run.id, [node.key], call["now"], claim_for, count, events),
+    params = {**call_params(**call), **_promotion_params(run.id, [node.key], call["now"], claim_for, count, events),
               "me": me,  # this worker, the promotion's own ("" when it claims nothing) notwithstanding
               "reason": reason, "terminal": _TERMINAL_ARRAY, "anyway": anyway, "run_conv": run.conversation_id,
               "open_act": new_id()}
@@ -530,10 +542,9 @@ WITH run_locked AS (
          lease_expires_at = NULL, finished_at = %(now)s
    WHERE n.id = %(node)s AND n.status = 'in_progress' AND (SELECT ok FROM may_promote)
   RETURNING n.id, n.key, n.activity_id
-), transitions AS (
-  INSERT INTO workflows_transition (run_id, node_id, from_status, to_status, reason, worker, at)
-  SELECT %(run)s, finished.id, 'in_progress', 'completed', %(reason)s, %(me)s, %(now)s FROM finished
-), {activities_close("activities", "SELECT finished.activity_id AS id, 'completed' AS status FROM finished")}, {_promotion_ctes("(SELECT ok FROM may_promote) AND EXISTS (SELECT 1 FROM finished)", _DONE)}
+), {transitions_insert("transitions", _COMPLETED_ROWS)},
+{activities_close("activities", "SELECT finished.activity_id AS id, 'completed' AS status FROM finished")},
+{_promotion_ctes("(SELECT ok FROM may_promote) AND EXISTS (SELECT 1 FROM finished)", _DONE)}
 SELECT {_promotion_columns(_DONE)}, (SELECT status FROM run_locked), EXISTS (SELECT 1 FROM finished), (SELECT ok FROM may_promote)
 {_PROMOTED_FROM}
 """)
@@ -561,13 +572,3 @@ def complete_hop(*, node: Node, run: Run, me: str, reason: str, result_ref: str,
         return None
     return InlineHop(bool(won), status, None, _promotion(rows, True) if won else None)
 
-
-_COUNT = ("UPDATE workflows_run SET transition_count = transition_count + %s "
-          "WHERE id = %s AND transition_count <= transition_cap - %s")
-
-
-def transitions_count(run_id: int, n: int) -> bool:
-    """n more transitions against the run's cap; False when it would pass the cap. Safe: one
-    conditional UPDATE of the run's row, in the caller's transaction. Proof: test_hot_path.py::
-    test_a_chain_stops_at_its_transition_cap_and_nothing_runs_after_it."""
-    return bool(sql.execute(_COUNT, [n, run_id, n]))

@@ -1,4 +1,4 @@
-"""The tool registry (seed 000 §5): every tool declares its contract.
+"""The tool registry (DESIGN.md §5): every tool declares its contract.
 
 A tool registers its name, a description for the model, JSON Schemas for its
 input and output, the state keys it produces and consumes, whether it has side

@@ -1,23 +1,24 @@
 """The two state machines of a run — nodes and the run itself — and the one
-function each that changes a status (DESIGN.md §4).
+function each that changes a status on the general path (DESIGN.md §4).
 
-Each transition checks the allowed-transition table, does a compare-and-set
-UPDATE (WHERE status = <from>), writes the Transition row and the timeline
-event in the same transaction, and counts against the run's transition cap.
-A lost race returns False and changes nothing: never a double execution."""
+Each transition checks the allowed-transition table, has workflows.sql write it (the
+compare-and-set UPDATE, WHERE status = <from>, and the Transition row), appends the
+timeline event in the same transaction, and counts against the run's transition cap.
+A lost race returns False and changes nothing: never a double execution. The hot
+path's statements (workflows.sql) write theirs themselves; their changes are checked
+against the same table here (node_transitions_checked)."""
 from __future__ import annotations
 
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
 from config.words import Stored, is_words, words_english
 from timeline.services import batch_state, before_events_flush, event_append, event_pending
 
-from .models import RUN_FINAL, RUN_TERMINAL, Node, NodeStatus, Run, RunStatus, Transition
-from .sql import transitions_count
+from .models import RUN_FINAL, RUN_TERMINAL, Node, NodeStatus, Run, RunStatus
+from .sql import node_status_set, run_status_set, transitions_count, transitions_count_full
 from .tools import TOOLS
 
 N, R = NodeStatus, RunStatus
@@ -62,17 +63,11 @@ def run_lock(run: Run) -> None:
     for one (an approval, an expiry, an answer, a cancel): every writer takes its locks in
     the order a hop takes them — the run, its nodes (and approvals), then the conversation
     (an event's number) — so no two wait for each other in a circle and PostgreSQL never
-    rolls one of them back (issue 30); and what it reads after it (run_settle) includes
+    rolls one of them back; and what it reads after it (run_settle) includes
     every sibling's change that committed first. NO KEY UPDATE: it must not block the
     foreign-key checks other transactions take on the row. Refreshes `run.status`."""
     _assert_atomic()
     run.status = Run.objects.select_for_update(no_key=True).values_list("status", flat=True).get(id=run.id)
-
-
-def _count_against_cap(run_id: int) -> bool:
-    """One more transition for the run; False when the cap is reached."""
-    return bool(Run.objects.filter(id=run_id, transition_count__lt=F("transition_cap"))
-                .update(transition_count=F("transition_count") + 1))
 
 
 _COUNTS = "workflows.transition_counts"
@@ -98,7 +93,7 @@ def _count(run: Run) -> bool:
     if counts is not None:
         counts[run.id] = counts.get(run.id, 0) + 1
         return True
-    return _count_against_cap(run.id)
+    return transitions_count(run.id, 1)
 
 
 def _counts_flush() -> None:
@@ -124,7 +119,7 @@ def counts_take(run_id: int) -> int:
 
 def cap_overrun(run_id: int) -> None:
     """A count would pass the run's transition cap: the run stops there."""
-    Run.objects.filter(id=run_id).update(transition_count=F("transition_cap"))
+    transitions_count_full(run_id)
     _cap_reached(Run.objects.get(id=run_id))
 
 
@@ -146,20 +141,17 @@ def node_transition(node: Node, to: str, *, expected: str | None = None, reason:
         fields.setdefault("started_at", now)
     if to in (N.COMPLETED, N.FAILED, N.BLOCKED):
         fields.setdefault("finished_at", now)
-    updated = Node.objects.filter(id=node.id, status=frm).update(status=to, status_reason=reason, **fields)
-    if not updated:
+    if not node_status_set(node, frm, to, reason=reason, worker=worker, fields=fields):
         return False  # another worker or request got there first
     node.status, node.status_reason = to, reason
     for name, value in fields.items():
         setattr(node, name, value)
     run = node.run if Node.run.is_cached(node) else Run.objects.only("id", "conversation_id", "status").get(
         id=node.run_id)
-    Transition.objects.create(run_id=node.run_id, node=node, from_status=frm, to_status=to, reason=reason,
-                              worker=worker)
     # Counted before its event: with no batch open both are written now, and the run's
     # lock (the count's UPDATE) must come before the conversation's (the event's number),
     # the order a hop takes them — else this and a sibling step's hop deadlock, and
-    # PostgreSQL rolls one of them back (issue 30).
+    # PostgreSQL rolls one of them back.
     within = _count(run)
     event_append(conversation_id=run.conversation_id, run_id=run.id, type="node.status",
                  data={"node": node.key, "plan_version": node.plan_version, "from": frm, "to": to,
@@ -213,13 +205,11 @@ def run_transition(run: Run, to: str, *, expected: str | None = None, reason: St
         raise TransitionNotAllowed(f"run: {frm} → {to} is not an allowed transition")
     if to in RUN_TERMINAL:
         fields.setdefault("finished_at", timezone.now())
-    updated = Run.objects.filter(id=run.id, status=frm).update(status=to, status_reason=reason, **fields)
-    if not updated:
+    if not run_status_set(run, frm, to, reason=reason, fields=fields):
         return False
     run.status, run.status_reason = to, reason
     for name, value in fields.items():
         setattr(run, name, value)
-    Transition.objects.create(run=run, node=None, from_status=frm, to_status=to, reason=reason)
     event_append(conversation_id=run.conversation_id, run_id=run.id, type="run.status",
                  data={"from": frm, "to": to, "reason": meaning, "control": fields.get("control", run.control)})
     if to in RUN_FINAL:

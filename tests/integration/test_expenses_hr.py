@@ -163,7 +163,7 @@ def _trace(keel, run_id: str) -> list[tuple[str, str, str]]:
     """(node, tool, status) of every tool call of a run, in the order the workers made them."""
     with psycopg.connect(keel.env["DATABASE_URL"]) as conn:
         return [tuple(r) for r in conn.execute(
-            "SELECT n.key, c.tool, c.status FROM agents_toolcall c JOIN workflows_node n ON n.id = c.node_id "
+            "SELECT n.key, c.tool, c.status FROM workflows_toolcall c JOIN workflows_node n ON n.id = c.node_id "
             "WHERE c.run_id = %s ORDER BY c.started_at, c.id", (int(run_id),)).fetchall()]
 
 

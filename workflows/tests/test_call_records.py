@@ -122,8 +122,8 @@ def test_a_call_is_opened_by_one_insert_and_found_again_when_delivered_again():
     with CaptureQueriesContext(connection) as queries:
         call, _ = tool_call_execute(node=node, run=run, arguments={}, consumed=[], approval_id=None)
     on_calls = [q["sql"].split()[0] for q in queries.captured_queries
-                if q["sql"].split()[:3] in (["INSERT", "INTO", '"agents_toolcall"'], ["UPDATE", '"agents_toolcall"', "SET"])
-                or 'FROM "agents_toolcall"' in q["sql"]]
+                if q["sql"].split()[:3] in (["INSERT", "INTO", '"workflows_toolcall"'], ["UPDATE", '"workflows_toolcall"', "SET"])
+                or 'FROM "workflows_toolcall"' in q["sql"]]
     assert on_calls == ["INSERT", "UPDATE"], on_calls  # opened, then succeeded
     assert ToolCall.objects.filter(node=node).count() == 2
     again, output = tool_call_execute(node=node, run=run, arguments={}, consumed=[], approval_id=None)

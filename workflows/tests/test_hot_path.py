@@ -1,4 +1,4 @@
-"""The hop's hot path (issue 14): the hand-written statements of workflows/sql.py
+"""The hop's hot path: the hand-written statements of workflows/sql.py
 leave the records a person and the engine read (events, transitions, frames)."""
 import threading
 from unittest import mock
@@ -9,7 +9,7 @@ from django.db import connection
 from timeline.models import Activity, ActivityLink, Event, Frame
 from timeline.services import conversation_create, event_append, events_batched
 from tests.support import wait_until
-from workflows import executor, sql
+from workflows import executor, hop, sql
 from workflows.blueprints import BLUEPRINTS, blueprint_register
 from workflows.dispatch import NODE_RUN, NODES_RUN, SPREAD, dispatch_messages
 from workflows.executor import nodes_execute, steps_execute
@@ -174,7 +174,7 @@ def test_two_branches_finishing_at_once_still_start_their_join(join_blueprint):
     b, c = (Node.objects.get(run=run, key=key) for key in ("b", "c"))
     assert b.status == c.status == "ready"
     holding, release = threading.Event(), threading.Event()
-    real_promoted = executor._promoted
+    real_promoted = hop._promoted
 
     def promoted_then_hold(*args, **kwargs):
         if threading.current_thread().name == "finishing-c":
@@ -188,7 +188,7 @@ def test_two_branches_finishing_at_once_still_start_their_join(join_blueprint):
         finally:
             connection.close()
 
-    with mock.patch.object(executor, "_promoted", promoted_then_hold):
+    with mock.patch.object(hop, "_promoted", promoted_then_hold):
         finishing_c = threading.Thread(target=step, args=(c.id,), name="finishing-c")
         finishing_c.start()
         assert holding.wait(10)
@@ -270,9 +270,9 @@ def test_a_node_run_twice_at_once_is_recorded_once():
     node, loaded_run, rival_node, rival_run = read.node, read.run, rival.node, rival.run
     tool = executor.tool_get(node.tool)
     mine, theirs = executor._inline_run(node, loaded_run, tool), executor._inline_run(rival_node, rival_run, tool)
-    next_step = executor._plain_hop(node, loaded_run, executor.worker_name(), mine, ready=True, alone=True)
+    next_step = hop.finish(loaded_run, [hop.Finished(node, call=mine, ready=True)], executor.worker_name())
     before = (Transition.objects.count(), Event.objects.count(), ToolCall.objects.count(), Frame.objects.count())
-    assert executor._plain_hop(rival_node, rival_run, "rival:1:1", theirs, ready=True, alone=True) is None
+    assert hop.finish(rival_run, [hop.Finished(rival_node, call=theirs, ready=True)], "rival:1:1") is None
     assert (Transition.objects.count(), Event.objects.count(), ToolCall.objects.count(),
             Frame.objects.count()) == before
     steps_execute(next_step)
@@ -299,7 +299,7 @@ def test_a_chain_beside_a_running_branch_waits_for_it_at_the_join(beside_bluepri
     run = run_start(membership=membership("alice"), blueprint="noop_beside", params={})
     steps_execute(Node.objects.get(run=run, key="a").id)
     c = Node.objects.get(run=run, key="c")
-    (claimed_c,) = executor._claim_chunk([c.id])  # C is running on another worker
+    (claimed_c,) = executor.node_claim([c.id], executor.worker_name())  # C is running on another worker
     steps_execute(Node.objects.get(run=run, key="b").id)
     assert statuses(run) == {"a": "completed", "b": "completed", "c": "in_progress", "d": "completed",
                              "e": "pending"}
@@ -319,10 +319,9 @@ def test_a_hop_that_finds_another_branch_active_writes_nothing_and_takes_a_trans
     read = sql.node_ready_read(Node.objects.get(run=run, key="b").id, tools=executor.fast_tools())
     assert read.busy  # C is ready
     call = executor._inline_run(read.node, read.run, executor.tool_get(read.node.tool))
-    with mock.patch.object(executor, "_plain_hop_once", wraps=executor._plain_hop_once) as hop:
-        assert executor._plain_hop(read.node, read.run, executor.worker_name(), call, ready=True,
-                                         alone=True) is None
-    assert [c.kwargs["anyway"] for c in hop.call_args_list] == [False, True]
+    with mock.patch.object(sql, "inline_hop", wraps=sql.inline_hop) as once:
+        assert hop.finish(read.run, [hop.Finished(read.node, call=call, ready=True)], executor.worker_name()) is None
+    assert [c.kwargs["anyway"] for c in once.call_args_list] == [False, True]
     assert statuses(run) == {"a": "completed", "b": "completed", "c": "ready", "d": "pending"}
     steps_execute(Node.objects.get(run=run, key="c").id)
     assert_recorded(run, 4)
@@ -486,7 +485,7 @@ def test_a_worker_killed_as_a_runs_last_step_completes_leaves_the_run_to_finish(
     lease, not completed in a run still running with nothing left to run; when the lease
     runs out, the step runs again and the run completes."""
     run = noop("chain", 3)
-    killed = mock.patch.object(executor, "run_settle", side_effect=SystemExit("killed"))
+    killed = mock.patch.object(hop, "run_settle", side_effect=SystemExit("killed"))
     with mock.patch.object(executor.TOOLS["noop"], "inline", plain), killed, pytest.raises(SystemExit):
         steps_execute(Node.objects.get(run=run, key="n0").id, plain=plain)
     assert statuses(run) == {"n0": "completed", "n1": "completed", "n2": "in_progress"}

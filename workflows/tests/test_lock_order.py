@@ -1,4 +1,4 @@
-"""Issue 30: a person's cancel at the moment the run's question is answered, a step is
+"""A person's cancel at the moment the run's question is answered, a step is
 claimed, or a step's expired lease is taken over (the sweeper sent it again). Every writer takes its
 locks in the order a step's completion takes them — the run, its nodes, then the
 conversation (an event's number) — so none waits for another in a circle and PostgreSQL

@@ -1,4 +1,4 @@
-"""Issue 31, item 2: a change said while a run waits replans the affected steps as a new plan
+"""A change said while a run waits replans the affected steps as a new plan
 version (the plan diff says why), withdraws the pending card, and asks again only what the
 change needs; an ended run, a busy one or one that already wrote what the change would alter
 is refused with nothing changed."""

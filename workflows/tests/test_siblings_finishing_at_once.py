@@ -1,4 +1,4 @@
-"""Issue 30, defect 5: a parallel step's result dropped while its worker lives.
+"""A parallel step's result must never be dropped while its worker lives.
 
 Two sibling branches of one run finish at the same moment: B completes while C stops
 for input (or fails). Both outcomes must be recorded, whatever the interleaving; the
@@ -9,11 +9,10 @@ from unittest import mock
 
 import pytest
 from django.db import connection
-from django.utils import timezone
 
 from timeline.models import Event
 from tests.support import wait_until
-from workflows import executor, sql, transitions
+from workflows import executor, hop, sql, transitions
 from workflows.blueprints import BLUEPRINTS, blueprint_register
 from workflows.executor import steps_execute
 from workflows.models import Node, Run, Transition
@@ -80,7 +79,7 @@ def _finish_at_once(b: Node, c: Node) -> tuple[Actor, Actor]:
     to count it against the run's cap. Then B's completion goes ahead: C goes on once B
     holds the run's lock or waits for a lock (whichever the engine's order makes it)."""
     b_ready, c_paused, c_go, b_locked = (threading.Event() for _ in range(4))
-    real_finish, real_count, real_nodes_finish = executor._finish, transitions._count, sql.nodes_finish
+    real_finish, real_count, real_nodes_finish = hop.finish, transitions._count, sql.nodes_finish
 
     def finish(*args, **kwargs):
         if threading.current_thread().name == "b":
@@ -100,7 +99,7 @@ def _finish_at_once(b: Node, c: Node) -> tuple[Actor, Actor]:
             b_locked.set()
         return result
 
-    with mock.patch.object(executor, "_finish", finish), mock.patch.object(transitions, "_count", count), \
+    with mock.patch.object(hop, "finish", finish), mock.patch.object(transitions, "_count", count), \
             mock.patch.object(sql, "nodes_finish", nodes_finish):
         worker_b, worker_c = Actor("b", lambda: steps_execute(b.id)), Actor("c", lambda: steps_execute(c.id))
         worker_b.start()
@@ -155,9 +154,9 @@ def test_a_completion_rolled_back_by_a_deadlock_with_another_writer_is_recorded_
     import psycopg
 
     run, b, c = _started("siblings_ask")
-    executor._claim_chunk([c.id])  # C runs on another worker: B's completion takes a transaction
+    executor.node_claim([c.id], executor.worker_name())  # C runs on another worker: B's completion takes a transaction
     b_ready, other_locked = threading.Event(), threading.Event()
-    real_finish = executor._finish
+    real_finish = hop.finish
 
     def finish(*args, **kwargs):
         b_ready.set()
@@ -169,7 +168,7 @@ def test_a_completion_rolled_back_by_a_deadlock_with_another_writer_is_recorded_
                             password=settings["PASSWORD"], dbname=settings["NAME"])
     try:
         other.execute("SET deadlock_timeout = '20s'")  # B, waiting first, finds the deadlock
-        with mock.patch.object(executor, "_finish", finish):
+        with mock.patch.object(hop, "finish", finish):
             worker_b = Actor("b", lambda: steps_execute(b.id))
             worker_b.start()
             assert b_ready.wait(10)
@@ -199,7 +198,7 @@ def test_a_completion_that_finds_its_step_moved_by_someone_else_says_so(siblings
     log says which step, what it was and what the step is now — never a silent return."""
     run, b, c = _started("siblings_ask")
     me, b = executor.worker_name(), Node.objects.select_related("run").get(id=b.id)
-    assert executor._claim_in_transaction([b.id], me, timezone.now(), [b.tool])
+    assert executor.node_claim([b.id], me, tools=[b.tool])
     Node.objects.filter(id=b.id).update(status="blocked", lease_owner="", lease_expires_at=None)  # cancelled
     with caplog.at_level("WARNING", logger="workflows.executor"):
         assert executor._execute_claimed(b, b.run, executor.tool_get(b.tool), me, None, None, None) is None

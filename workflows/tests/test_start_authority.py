@@ -1,4 +1,4 @@
-"""Who may start what (issue #30): every blueprint declares the roles that may start it and
+"""Who may start what: every blueprint declares the roles that may start it and
 the doors it is started through; `POST /api/v1/runs/`, a conversation, a domain's own
 endpoint and its events all obey that one declaration, and a refusal writes nothing."""
 import pytest

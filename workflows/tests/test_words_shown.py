@@ -1,4 +1,4 @@
-"""The engine's summaries are stored as words and rendered for each reader (issue 29, H5):
+"""The engine's summaries are stored as words and rendered for each reader:
 the same run's timeline, run page and frames API read in Chinese for a reader who chose
 Chinese and in English for one who reads English; rows written before words read as written.
 
