@@ -1714,6 +1714,30 @@ ZH.update({
     "Show all": "显示全部",
     "Experience from an earlier approval ranked “%(template)s” first (context only; the import still needs its own approval).":
         "之前一次审批的经验把“%(template)s”排在第一（仅供参考；导入仍需单独审批）。",
+    # The group's items as the calculation (payroll/records/evaluator.py): the card, the group page and the payslip.
+    "Formula": "公式",
+    "Items": "项目明细",
+    "no employees yet — add them: attach an employee list (CSV or XLSX) in the chat":
+        "还没有员工——添加方法：在对话中附上员工名单（CSV 或 XLSX）",
+    "It has no employees yet — add them: attach an employee list (CSV or XLSX) in the chat.":
+        "这个薪资组还没有员工——添加方法：在对话中附上员工名单（CSV 或 XLSX）。",
+    "No employees yet — add them: attach an employee list (CSV or XLSX) in the chat.":
+        "还没有员工——添加方法：在对话中附上员工名单（CSV 或 XLSX）。",
+    "Not given, so computed as zero: %(inputs)s.": "未提供，按零计算：%(inputs)s。",
+    "Not given, so computed as zero: %(inputs)s. Give them with the month's inputs.":
+        "未提供，按零计算：%(inputs)s。请在当月的输入数据中提供。",
+    "Every item for %(name)s in January, as the payslip will compute it": "%(name)s 一月的每个项目（与工资条的算法一致）",
+    "Rates from %(source)s, in force from %(start)s.": "费率来自 %(source)s，自 %(start)s 起施行。",
+    "the rate of the group's city rules": "薪资组所在城市规则中的费率",
+    "in force from %(start)s": "自 %(start)s 起施行",
+    "not current: the latest known rules were used; Keel's staff enter the new period on the rules page":
+        "非现行规则：使用的是已知的最新规则；新一期规则由 Keel 工作人员在规则页面录入",
+    "The city's rules for this year are not published yet: the latest known ones were used. Keel's staff enter the "
+    "new period on the rules page.": "该城市今年的规则尚未公布：使用的是已知的最新规则。新一期规则由 Keel 工作人员在规则页面录入。",
+    "What the items compute for %(name)s, %(year)s month 1": "%(name)s 的项目计算结果（%(year)s 年 1 月）",
+    "No social insurance and housing fund rules for %(city)s: the group's items cannot be computed. Keel's staff can "
+    "enter the city's rules on the rules page.":
+        "没有%(city)s的社保和公积金规则：无法计算该薪资组的项目。Keel 工作人员可以在规则页面录入该城市的规则。",
     # A record a run holds; a card superseded twice for the same cause.
     "Run %(run)s holds this claim until it ends, so the claim changes only through that run. Open the run to follow it, or cancel the run first.":
         "运行 %(run)s 在结束前占用此报销申请，申请只能通过该运行更改。请打开该运行查看进度，或先取消该运行。",

@@ -28,7 +28,8 @@ from .record_apis import (
     TemplateDetailApi,
     TemplateListApi,
 )
-from .records import calculation, rules, selectors
+from .records import evaluator
+from .records import calculation, rules, selectors, trial
 
 # An amount a month in a trial: 0 … 10,000,000 with at most two decimals, plain ASCII digits.
 # The code accepts exactly what this pattern matches (with Python's re.search, as the schema
@@ -142,14 +143,14 @@ def _rules_data(city_rules: rules.CityRules) -> dict[str, Any]:
             "employee_rate": selectors.rate_text(rule.employee_rate),
             "employer_rate": selectors.rate_text(rule.employer_rate),
             "employee_range": _rate_range(rule.employee_range), "employer_range": _rate_range(rule.employer_range),
-            "base": _bounds_data(rule.base), "includes": list(rule.includes), "note": rule.note,
+            "base": _bounds_data(rule.base), "includes": list(rule.includes), "note": rules.note_text(rule.note),
         } for rule in city_rules.contributions],
         "merged": [{"kind": kind, "into": into} for kind, into in city_rules.merged.items()],
-        "notes": list(city_rules.notes),
+        "notes": [rules.note_text(note) for note in city_rules.notes],
     }
 
 
-def _month_data(month: calculation.MonthResult) -> dict[str, Any]:
+def _month_data(month: evaluator.EvaluatedMonth) -> dict[str, Any]:
     contributions = month.contributions
     return {
         "month": month.month, "gross": _money(month.gross),
@@ -163,12 +164,19 @@ def _month_data(month: calculation.MonthResult) -> dict[str, Any]:
         },
         "taxable_cumulative": _money(month.taxable_cumulative), "tax": _money(month.tax), "net": _money(month.net),
         "formulas": month.formulas,
+        "items": [{"code": i.code, "name": i.name, "kind": i.kind, "formula": i.formula,
+                   "base": None if i.base is None else _money(i.base),
+                   "rate": None if i.rate is None else selectors.rate_text(i.rate), "amount": _money(i.amount)}
+                  for i in month.items],
+        "missing_inputs": list(month.missing_inputs),
     }
 
 
-def _trial_data(result: calculation.TrialResult) -> dict[str, Any]:
+def _trial_data(result: evaluator.EvaluatedTrial, template_code: str) -> dict[str, Any]:
     city_rules = result.rules
     return {
+        "template_code": template_code, "inputs": list(result.inputs),
+        "missing_inputs": list(result.missing_inputs),
         "city": city_rules.key, "city_name": city_rules.name, "city_name_zh": city_rules.name_zh,
         "rules": {"source": _source_data(city_rules.source),
                   "effective_from": city_rules.effective_from.isoformat(),
@@ -246,6 +254,16 @@ class ContributionsOutputSerializer(serializers.Serializer):
     formulas = serializers.DictField(child=StrictCharField())
 
 
+class TrialItemOutputSerializer(serializers.Serializer):
+    code = StrictCharField()
+    name = StrictCharField()
+    kind = StrictCharField()
+    formula = StrictCharField()
+    base = StrictCharField(allow_null=True, help_text="the base actually used (after the rule's floor and cap)")
+    rate = StrictCharField(allow_null=True, help_text="the rate actually used, a fraction")
+    amount = StrictCharField()
+
+
 class TrialMonthOutputSerializer(serializers.Serializer):
     month = serializers.IntegerField()
     gross = StrictCharField()
@@ -254,6 +272,8 @@ class TrialMonthOutputSerializer(serializers.Serializer):
     tax = StrictCharField()
     net = StrictCharField()
     formulas = serializers.DictField(child=StrictCharField())
+    items = TrialItemOutputSerializer(many=True, help_text="every item of the template, evaluated")
+    missing_inputs = serializers.ListField(child=StrictCharField(), help_text="inputs not given: computed as zero")
 
 
 class TrialEmployeeOutputSerializer(serializers.Serializer):
@@ -278,12 +298,53 @@ class TrialTotalOutputSerializer(serializers.Serializer):
 
 
 class TrialOutputSerializer(serializers.Serializer):
+    template_code = StrictCharField()
+    inputs = serializers.ListField(child=StrictCharField(), help_text="the monthly inputs the items read")
+    missing_inputs = serializers.ListField(child=StrictCharField(),
+                                          help_text="inputs some employee's month was not given: computed as zero")
     city = StrictCharField()
     city_name = StrictCharField()
     city_name_zh = StrictCharField()
     rules = TrialRulesOutputSerializer()
     employees = TrialEmployeeOutputSerializer(many=True)
     totals = TrialTotalOutputSerializer(many=True)
+
+
+MAX_INPUT_NAMES = 20
+INPUT_NAME = re.compile(r"^[a-z][a-z0-9_]{0,59}$")
+
+
+@extend_schema_field({"type": "object", "maxProperties": calculation.MAX_MONTHS,
+                      "additionalProperties": {"type": "object", "additionalProperties": AMOUNT_SCHEMA,
+                                               "maxProperties": MAX_INPUT_NAMES},
+                      "description": "monthly inputs by month (\"1\"–\"12\"), then by name, e.g. "
+                                     "{\"1\": {\"sales_amount\": \"200000\"}}"})
+class MonthlyInputsField(serializers.Field):
+    """{month: {name: amount}}: which names a template reads is checked against the template."""
+
+    def to_internal_value(self, data: Any) -> dict[int, dict[str, Decimal]]:
+        if not isinstance(data, dict) or len(data) > calculation.MAX_MONTHS:
+            raise serializers.ValidationError(_("Send the inputs as {month: {name: amount}}, at most 12 months."),
+                                              code="invalid")
+        out: dict[int, dict[str, Decimal]] = {}
+        amount = MonthlyAmountField()
+        for month, values in data.items():
+            if not (isinstance(month, str) and month.isascii() and month.isdigit()
+                    and 1 <= int(month) <= calculation.MAX_MONTHS):
+                raise serializers.ValidationError(_("“%(month)s” is not a month: use \"1\" to \"12\".")
+                                                  % {"month": str(month)[:20]}, code="invalid")
+            if not isinstance(values, dict) or len(values) > MAX_INPUT_NAMES:
+                raise serializers.ValidationError(_("Month %(month)s: send {name: amount}, at most %(max)s names.")
+                                                  % {"month": month, "max": MAX_INPUT_NAMES}, code="invalid")
+            for name in values:
+                if not (isinstance(name, str) and INPUT_NAME.match(name)):
+                    raise serializers.ValidationError(_("“%(name)s” is not an input's name.")
+                                                      % {"name": str(name)[:60]}, code="invalid")
+            out[int(month)] = {name: amount.to_internal_value(value) for name, value in values.items()}
+        return out
+
+    def to_representation(self, value: Any) -> Any:
+        return value
 
 
 class TrialEmployeeInputSerializer(serializers.Serializer):
@@ -293,6 +354,7 @@ class TrialEmployeeInputSerializer(serializers.Serializer):
     special_additional_deductions = MonthlyAmountField(required=False, help_text="专项附加扣除, a month")
     contribution_base = MonthlyAmountField(required=False, help_text="the social insurance and housing fund "
                                                                       "base before its floor and cap; default: the gross")
+    inputs = MonthlyInputsField(required=False)
 
     class Meta:
         ref_name = "PayrollTrialEmployeeInput"
@@ -304,6 +366,9 @@ class TrialApi(APIView):
         months = StrictIntegerField(min_value=1, max_value=calculation.MAX_MONTHS, required=False, default=3)
         employees = serializers.ListField(child=TrialEmployeeInputSerializer(), min_length=1,
                                           max_length=MAX_TRIAL_EMPLOYEES)
+        template_code = StrictCharField(max_length=80, required=False,
+                                        help_text="the template whose items to compute; default: the city's "
+                                                  "general monthly template")
 
         class Meta:
             ref_name = "PayrollTrialInput"
@@ -324,12 +389,87 @@ class TrialApi(APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        employees = [calculation.EmployeeInput(
-            employee_no=e["employee_no"], base_salary=e["base_salary"], allowances=e.get("allowances", {}),
-            special_additional_deductions=e.get("special_additional_deductions", calculation.ZERO),
-            contribution_base=e.get("contribution_base")) for e in data["employees"]]
-        result = calculation.trial(employees, data["city"], months=data["months"], on=timezone.localdate())
-        return Response(_trial_data(result))
+        template = _trial_template(data["city"], data.get("template_code"))
+        try:
+            structure = trial.template_structure(template)
+        except evaluator.FormulaError as err:
+            raise DomainError(_("The template “%(code)s” cannot be computed: %(problem)s")
+                              % {"code": template.code, "problem": str(err)}, code="template_not_computable",
+                              extra={"errors": {"template_code": [str(err)]}})
+        employees, inputs = [], {}
+        for n, e in enumerate(data["employees"]):
+            employees.append(calculation.EmployeeInput(
+                employee_no=e["employee_no"], base_salary=e["base_salary"], allowances=e.get("allowances", {}),
+                special_additional_deductions=e.get("special_additional_deductions", calculation.ZERO),
+                contribution_base=e.get("contribution_base")))
+            given = e.get("inputs") or {}
+            for month, values in given.items():
+                unknown = sorted(set(values) - set(structure.inputs))
+                if unknown or month > data["months"]:
+                    problem = (_("the template “%(code)s” reads no input “%(name)s”; it reads: %(known)s")
+                               % {"code": template.code, "name": unknown[0],
+                                  "known": ", ".join(structure.inputs) or _("none")} if unknown else
+                               _("month %(month)s is past the %(months)s months asked for")
+                               % {"month": month, "months": data["months"]})
+                    raise DomainError(_("Invalid request.") + " employees: " + problem, code="invalid",
+                                      extra={"errors": {"employees": {str(n): {"inputs": [problem]}}}})
+            inputs[e["employee_no"]] = given
+        # Months 1..N of this year: the rules in force in month 1, as the group's trial and the card read them.
+        result = evaluator.trial(employees, rules.city_rules(data["city"], timezone.localdate().replace(month=1, day=1)),
+                                 structure, months=data["months"], inputs=inputs)
+        return Response(_trial_data(result, template.code))
+
+
+def _trial_template(city: str, code: str | None):
+    """The template a trial computes: the one named (mainland China's only: the trial knows its
+    rules), else the city's general monthly template."""
+    from .models import PayrollTemplate
+
+    if code is None:
+        template = trial.general_template(city)
+    else:
+        template = PayrollTemplate.objects.filter(code=code).order_by("-version").first()
+        if template is None or not trial.trial_applies(template.region):
+            known = PayrollTemplate.objects.filter(region__startswith="CN").order_by("code").values_list(
+                "code", flat=True).distinct()
+            problem = (_("No template “%(code)s” the trial can compute; known: %(known)s")
+                       % {"code": code[:80], "known": ", ".join(known)})
+            raise DomainError(_("Invalid request.") + " template_code: " + problem, code="invalid",
+                              extra={"errors": {"template_code": [problem]}})
+    if template is None:
+        raise DomainError(_("No general monthly template is installed to compute a trial."), code="no_template")
+    return template
+
+
+class GroupTrialApi(APIView):
+    class FilterSerializer(serializers.Serializer):
+        months = StrictIntegerField(min_value=1, max_value=calculation.MAX_MONTHS, required=False, default=3)
+
+        class Meta:
+            ref_name = "PayrollGroupTrialFilter"
+
+    @extend_schema(parameters=[FilterSerializer], responses=TrialOutputSerializer,
+                   summary="A trial of a group's own items for its employees; writes nothing")
+    def get(self, request: Request, group_id: int) -> Response:
+        membership = membership_for_user(request.user)
+        group = selectors.group_get(membership.tenant_id, group_id)
+        months = request.query_params.get("months", "3")
+        if not (months.isascii() and months.isdigit() and 1 <= int(months) <= calculation.MAX_MONTHS):
+            raise DomainError(_("months must be 1 to 12."), code="invalid",
+                              extra={"errors": {"months": [_("months must be 1 to 12.")]}})
+        try:
+            structure = trial.group_structure(group)
+            city_rules = trial.rules_for(group.template.region if group.template_id else "",
+                                         timezone.localdate().year, city=group.city)
+        except evaluator.FormulaError as err:
+            raise DomainError(str(err), code="group_not_computable") from None
+        except trial.NoCityRules as none:
+            raise DomainError(_("No social insurance and housing fund rules for %(place)s: the group cannot be "
+                                "computed.") % {"place": none.place}, code="no_city_rules") from None
+        today = timezone.localdate()
+        people = [p for p in trial.people_of_group(group, today) if p.pay is not None]
+        result = evaluator.trial([trial.person_input(p) for p in people], city_rules, structure, months=int(months))
+        return Response(_trial_data(result, group.template.code if group.template_id else ""))
 
 
 class CityRulesApi(APIView):
@@ -356,6 +496,7 @@ urlpatterns = [
     path("templates/<int:template_id>/", TemplateDetailApi.as_view(), name="api-payroll-template"),
     path("groups/", GroupListApi.as_view(), name="api-payroll-groups"),
     path("groups/<int:group_id>/", GroupDetailApi.as_view(), name="api-payroll-group"),
+    path("groups/<int:group_id>/trial/", GroupTrialApi.as_view(), name="api-payroll-group-trial"),
     path("employees/", EmployeeListApi.as_view(), name="api-payroll-employees"),
     path("employees/<int:employee_id>/", EmployeeDetailApi.as_view(), name="api-payroll-employee"),
     path("snapshots/", SnapshotListApi.as_view(), name="api-payroll-snapshots"),

@@ -59,8 +59,10 @@ class TemplateItem(models.Model):
     name = models.CharField(max_length=200)
     name_zh = models.CharField(max_length=200, blank=True)
     kind = models.CharField(max_length=30, choices=ItemKind.choices)
-    # Either a rate applied to `base` (a variable), or a formula.
+    # Either `base` (an expression) × a rate — the template's own `rate`, or `rate_name`, a
+    # parameter of the city's rules (payroll.records.evaluator), so no city's rate is copied here — or a formula.
     rate = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
+    rate_name = models.CharField(max_length=80, blank=True)
     base = models.CharField(max_length=80, blank=True)
     formula = models.TextField(blank=True)
 
@@ -102,6 +104,8 @@ class PayrollGroup(models.Model):
                                  null=True, blank=True)
     template_version = models.PositiveIntegerField(null=True, blank=True)
     variables = models.JSONField(default=list, blank=True)
+    # The city whose rules its items compute under (payroll.rules' key); blank: its template's region's.
+    city = models.CharField(max_length=40, blank=True)
     # The import that created it: a takeover of that import resumes this group.
     idempotency_record = models.ForeignKey(IdempotencyRecord, on_delete=models.SET_NULL, null=True, blank=True,
                                            related_name="groups")
@@ -125,6 +129,7 @@ class GroupItem(models.Model):
     name = models.CharField(max_length=200)
     kind = models.CharField(max_length=30, choices=ItemKind.choices)
     rate = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
+    rate_name = models.CharField(max_length=80, blank=True)
     base = models.CharField(max_length=80, blank=True)
     formula = models.TextField(blank=True)
 

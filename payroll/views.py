@@ -19,11 +19,12 @@ from tenants.actors import Actor
 from tenants.models import Role
 from tenants.selectors import membership_for_user
 
+from .records.evaluator import FormulaError
 from .records import selectors, services
 from .records.calculation import money_text, percent_text
 from .forms import CityRulePeriodForm, PayForm
 from .models import CityRulePeriod, DeductionKind
-from .records.rules import KIND_LABELS, RulesNotInEffect, UnknownCity, city_rules, period_rows, rules_all
+from .records.rules import KIND_LABELS, RulesNotInEffect, UnknownCity, city_rules, note_text, period_rows, rules_all
 from .records.trial import TRIAL_MONTHS, NoCityRules, payslip_of
 
 
@@ -57,8 +58,38 @@ def group_detail(request: HttpRequest, group_id: int) -> HttpResponse:
         if removed is None:
             raise
         return render(request, "payroll/group_removed.html", {"removed": removed}, status=410)
-    return render(request, "payroll/group.html", {"group": group, "trial_year": timezone.localdate().year,
-                                                  "trial_months": TRIAL_MONTH_LIST})
+    year = timezone.localdate().year
+    return render(request, "payroll/group.html", {"group": group, "trial_year": year,
+                                                  "trial_months": TRIAL_MONTH_LIST, **_group_computed(group, year)})
+
+
+def _group_computed(group, year: int) -> dict:
+    """What the group's items compute for its first employee with a salary in January (the
+    payslip's evaluation), with the rules used; or why nothing is computed."""
+    first = next((e for e in group.employees.order_by("employee_no") if e.pay_on(timezone.localdate())), None)
+    if first is None:
+        return {"computed": None}
+    try:
+        slip = payslip_of(first, year, 1)
+    except NoCityRules as none:
+        place = none.place_zh if translation.get_language() == "zh-hans" else none.place
+        return {"computed": None, "computed_problem": gettext(
+            "No social insurance and housing fund rules for %(city)s: the group's items cannot be computed. Keel's "
+            "staff can enter the city's rules on the rules page.") % {"city": place}}
+    except FormulaError as err:
+        return {"computed": None, "computed_problem": str(err)}
+    rules = slip["rules"]
+    return {"computed": {"employee": first, "items": _items_shown(slip["result"]), "rules": rules,
+                         "missing_inputs": slip["result"].missing_inputs,
+                         "city_name": rules.name_zh if translation.get_language() == "zh-hans" else rules.name}}
+
+
+def _items_shown(result) -> list[dict]:
+    """Evaluated items as the payslip and the group page show them."""
+    zh = translation.get_language() == "zh-hans"
+    return [{"name": i.name_zh if zh and i.name_zh else i.name, "code": i.code, "formula": i.formula, "base": i.base,
+             "rate": percent_text(i.rate) if i.rate is not None else "", "amount": i.amount, "detail": i.detail}
+            for i in result.items]
 
 
 @login_required
@@ -139,6 +170,8 @@ def payslip(request: HttpRequest, employee_id: int, year: int, month: int) -> Ht
         "pay": slip["pay"], "result": result,
         "lines": [{"label": _kind_label(line.kind), "base": line.base, "employee": line.employee,
                    "employer": line.employer, "formulas": line.formulas} for line in c.items],
+        "items": _items_shown(result),
+        "missing_inputs": result.missing_inputs,
         "employer_cost": result.gross + c.employer,
         "employer_cost_formula": f"{money_text(result.gross)} + {money_text(c.employer)} = "
                                  f"{money_text(result.gross + c.employer)}",
@@ -170,7 +203,9 @@ def _rules_page(request: HttpRequest, wanted: str, *, bound: CityRulePeriodForm 
                     else rules.name,
                     "lines": [{"label": _kind_label(r.kind), "employee_rate": percent_text(r.employee_rate),
                                "employer_rate": percent_text(r.employer_rate), "floor": r.base.floor,
-                               "cap": r.base.cap, "note": r.note} for r in rules.contributions]})
+                               "cap": r.base.cap, "note": note_text(r.note, translation.get_language())}
+                              for r in rules.contributions],
+                    "notes": [note_text(n, translation.get_language()) for n in rules.notes]})
     rows = period_rows(rules.key)
     context["row"] = rows.get(rules.effective_from)
     if services.city_rules_may_change(request.user):

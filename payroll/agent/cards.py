@@ -51,12 +51,39 @@ def _kind(kind: str) -> cards.Row:
     return cards.tag(words(KIND_WORDS[kind]) if kind in KIND_WORDS else (kind or "—"), tone=kind)
 
 
-def _item_row(item: dict[str, Any]) -> list[cards.Row]:
+def _item_row(item: dict[str, Any], evaluated: dict[str, Any] | None = None) -> list[cards.Row]:
+    """A template item the import creates. Its rate is the one the trial used (the city rules'
+    for a rule parameter), never a figure the template carries for another city."""
     how = (cards.code(item["formula"]) if item.get("formula") else
            cards.line(cards.text(words(gettext_noop("of"))), cards.code(item["base"])) if item.get("base") else
            cards.text(""))
-    return [cards.text(localised(item["name"], item.get("name_zh") or item["name"])), cards.code(item["code"]),
-            _kind(item.get("kind", "")), cards.text(_rate(item["rate"]) if item.get("rate") is not None else "—"), how]
+    if evaluated is not None and evaluated.get("rate") is not None:
+        rate = cards.text(_rate(evaluated["rate"]))
+    elif item.get("rate_name"):
+        rate = cards.code(item["rate_name"])
+    else:
+        rate = cards.text(_rate(item["rate"]) if item.get("rate") is not None else "—")
+    return [cards.text(item_name(item)), cards.code(item["code"]), _kind(item.get("kind", "")), rate, how]
+
+
+def item_name(item: dict[str, Any]) -> Any:
+    return localised(item["name"], item.get("name_zh") or item["name"])
+
+
+def _evaluated_items_table(sample: dict[str, Any], currency: str) -> cards.Row:
+    """One employee's month as the payslip will compute it: every item with its formula, the
+    base and rate actually used, and the amount."""
+    found = sample.get("items") or []
+    return cards.table(
+        [words(gettext_noop("Item")), words(gettext_noop("Formula")), words(gettext_noop("Base")),
+         words(gettext_noop("Rate")), words(gettext_noop("Amount"))],
+        [[cards.line(cards.text(item_name(i)), cards.code(i["code"])), cards.code(i["formula"]),
+          cards.amount(i["base"], currency) if i.get("base") is not None else cards.text("—"),
+          cards.text(_rate(i["rate"]) if i.get("rate") is not None else "—"), cards.amount(i["amount"], currency)]
+         for i in found],
+        keys=[i["code"] for i in found], mark="trial-items", row_mark="trial-item",
+        caption=words(gettext_noop("Every item for %(name)s in January, as the payslip will compute it"),
+                      name=sample.get("name") or sample.get("employee_no") or ""))
 
 
 def _scope_words(scope: dict[str, Any]) -> dict[str, Any]:
@@ -94,10 +121,12 @@ def import_card(approval: Any) -> list[cards.Row]:
         name=name_visible(g["name"]), template=template_name, code=template.get("code", ""),
         version=template.get("version", "")))) for g in diff.get("groups") or []], line_mark="diff-group")]
     found = diff.get("items") or []
+    samples = (diff.get("trial") or {}).get("samples") or []
+    used = {i["code"]: i for i in (samples[0].get("items") or [])} if samples else {}
     change.append(cards.table(
         [words(gettext_noop("Item")), words(gettext_noop("Code")), words(gettext_noop("Kind")),
          words(gettext_noop("Rate")), words(gettext_noop("Base / formula"))],
-        [_item_row(i) for i in found], signs=["+"] * len(found), keys=[i["code"] for i in found],
+        [_item_row(i, used.get(i["code"])) for i in found], signs=["+"] * len(found), keys=[i["code"] for i in found],
         mark="diff-items", row_mark="diff-item"))
     new = diff.get("new_employees") or []
     if new:
@@ -168,6 +197,16 @@ def _trial_section(trial: dict[str, Any]) -> cards.Row:
               cards.amount(p["employee_contributions"], currency), cards.amount(p["tax"], currency),
               cards.amount(p["net"], currency)] for p in trial["samples"]],
             keys=[p["employee_no"] for p in trial["samples"]], mark="trial-payslips", row_mark="trial-payslip"))
+    if trial.get("samples"):
+        rows.append(_evaluated_items_table(trial["samples"][0], currency))
+    if trial.get("missing_inputs"):
+        rows.append(cards.text(words(gettext_noop("Not given, so computed as zero: %(inputs)s. Give them with the "
+                                                  "month's inputs."), inputs=", ".join(trial["missing_inputs"])),
+                               mark="trial-missing-inputs"))
+    if trial.get("rules_source"):
+        rows.append(cards.text(words(gettext_noop("Rates from %(source)s, in force from %(start)s."),
+                                     source=trial["rules_source"], start=trial.get("rules_from") or "—"),
+                               mark="trial-rules"))
     missing = trial.get("missing") or []
     if missing and not trial.get("totals"):
         rows.append(cards.text(words(gettext_noop("Nobody on the list has a salary yet: the trial will ask for the "
@@ -178,7 +217,8 @@ def _trial_section(trial: dict[str, Any]) -> cards.Row:
                                mark="trial-missing"))
     if trial.get("rules_current") is False:
         rows.append(cards.text(words(gettext_noop("The city's rules for this year are not published yet: the latest "
-                                                  "known ones were used.")), mark="trial-rules-old"))
+                                                  "known ones were used. Keel's staff enter the new period on the "
+                                                  "rules page.")), mark="trial-rules-old"))
     return cards.section(heading, rows, mark="trial")
 
 

@@ -47,8 +47,21 @@ def trial_words(run: Run) -> Stored | None:
     told = months[0]
     for month in months[1:]:
         told = words(gettext_noop("%(before)s; %(after)s"), before=told, after=month)
-    return words(gettext_noop("Trial payroll for %(n)s employees in %(year)s (CNY) — %(months)s."),
+    said = words(gettext_noop("Trial payroll for %(n)s employees in %(year)s (CNY) — %(months)s."),
                  n=len(trial["employees"]), year=trial["year"], months=told)
+    if trial.get("missing_inputs"):
+        return then(said, words(gettext_noop("Not given, so computed as zero: %(inputs)s."),
+                                inputs=", ".join(trial["missing_inputs"])))
+    return said
+
+
+def empty_words(run: Run) -> Stored | None:
+    """The group has nobody yet: said, with how to add them."""
+    trial = trial_of_run(run)
+    if trial is None or trial.get("count") or trial.get("not_computed"):
+        return None
+    return words(gettext_noop("It has no employees yet — add them: attach an employee list (CSV or XLSX) in the "
+                              "chat."))
 
 
 def payroll_news(item: RunNews) -> News | None:
@@ -70,7 +83,8 @@ def payroll_news(item: RunNews) -> News | None:
             # The payslips are on the group's page (a link per employee and month).
             return News(then(done, told), link={**link, "label": words(
                 gettext_noop("%(name)s: trial payslips"), name=group.name)} if link else link)
-        return News(done, link=link)
+        empty = empty_words(item.run)
+        return News(then(done, empty) if empty is not None else done, link=link)
     if item.kind == "run.rolled_back":
         return News(words(gettext_noop("The import for “%(name)s” failed, so I rolled the configuration back to the "
                                        "snapshot taken before it. Why: %(reason)s."), name=name, reason=item.reason))

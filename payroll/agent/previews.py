@@ -34,7 +34,17 @@ from payroll.records.selectors import (
     restore_diff,
     scope_checksum,
 )
-from payroll.records.trial import SAMPLE_PAYSLIPS, NoCityRules, people_of_params, region_place, trial_applies, trial_of
+from payroll.records.evaluator import FormulaError
+from payroll.records.trial import (
+    SAMPLE_PAYSLIPS,
+    NoCityRules,
+    city_of_params,
+    people_of_params,
+    region_place,
+    template_structure,
+    trial_applies,
+    trial_of,
+)
 
 def import_preview(tenant_id: int, arguments: dict[str, Any], params: dict[str, Any]) -> Preview:
     diff = import_diff(tenant_id=tenant_id, template_id=int(arguments["template_id"]),
@@ -72,15 +82,21 @@ def import_trial(*, tenant_id: int, template_id: int, params: dict[str, Any]) ->
                 "samples": []}
     people = people_of_params(tenant_id, params, timezone.localdate())
     try:
-        out = trial_of(people, template.region)
+        # The template's items, which the import copies into the group, under the requested city's rules.
+        out = trial_of(people, template.region, city=city_of_params(params), structure=template_structure(template))
+    except FormulaError:
+        return None  # the import itself refuses the item and says why
     except NoCityRules as none:
         return {"blocked": {"en": none.place, "zh-hans": none.place_zh}, "count": len(people),
                 "missing": [], "totals": [], "samples": []}
     samples = [{"name": e["name"], "employee_no": e["employee_no"], **e["months"][0]}
                for e in out["employees"][:SAMPLE_PAYSLIPS]]
+    rules = out.get("rules") or {}
     return {"year": out["year"], "count": out["count"], "city_name": out.get("city_name"),
-            "rules_current": (out.get("rules") or {}).get("current", True), "totals": out["totals"],
-            "samples": samples, "missing": out["missing"], "currency": template.currency}
+            "rules_current": rules.get("current", True), "rules_source": rules.get("source"),
+            "rules_from": rules.get("effective_from"), "totals": out["totals"], "samples": samples,
+            "missing": out["missing"], "missing_inputs": out.get("missing_inputs") or [],
+            "currency": template.currency}
 
 
 def import_summary(tenant_id: int, arguments: dict[str, Any], diff: dict[str, Any] | None = None) -> str:

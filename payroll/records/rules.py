@@ -91,7 +91,7 @@ class ContributionRule:
     employee_range: tuple[Decimal, Decimal] | None = None  # the rates a company may choose
     employer_range: tuple[Decimal, Decimal] | None = None
     includes: tuple[str, ...] = ()  # medical "includes" maternity where they are merged
-    note: str = ""
+    note: Any = ""  # written for an HR reader: {"en", "zh"} (or plain text)
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ class CityRules:
     housing_fund_base: Bounds
     contributions: tuple[ContributionRule, ...]  # social insurances, then the housing fund
     merged: dict[str, str] = field(default_factory=dict)  # {"maternity": "medical"}
-    notes: tuple[str, ...] = ()
+    notes: tuple[Any, ...] = ()  # each {"en", "zh"} (or plain text), for an HR reader
     verified: bool = False
     current: bool = True  # False: `on` is past this period and the file has no newer one
 
@@ -122,6 +122,14 @@ class City:
     name_zh: str
     aliases: tuple[str, ...]
     periods: tuple[CityRules, ...]  # by effective_from
+
+
+def note_text(note: Any, language: str = "en") -> str:
+    """A rule's note in `language` ("zh…" for Chinese), English when it has no such text."""
+    if isinstance(note, dict):
+        chinese = str(language or "").lower().startswith("zh")
+        return str((note.get("zh") if chinese else None) or note.get("en") or "")
+    return str(note or "")
 
 
 # --- Reading the file -------------------------------------------------------------------

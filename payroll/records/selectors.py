@@ -2,7 +2,6 @@
 services and the approval card share (configuration, checksum, import diff)."""
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 from decimal import Decimal
@@ -14,6 +13,7 @@ from django.utils.translation import gettext as _
 from config.api import NotFound
 from config.names import name_visible
 
+from .evaluator import FormulaError, item_names, item_of, known_names
 from payroll.models import (
     Employee,
     GroupItem,
@@ -61,7 +61,6 @@ def listed_scope(*, tenant_id: int, employee_ids: list[str], currency: str) -> d
 
 
 # Functions a formula may call; everything else must be a declared variable or an earlier item.
-FORMULA_FUNCTIONS = frozenset({"min", "max", "round", "abs"})
 
 
 # --- Catalog (global) --------------------------------------------------------------
@@ -145,8 +144,10 @@ def rate_text(rate: Decimal | None) -> str | None:
 
 
 def item_as_dict(item: GroupItem | TemplateItem) -> dict[str, Any]:
+    # rate_name only where set, so a configuration without it keeps the checksum it had.
     return {"position": item.position, "code": item.code, "name": item.name, "kind": item.kind,
-            "rate": rate_text(item.rate), "base": item.base, "formula": item.formula}
+            "rate": rate_text(item.rate), "base": item.base, "formula": item.formula,
+            **({"rate_name": item.rate_name} if item.rate_name else {})}
 
 
 def group_as_dict(group: PayrollGroup) -> dict[str, Any]:
@@ -154,6 +155,7 @@ def group_as_dict(group: PayrollGroup) -> dict[str, Any]:
         "id": str(group.id), "name": group.name,
         "template_id": None if group.template_id is None else str(group.template_id),
         "template_version": group.template_version, "variables": list(group.variables),
+        **({"city": group.city} if group.city else {}),
         "items": [item_as_dict(i) for i in GroupItem.objects.filter(group=group).order_by("position", "code")],
     }
 
@@ -203,26 +205,18 @@ def scope_checksum(*, tenant_id: int, scope: dict[str, Any]) -> str:
 
 # --- Formulas -------------------------------------------------------------------------------
 
-def formula_problem(*, formula: str, base: str, known: set[str]) -> str | None:
-    """Why an item cannot be created with the names known so far, or None."""
-    if base and base not in known:
-        return f"its base '{base}' is not a declared variable"
-    if not formula:
-        return None
+def formula_problem(*, item: Any, known: set[str]) -> str | None:
+    """Why an item (a TemplateItem's fields) cannot be created with the names known so far (the
+    template's variables and the items before it, besides the employee data, the city rules'
+    parameters and the sums every formula may read: payroll.records.evaluator), or None."""
     try:
-        tree = ast.parse(formula, mode="eval")
-    except SyntaxError:
-        return f"its formula '{formula}' is not a valid expression"
-    allowed = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Call, ast.Name, ast.Load, ast.Constant,
-               ast.operator, ast.unaryop)
-    for node in ast.walk(tree):
-        if not isinstance(node, allowed):
-            return f"its formula '{formula}' uses a construct formulas may not use"
-        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name)
-                                               and node.func.id in FORMULA_FUNCTIONS):
-            return f"its formula '{formula}' calls a function formulas may not call"
-        if isinstance(node, ast.Name) and node.id not in known and node.id not in FORMULA_FUNCTIONS:
-            return f"its formula references the unknown variable '{node.id}'"
+        names = item_names(item_of(item))
+    except FormulaError as err:
+        return str(err).removeprefix(f"item '{item.code}': ").removeprefix(f"item '{item.code}' ")
+    allowed = known_names(known, [])
+    unknown = sorted(set(names) - set(allowed))
+    if unknown:
+        return f"its formula names '{unknown[0]}', which is not known (known: {', '.join(allowed)})"
     return None
 
 
@@ -243,7 +237,7 @@ def import_diff(*, tenant_id: int, template_id: int, group_name: str) -> dict[st
     known = set(template.variables)
     items = []
     for item in template.items.order_by("position"):
-        problem = formula_problem(formula=item.formula, base=item.base, known=known)
+        problem = formula_problem(item=item, known=known)
         if problem:
             problems.append({"item": item.code, "message": f"Item '{item.name}' ({item.code}): {problem}."})
         known.add(item.code)

@@ -24,12 +24,16 @@ from django.utils.translation import gettext_noop
 from config.words import Stored, localised, sentences, words
 from workflows.tools import Acceptance, NeedsInput, Tool, ToolBlocked, ToolContext, tool_register
 
-from .calculation import EmployeeInput, MonthResult, employee_months, trial
-from payroll.models import Employee, EmployeePay, PayrollGroup
+from . import evaluator
+from .evaluator import EvaluatedMonth, Structure, item_of
+from payroll.models import Employee, EmployeePay, PayrollGroup, PayrollTemplate
+
+from .calculation import EmployeeInput
 from .rules import NATIONWIDE, CityRules, RulesNotInEffect, UnknownCity, city_find, city_rules
 from .services import Actor, employee_pay_record
 
 TRIAL_MONTHS = 3
+COMPUTES = "every employee of the group computes, or the group says it has none"
 SAMPLE_PAYSLIPS = 3
 ID = {"type": "string", "pattern": "^[0-9]{1,19}$"}
 
@@ -63,9 +67,32 @@ def trial_applies(region: str) -> bool:
     return region == "CN" or (region or "").startswith("CN-")
 
 
-def city_of_region(region: str) -> str:
-    """The rules' city key of a template's region (CN-Shanghai → shanghai, CN → cn); NoCityRules
-    naming the place when the rules have none (Singapore, a mainland city not in the file)."""
+def city_of_params(params: dict[str, Any]) -> str:
+    """The mainland city a setup run's request names, as the group's city: the rules' key when
+    the rules know it, else the name as said (the trial then says plainly that it has no rules
+    for it); blank when the request names none or a place outside the mainland."""
+    from payroll.reading.requirements import requirements_extract
+
+    requirements = params.get("requirements") or requirements_extract((params.get("request") or "")[:2000])
+    region, city = requirements.get("region") or "", requirements.get("city") or {}
+    name = city.get("en") if isinstance(city, dict) else None
+    if not (name and region.startswith("CN")):
+        return ""
+    try:
+        return city_find(name).key
+    except UnknownCity:
+        return str(name)[:40]
+
+
+def city_of_region(region: str, city: str = "") -> str:
+    """The rules' city key of a group: its own `city` when it has one (a template is a structure,
+    the city a rule set), else its template's region's (CN-Shanghai → shanghai, CN → cn);
+    NoCityRules naming the place when the rules have none (Singapore, a city not in the rules)."""
+    if city:
+        try:
+            return city_find(city).key
+        except UnknownCity:
+            raise NoCityRules(*region_place(f"CN-{city}")) from None
     place, place_zh = region_place(region or "")
     name = NATIONWIDE if region == "CN" else (region.removeprefix("CN-") if region.startswith("CN-") else None)
     if name is None:
@@ -76,14 +103,40 @@ def city_of_region(region: str) -> str:
         raise NoCityRules(place, place_zh) from None
 
 
-def rules_for(region: str, year: int) -> CityRules:
-    """The rules in effect on the first day of the trial's year."""
-    key = city_of_region(region)
+def rules_for(region: str, year: int, month: int = 1, city: str = "") -> CityRules:
+    """The rules in effect on the first day of `month` of `year` (past the last period: that
+    period, flagged not current)."""
+    key = city_of_region(region, city)
     try:
-        return city_rules(key, date(year, 1, 1))
+        return city_rules(key, date(year, month, 1))
     except RulesNotInEffect as err:
         place, place_zh = region_place(region)
         raise NoCityRules(place, place_zh, err.message) from None
+
+
+# --- what is computed: a template's or a group's items ------------------------------------------
+
+def template_structure(template: PayrollTemplate) -> Structure:
+    """A template's items, checked and ordered (evaluator.FormulaError when they cannot be)."""
+    return evaluator.structure([item_of(i) for i in template.items.order_by("position")], template.variables)
+
+
+def group_structure(group: PayrollGroup) -> Structure:
+    """A group's own items: what its payslips compute."""
+    return evaluator.structure([item_of(i) for i in group.items.order_by("position")], group.variables or [])
+
+
+GENERAL_TEMPLATE = "cn-sh-monthly-salaried"
+
+
+def general_template(city_key: str) -> PayrollTemplate | None:
+    """The general monthly template a trial of `city_key` computes when none is named: the
+    city's own monthly salaried template where the catalog has one, else the general monthly
+    structure (every monthly salaried template has the same items; the city gives the rates)."""
+    found = city_find(city_key)
+    own = (PayrollTemplate.objects.filter(region=f"CN-{found.name}", code__endswith="-monthly-salaried")
+           .order_by("code", "-version").first())
+    return own or PayrollTemplate.objects.filter(code=GENERAL_TEMPLATE).order_by("-version").first()
 
 
 # --- who is computed, with what pay ----------------------------------------------------------
@@ -144,31 +197,51 @@ def people_of_params(tenant_id: int, params: dict[str, Any], today: date) -> lis
 
 # --- the computation --------------------------------------------------------------------------
 
-def _input(person: Person) -> EmployeeInput:
+def person_input(person: Person) -> EmployeeInput:
     pay = person.pay or {}
     return EmployeeInput(employee_no=person.employee_no, base_salary=pay["base_salary"],
                          allowances=dict(pay.get("allowances") or {}),
                          special_additional_deductions=pay.get("special_additional_deductions") or Decimal("0"))
 
 
-def _month_json(result: MonthResult) -> dict[str, Any]:
+def items_json(month: EvaluatedMonth) -> list[dict[str, Any]]:
+    """The evaluated items of a month, as every view shows them."""
+    return [{"code": i.code, "name": i.name, "name_zh": i.name_zh, "kind": i.kind, "formula": i.formula,
+             "base": None if i.base is None else str(i.base), "rate": None if i.rate is None else str(i.rate),
+             "amount": str(i.amount), "detail": i.detail, "merged_into": i.merged_into} for i in month.items]
+
+
+def _month_json(result: EvaluatedMonth) -> dict[str, Any]:
     c = result.contributions
     return {"month": result.month, "gross": str(result.gross), "employee_contributions": str(c.employee),
-            "employer_contributions": str(c.employer), "employer_cost": str(result.gross + c.employer),
-            "tax": str(result.tax), "net": str(result.net)}
+            "employer_contributions": str(c.employer), "employer_cost": str(result.employer_cost),
+            "tax": str(result.tax), "net": str(result.net), "items": items_json(result),
+            "missing_inputs": list(result.missing_inputs)}
 
 
-def _lines_json(result: MonthResult, rules: CityRules) -> list[dict[str, Any]]:
+def _lines_json(result: EvaluatedMonth, rules: CityRules) -> list[dict[str, Any]]:
     bounds = {rule.kind: rule.base for rule in rules.contributions}
     return [{"kind": line.kind, "base": str(line.base), "floor": str(bounds[line.kind].floor),
              "cap": str(bounds[line.kind].cap), "employee": str(line.employee), "employer": str(line.employer),
              "formula": line.formulas["base"]} for line in result.contributions.items]
 
 
-def trial_of(people: list[Person], region: str, *, year: int | None = None) -> dict[str, Any]:
-    """The trial of `people` under the rules of `region` (the group's template's), as JSON: per
-    employee and month, totals per month (gross, employer cost, tax, net), who has no salary.
-    NoCityRules when the place has no rules (only when someone is to be computed)."""
+def rules_json(rules: CityRules) -> dict[str, Any]:
+    """The rule set a computation used: its period, whether it is current, its source."""
+    return {"effective_from": rules.effective_from.isoformat(),
+            "effective_to": rules.effective_to.isoformat() if rules.effective_to else None,
+            "current": rules.current,
+            "source": f"{rules.source.authority}: {rules.source.title} ({rules.source.year})"}
+
+
+def trial_of(people: list[Person], region: str, *, year: int | None = None, city: str = "",
+             structure: Structure | None = None) -> dict[str, Any]:
+    """The trial of `people` computing `structure` (a group's or a template's items; by default
+    the general monthly template's) under the rules of `city` (else the region's), as JSON: per
+    employee and month the totals and the evaluated items, totals per month (gross, employer
+    cost, tax, net), who has no salary, the monthly inputs the items read and which were not
+    given (computed as zero). NoCityRules when the place has no rules (only when someone is to
+    be computed)."""
     year = year or timezone.localdate().year
     missing = [p for p in people if p.pay is None]
     computable = [p for p in people if p.pay is not None]
@@ -177,13 +250,16 @@ def trial_of(people: list[Person], region: str, *, year: int | None = None) -> d
                                                      for p in missing], "count": len(people)}
     if not people:
         return out
-    rules = rules_for(region, year)
-    result = trial([_input(p) for p in computable], rules, months=TRIAL_MONTHS)
+    rules = rules_for(region, year, city=city)
+    if structure is None:
+        general = general_template(rules.key)
+        structure = template_structure(general) if general is not None else evaluator.structure([], [])
+    result = evaluator.trial([person_input(p) for p in computable], rules, structure, months=TRIAL_MONTHS)
     place, place_zh = region_place(region)
     out.update({"city": rules.key, "city_name": {"en": rules.name if rules.key != NATIONWIDE else place,
                                                  "zh-hans": rules.name_zh if rules.key != NATIONWIDE else place_zh},
-                "rules": {"effective_from": rules.effective_from.isoformat(), "current": rules.current,
-                          "source": f"{rules.source.authority}: {rules.source.title} ({rules.source.year})"}})
+                "rules": rules_json(rules), "inputs": list(structure.inputs),
+                "missing_inputs": list(result.missing_inputs)})
     if not computable:
         return out
     for person, computed in zip(computable, result.employees):
@@ -196,18 +272,21 @@ def trial_of(people: list[Person], region: str, *, year: int | None = None) -> d
 
 
 def payslip_of(employee: Employee, year: int, month: int) -> dict[str, Any]:
-    """One employee's payslip for `month` of `year` (months 1..month computed, the same pay each,
-    as the trial does), every amount with its formula. NoCityRules as for the trial; the pay is
-    None when the employee has none."""
+    """One employee's payslip for `month` of `year`: the group's own items evaluated for months
+    1..month (the same pay each, as the trial does) under the rules in effect in that month
+    (past the last period: the latest, flagged not current), every amount with its formula.
+    NoCityRules as for the trial; the pay is None when the employee has none."""
     today = timezone.localdate()
-    region = employee.group.template.region if employee.group_id and employee.group.template_id else ""
-    if not region:
+    group = employee.group if employee.group_id else None
+    region = group.template.region if group is not None and group.template_id else ""
+    if not region and not (group is not None and group.city):
         raise NoCityRules(employee.location or "—", employee.location or "—")
     pay = pay_dict(employee.pay_on(today if year >= today.year else date(year, month, 1)) or employee.pay_on(today))
-    rules = rules_for(region, year)
+    rules = rules_for(region, year, month, city=group.city if group is not None else "")
     if pay is None:
         return {"pay": None, "rules": rules}
-    months = employee_months(_input(Person(str(employee.id), employee.employee_no, employee.name, pay)), rules, month)
+    months = evaluator.employee_evaluate(group_structure(group), person_input(
+        Person(str(employee.id), employee.employee_no, employee.name, pay)), rules, month)
     return {"pay": pay, "rules": rules, "result": months[-1], "months": months}
 
 
@@ -292,7 +371,9 @@ def trial_payroll(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]
     if missing:
         raise NeedsInput(_question(missing))
     try:
-        output = trial_of(people, region, year=today.year)
+        output = trial_of(people, region, year=today.year, city=group.city, structure=group_structure(group))
+    except evaluator.FormulaError as err:
+        raise ToolBlocked(f"The items of “{group.name}” cannot be computed: {err}") from None
     except NoCityRules as none:
         raise ToolBlocked(f"No social insurance and housing fund rules for {none.place} ({none.place_zh}), the "
                           f"city of template “{group.template.name}”: the trial cannot compute its employees."
@@ -316,11 +397,15 @@ def _trial_accept(ctx: ToolContext, arguments: dict[str, Any], output: dict[str,
         group = (PayrollGroup.objects.select_related("template")
                  .filter(id=int(output["group_id"]), tenant_id=ctx.tenant_id).first())
         place, place_zh = region_place(group.template.region if group and group.template_id else "")
-        return [Acceptance("every employee computes", True, words(gettext_noop(
+        return [Acceptance(COMPUTES, True, words(gettext_noop(
                     "no trial for %(place)s: Keel computes social insurance, the housing fund and income tax for "
                     "mainland China only"), place=localised(place, place_zh)) if place else output["not_computed"]),
                 Acceptance("the totals are consistent", True, words(gettext_noop("nothing was computed to add up")))]
     in_group = Employee.objects.filter(tenant_id=ctx.tenant_id, group_id=int(output["group_id"])).count()
+    if not in_group:  # set up, and said so: nothing is reported computed over nobody
+        return [Acceptance(COMPUTES, True, words(gettext_noop(
+            "no employees yet — add them: attach an employee list (CSV or XLSX) in the chat"))),
+                Acceptance("the totals are consistent", True, words(gettext_noop("nothing was computed to add up")))]
     computed = output.get("employees") or []
     problems: list[Stored] = []
     if output.get("missing"):
@@ -351,7 +436,7 @@ def _trial_accept(ctx: ToolContext, arguments: dict[str, Any], output: dict[str,
     for total in output.get("totals") or []:
         if any(Decimal(total[k]) != sums.get(total["month"], {}).get(k) for k in ("gross", "employer_cost", "tax", "net")):
             wrong.append(words(gettext_noop("the totals of month %(month)s"), month=total["month"]))
-    return [Acceptance("every employee computes", not problems, _joined(problems[:10]) if problems else
+    return [Acceptance(COMPUTES, not problems, _joined(problems[:10]) if problems else
                        words(gettext_noop("%(done)s of %(total)s employees"), done=len(computed), total=in_group)),
             Acceptance("the totals are consistent", not wrong,
                        words(gettext_noop("net + tax + employee contributions ≠ gross: %(where)s"), where=wrong[:10])

@@ -7,6 +7,7 @@ from decimal import Decimal as D
 
 import pytest
 
+from payroll.records import evaluator
 from payroll.records import rules
 from payroll.records.calculation import (
     EmployeeInput,
@@ -15,14 +16,27 @@ from payroll.records.calculation import (
     contribution_line,
     contributions_for,
     tax_on,
-    trial,
     withholding,
 )
+from payroll.records.seed import templates_seed
+from payroll.records.trial import general_template, template_structure
 
 # The rules are data in the database (payroll.CityRulePeriod, loaded from city_rules.json).
 pytestmark = pytest.mark.django_db
 
 ON = date(2025, 8, 1)  # inside the 2025 social insurance year of every city in the file
+
+
+@pytest.fixture(autouse=True)
+def _catalog(db):
+    templates_seed()
+
+
+def trial(employees, city, months=3, on=None):
+    """A trial through the evaluator: the general monthly template's items under `city`'s rules
+    (calculation.py's arithmetic is the reference these figures were first checked against)."""
+    city_rules = city if isinstance(city, rules.CityRules) else rules.city_rules(city, on or date.today())
+    return evaluator.trial(employees, city_rules, template_structure(general_template(city_rules.key)), months)
 
 
 def shanghai() -> rules.CityRules:

@@ -194,11 +194,11 @@ def test_changing_one_items_rate_changes_the_checksum():
     bob = actor_for("bob")
     receipt = services.template_import(actor=bob, template_id=template().id, group_name="G", idempotency_key="k")
     before = services.configuration_checksum(tenant_id=bob.tenant_id)
-    item = GroupItem.objects.get(group_id=receipt.body["group_id"], code="housing_fund_ee")
+    item = GroupItem.objects.get(group_id=receipt.body["group_id"], code="base_pay")
     item.rate = Decimal("0.05")
     item.save()
     assert services.configuration_checksum(tenant_id=bob.tenant_id) != before
-    item.rate = Decimal("0.070000")
+    item.rate = Decimal("1.000000")
     item.save()
     assert services.configuration_checksum(tenant_id=bob.tenant_id) == before
 

@@ -58,16 +58,16 @@ def test_the_setup_runs_summaries_read_in_chinese_and_in_english_as_before():
     assert "已理解请求：上海 · 按月 · 销售；薪资项目：提成。" in zh
     assert "已匹配模板“销售人员（含提成）”。" in zh
     assert "已预留名称“Shanghai Sales”，并为本次运行涉及的记录做了快照。" in zh
-    assert "已导入模板：创建了 13 个薪资项目。" in zh
-    assert "已核验薪资组“Shanghai Sales”：13 个项目。" in zh
+    assert "已导入模板：创建了 15 个薪资项目。" in zh
+    assert "已核验薪资组“Shanghai Sales”：15 个项目。" in zh
     for english in ("Understood the request", "Matched the template", "Reserved the name", "Imported the template",
                     "Verified the group", "No employees in the new group yet"):
         assert english not in zh
     en = page(url, "en")
     assert "Understood the request: CN-SH · monthly · sales; items: commission." in en
     assert "Matched the template “Sales staff with commission”." in en
-    assert "Imported the template: 13 payroll items created." in en
-    assert "Verified the group “Shanghai Sales”: 13 items." in en
+    assert "Imported the template: 15 payroll items created." in en
+    assert "Verified the group “Shanghai Sales”: 15 items." in en
     assert "已理解请求" not in en and "已导入模板" not in en
 
 
@@ -76,11 +76,11 @@ def test_the_run_page_shows_what_each_check_found_in_the_readers_language():
     details = {n.key: n.acceptance_results for n in Node.objects.filter(run=run, retired_in__isnull=True)}
     assert is_words(next(r["detail"] for r in details["import"] if r["criterion"] == "it has the template's item count"))
     zh = page(f"/runs/{run.id}/", "zh-hans")
-    assert 'title="13 项（共 13 项）"' in zh and 'title="13（共 13）"' in zh  # import, verify
-    for english in ("13 of 13 items", "13 of 13", "employees and month", "of 0 employees"):
+    assert 'title="15 项（共 15 项）"' in zh and 'title="15（共 15）"' in zh  # import, verify
+    for english in ("15 of 15 items", "15 of 15", "employees and month", "of 0 employees"):
         assert english not in zh
     en = page(f"/runs/{run.id}/", "en")
-    assert 'title="13 of 13 items"' in en and 'title="13 of 13"' in en
+    assert 'title="15 of 15 items"' in en and 'title="15 of 15"' in en
     assert "（共" not in en
 
 

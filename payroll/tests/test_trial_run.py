@@ -15,7 +15,7 @@ from agents.orchestrator import message_post
 from approvals.models import ApprovalRequest
 from approvals.services import approval_decide
 from payroll.reading.attachments import employee_list_parse
-from payroll.models import Employee, EmployeePay, PayrollTemplate
+from payroll.models import Employee, EmployeePay, PayrollGroup, PayrollTemplate
 from payroll.records.services import employee_pay_record
 from tests.payroll import actor_for, tenant
 from timeline.services import conversation_create
@@ -135,7 +135,7 @@ def test_a_run_drives_to_completion_with_a_trial_whose_totals_are_the_calculatio
         "岗位津贴": "1500.00", "交通补贴": "300.00"}
     node = Node.objects.get(run=run, key="trial", retired_in__isnull=True)
     assert {c["criterion"]: c["met"] for c in node.acceptance_results} == {
-        "every employee computes": True, "the totals are consistent": True}
+        "every employee of the group computes, or the group says it has none": True, "the totals are consistent": True}
 
 
 def start(group_name, **params):
@@ -167,7 +167,7 @@ def test_a_run_whose_employees_lack_a_salary_asks_for_it_and_completes_once_answ
     assert [e["months"][0]["gross"] for e in trial_output(run)["employees"]] == ["11000.00", "15000.00"]
 
 
-def test_a_template_for_a_city_without_rules_blocks_with_a_reason_naming_the_city():
+def test_a_group_for_a_city_without_rules_blocks_with_a_reason_naming_the_city():
     shanghai = PayrollTemplate.objects.get(code="cn-sh-monthly-salaried", version=1)
     suzhou = PayrollTemplate.objects.create(code="cn-suzhou-monthly", version=1, name="Suzhou Monthly",
                                             name_zh="苏州月薪", region="CN-Suzhou", pay_frequency="monthly",
@@ -176,12 +176,27 @@ def test_a_template_for_a_city_without_rules_blocks_with_a_reason_naming_the_cit
         item.pk, item.template = None, suzhou
         item.save()
     employee = Employee.objects.filter(tenant=tenant("demo"), base_salary__gt=0, group__isnull=True).first()
-    run = drive(start("Suzhou Sales", template_code="cn-suzhou-monthly", employee_ids=[str(employee.id)]))
+    run = drive(start("Suzhou Sales", template_code="cn-suzhou-monthly", employee_ids=[str(employee.id)],
+                      request="set up a monthly payroll group for our Suzhou sales team, called 'Suzhou Sales'"))
     run = approve(run)
     trial = Node.objects.get(run=run, key="trial", retired_in__isnull=True)
     assert trial.status == "blocked", trial.status
     assert "Suzhou" in trial.status_reason and "苏州" in trial.status_reason
     assert run.status != "completed"
+    assert PayrollGroup.objects.get(name="Suzhou Sales").city == "Suzhou"
+
+
+def test_a_hangzhou_group_computes_with_hangzhous_rates_from_the_shanghai_structure():
+    employee = Employee.objects.filter(tenant=tenant("demo"), base_salary__gt=0, group__isnull=True).first()
+    run = drive(start("HZ Sales", template_code="cn-sh-monthly-salaried", employee_ids=[str(employee.id)],
+                      request="set up a monthly payroll group for our Hangzhou sales team, called 'HZ Sales'"))
+    card = ApprovalRequest.objects.get(run=run).diff["trial"]
+    medical = next(i for i in card["samples"][0]["items"] if i["code"] == "medical_er")
+    assert card["city_name"]["en"] == "Hangzhou" and Decimal(medical["rate"]) == Decimal("0.095")
+    run = approve(run)
+    assert run.status == "completed", run.status_reason
+    assert PayrollGroup.objects.get(name="HZ Sales").city == "hangzhou"
+    assert trial_output(run)["city"] == "hangzhou"
 
 
 def test_a_template_outside_mainland_china_gets_no_trial_and_says_so_but_is_set_up():
@@ -265,7 +280,9 @@ def test_the_news_gives_the_trial_totals_and_the_payslip_page_reads_in_both_lang
     january = output["employees"][0]["months"][0]
     assert "Payslip of 王芳" in html and money(january["net"]) in html
     assert re.search(r'title="[^"]*= ' + re.escape(money(january["net"])) + '"', html)  # the formula on hover
-    assert "18,000.00 + 1,500.00 (岗位津贴) + 300.00 (交通补贴) = 19,800.00" in html
+    # The group's own items: the commission template's, its sales figures not given.
+    assert ("18,000.00 + 1,500.00 (岗位津贴) + 300.00 (交通补贴) + 0.00 (Sales commission (3%)) + 0.00 (Above-quota "
+            "accelerator (2%)) = 19,800.00") in html
     # Needs the rebuilt catalog.
     chinese = client_for("alice").get(url, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     assert "工资条" in chinese and "实发" in chinese and money(january["net"]) in chinese
@@ -278,3 +295,20 @@ def test_the_rules_page_shows_a_citys_rules_with_their_source():
     assert client_for("alice").get("/payroll/rules/?city=lhasa").status_code == 404
     chinese = client_for("alice").get("/payroll/rules/?city=shanghai", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     assert "上海" in chinese and "来源" in chinese  # needs the rebuilt catalog for 来源
+
+
+def test_a_group_set_up_with_no_employees_says_so_and_never_reads_every_employee_computes():
+    from config.words import words_render
+    from payroll.agent.news import empty_words
+
+    run = approve(drive(start("Empty Sales")))
+    assert run.status == "completed", run.status_reason
+    trial = Node.objects.get(run=run, key="trial", retired_in__isnull=True)
+    criteria = {r["criterion"]: r for r in trial.acceptance_results}
+    assert "every employee computes" not in criteria
+    computes = criteria["every employee of the group computes, or the group says it has none"]
+    assert computes["met"] and words_render(computes["detail"], "en").startswith("no employees yet — add them")
+    told = words_render(empty_words(run), "en")
+    assert "no employees yet — add them: attach an employee list" in told
+    page = client_for("alice").get(f"/payroll/groups/{PayrollGroup.objects.get(name='Empty Sales').id}/")
+    assert 'data-testid="group-no-employees"' in page.content.decode()

@@ -41,6 +41,7 @@ from payroll.models import (
 from payroll.reading.matching import template_next_best
 from payroll.reading.requirements import asked_in_chinese
 from payroll.records.selectors import scope_checksum
+from payroll.records.trial import city_of_params
 from payroll.records.services import (
     Actor,
     EmployeeHeld,
@@ -149,7 +150,8 @@ tool_register(Tool(
 def import_template(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
 
     receipt = template_import(actor=Actor.of_agent(ctx), template_id=int(arguments["template_id"]),
-                              group_name=arguments["group_name"], idempotency_key=ctx.idempotency_key)
+                              group_name=arguments["group_name"], idempotency_key=ctx.idempotency_key,
+                              city=city_of_params(ctx.params))
     body = receipt.body
     return {"group_id": body["group_id"], "items_created": body["items_created"],
             "template_id": body["template_id"], "template_version": body["template_version"],

@@ -26,13 +26,15 @@ from .claims import claim_check, group_name_free, records_claim, records_release
 from .protocol import authorise, id_checked, idempotent_write, name_checked
 
 
-def template_import(*, actor: Actor, template_id: int, group_name: str, idempotency_key: str) -> Receipt:
+def template_import(*, actor: Actor, template_id: int, group_name: str, idempotency_key: str,
+                    city: str = "") -> Receipt:
     """Import a catalog template into a new payroll group, committed in steps.
 
     The group row commits first, then each item in its own transaction, as a real
     import would; an item whose formula names an undeclared variable stops the
     import there (422) and leaves the partial group, linked to this key so that a
-    retry with the same key resumes it instead of starting a second group.
+    retry with the same key resumes it instead of starting a second group. `city`: the city
+    whose rules the group computes under (blank: its template's region's).
     """
     key = key_checked(idempotency_key)
     template_id = id_checked(template_id, "template_id")
@@ -42,11 +44,11 @@ def template_import(*, actor: Actor, template_id: int, group_name: str, idempote
     template = template_get(template_id)
     if actor.role is not None:
         # A person's direct write: on the same footing as the agent's.
-        return _group_import_direct(actor=actor, template=template, group_name=group_name, key=key)
-    return _template_import_work(actor=actor, template=template, group_name=group_name, key=key)
+        return _group_import_direct(actor=actor, template=template, group_name=group_name, key=key, city=city)
+    return _template_import_work(actor=actor, template=template, group_name=group_name, key=key, city=city)
 
 
-def _group_import_direct(*, actor: Actor, template, group_name: str, key: str) -> Receipt:
+def _group_import_direct(*, actor: Actor, template, group_name: str, key: str, city: str = "") -> Receipt:
     """A person imports directly. Under the approval matrix's thresholds for imports
     (headcount, monthly gross in scope) it goes through now, holding the name's claim
     while it writes, and is recorded on the timeline with who did it. Over them, it
@@ -57,7 +59,7 @@ def _group_import_direct(*, actor: Actor, template, group_name: str, key: str) -
     request = {"template_id": template.id, "group_name": group_name}
     if IdempotencyRecord.objects.filter(tenant_id=tenant_id, operation="template_import", key=key).exists():
         # A retry of a write already made (replay, resume, or 409/422 as the record says).
-        return _template_import_work(actor=actor, template=template, group_name=group_name, key=key)
+        return _template_import_work(actor=actor, template=template, group_name=group_name, key=key, city=city)
     measures = import_scope(tenant_id=tenant_id, template_id=template.id)
     route = approval_route(tenant_id=tenant_id, tool="import_template", measures=measures)
     if route.over_limit:
@@ -74,7 +76,7 @@ def _group_import_direct(*, actor: Actor, template, group_name: str, key: str) -
 
         return idempotent_write(actor=actor, operation="template_import", key=key, request=request, work=work,
                            atomic=True)
-    import_work = _import_work(actor=actor, template=template, group_name=group_name, claim_held=True)
+    import_work = _import_work(actor=actor, template=template, group_name=group_name, claim_held=True, city=city)
 
     def work(record: IdempotencyRecord) -> tuple[int, dict[str, Any]]:
         # The name is held while the person's import writes, as a run holds it: a run
@@ -110,15 +112,16 @@ def _direct_write_record(membership: Membership, summary: str, data: dict[str, A
     activity_close(activity_id=activity.id, status="completed")
 
 
-def _template_import_work(*, actor: Actor, template, group_name: str, key: str) -> Receipt:
+def _template_import_work(*, actor: Actor, template, group_name: str, key: str, city: str = "") -> Receipt:
     """The agent's import, under its idempotency key (authority already checked)."""
     return idempotent_write(actor=actor, operation="template_import", key=key,
                        request={"template_id": template.id, "group_name": group_name},
-                       work=_import_work(actor=actor, template=template, group_name=group_name), atomic=False)
+                       work=_import_work(actor=actor, template=template, group_name=group_name, city=city),
+                       atomic=False)
 
 
-def _import_work(*, actor: Actor, template, group_name: str,
-                 claim_held: bool = False) -> Callable[[IdempotencyRecord], tuple[int, dict]]:
+def _import_work(*, actor: Actor, template, group_name: str, claim_held: bool = False,
+                 city: str = "") -> Callable[[IdempotencyRecord], tuple[int, dict]]:
     """The import itself: what runs once per idempotency key. `claim_held`: the caller
     holds the name's claim for this very write (a person's direct import)."""
     template_id = template.id
@@ -135,7 +138,7 @@ def _import_work(*, actor: Actor, template, group_name: str,
                     group = PayrollGroup.objects.create(
                         tenant_id=actor.tenant_id, name=group_name, template=template,
                         template_version=template.version, variables=list(template.variables),
-                        idempotency_record=record)
+                        city=city[:40], idempotency_record=record)
             except IntegrityError:
                 raise Conflict(_("A payroll group named '%(group_name)s' already exists; choose another name.")
                                % {"group_name": group_name},
@@ -146,14 +149,15 @@ def _import_work(*, actor: Actor, template, group_name: str,
             if item.code not in existing:
                 with transaction.atomic():
                     # Checked at the moment of creation, as the legacy importer did.
-                    problem = formula_problem(formula=item.formula, base=item.base, known=known)
+                    problem = formula_problem(item=item, known=known)
                     if problem:
                         raise Unprocessable(
                             _("Import stopped at item '%(name)s' (%(code)s): %(problem)s. The group '%(group_name)s' was left partly imported; this run's undo removes it.")
                                 % {"name": item.name, "code": item.code, "problem": problem, "group_name": group_name},
                             code="formula_invalid", extra={"item": item.code, "group_id": str(group.id)})
                     GroupItem.objects.create(group=group, position=item.position, code=item.code, name=item.name,
-                                             kind=item.kind, rate=item.rate, base=item.base, formula=item.formula)
+                                             kind=item.kind, rate=item.rate, rate_name=item.rate_name,
+                                             base=item.base, formula=item.formula)
             known.add(item.code)
         return 201, {"group_id": str(group.id), "template_id": str(template.id),
                      "template_version": template.version, "group_name": group.name,

@@ -161,13 +161,14 @@ def _configuration_write(tenant_id: int, configuration: dict[str, Any]) -> None:
     """Write a snapshot's groups, their items and the assignments (over a tenant cleared of them)."""
     for g in configuration["groups"]:
         fields = {"name": g["name"], "template_id": None if g["template_id"] is None else int(g["template_id"]),
-                  "template_version": g["template_version"], "variables": g["variables"]}
+                  "template_version": g["template_version"], "variables": g["variables"], "city": g.get("city", "")}
         updated = PayrollGroup.objects.filter(id=int(g["id"]), tenant_id=tenant_id).update(**fields)
         if not updated:
             PayrollGroup.objects.create(id=int(g["id"]), tenant_id=tenant_id, **fields)
         GroupItem.objects.bulk_create([
             GroupItem(group_id=int(g["id"]), position=i["position"], code=i["code"], name=i["name"],
-                      kind=i["kind"], rate=i["rate"], base=i["base"], formula=i["formula"])
+                      kind=i["kind"], rate=i["rate"], rate_name=i.get("rate_name", ""), base=i["base"],
+                      formula=i["formula"])
             for i in g["items"]])
     by_group: dict[int, list[int]] = {}
     for a in configuration["assignments"]:
