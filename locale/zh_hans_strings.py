@@ -1794,4 +1794,17 @@ ZH.update({
     "An allowance's name may be at most %(max)s characters.": "津贴名称最多 %(max)s 个字符。",
     "The Idempotency-Key may hold only visible ASCII characters and spaces (a UUID is one).":
         "Idempotency-Key 只能包含可见的 ASCII 字符和空格（UUID 即可）。",
+    # The trial's inputs and templates (payroll/records/trial.py, payroll/apis.py)
+    "Send the inputs as {month: {name: amount}}, at most 12 months.": "请按 {月份: {名称: 金额}} 发送输入，最多 12 个月。",
+    "“%(month)s” is not a month: use \"1\" to \"12\".": "“%(month)s”不是月份：请用 \"1\" 到 \"12\"。",
+    "Month %(month)s: send {name: amount}, at most %(max)s names.": "第 %(month)s 月：请发送 {名称: 金额}，最多 %(max)s 个名称。",
+    "“%(name)s” is not an input's name.": "“%(name)s”不是输入项的名称。",
+    "The template “%(code)s” cannot be computed: %(problem)s": "模板“%(code)s”无法计算：%(problem)s",
+    "the template “%(code)s” reads no input “%(name)s”; it reads: %(known)s": "模板“%(code)s”不读取输入“%(name)s”；它读取：%(known)s",
+    "month %(month)s is past the %(months)s months asked for": "第 %(month)s 月超出了所请求的 %(months)s 个月",
+    "No template “%(code)s” the trial can compute; known: %(known)s": "没有可供试算的模板“%(code)s”；已有：%(known)s",
+    "No general monthly template is installed to compute a trial.": "尚未安装可用于试算的通用月度模板。",
+    "months must be 1 to 12.": "月数必须为 1 到 12。",
+    "No social insurance and housing fund rules for %(place)s: the group cannot be computed.":
+        "%(place)s 没有社保和公积金规则：该薪资组无法计算。",
 })
