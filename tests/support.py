@@ -300,13 +300,13 @@ def keel_stop(keel: Keel) -> None:
 
 @contextmanager
 def keel_running(mode: str = "embedded", env: dict[str, str] | None = None, *, workers: int = 0,
-                 beat: bool = False) -> Iterator[Keel]:
-    """A Keel (`keel_start`) with `workers` `celery worker` processes of concurrency 2 and, if
-    `beat`, the beat; stopped, its database dropped, however the block ends."""
+                 concurrency: int = 2, beat: bool = False) -> Iterator[Keel]:
+    """A Keel (`keel_start`) with `workers` `celery worker` processes of `concurrency` each and,
+    if `beat`, the beat; stopped, its database dropped, however the block ends."""
     keel = keel_start(mode, env)
     try:
         for _ in range(workers):
-            keel.worker_start(concurrency=2)
+            keel.worker_start(concurrency=concurrency)
         if beat:
             keel.beat_start()
         yield keel

@@ -149,8 +149,10 @@ def test_the_chat_is_told_who_must_approve_then_that_the_group_exists_with_a_lin
     group = PayrollGroup.objects.get(name="Shanghai Sales", tenant=run.tenant)
     assert "Shanghai Sales" in done.text and done.link["href"] == f"/payroll/groups/{group.id}/"
     # stored as meaning: a Chinese reader reads the same news in Chinese (the catalog's words)
-    assert done.text == "Done: the payroll group “Shanghai Sales” has been created."
-    assert words_render(done.words, "zh-hans") == "完成了：薪资组“Shanghai Sales”已创建。"
+    # The group was set up with no employees: the news says so, and how to add them.
+    assert done.text == ("Done: the payroll group “Shanghai Sales” has been created. It has no employees yet — "
+                         "add them: attach an employee list (CSV or XLSX) in the chat.")
+    assert words_render(done.words, "zh-hans") == "完成了：薪资组“Shanghai Sales”已创建。这个薪资组还没有员工——添加方法：在对话中附上员工名单（CSV 或 XLSX）。"
     assert words_render(waiting.words, "zh-hans").startswith("“Shanghai Sales”的导入正在等待")
     assert len(news(conv)) == len(Message.objects.filter(conversation=conv, intent="news"))  # posted once
 

@@ -7,6 +7,7 @@ import re
 from decimal import Decimal
 from typing import Any
 
+from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from config.words import Stored, localised, words
@@ -16,6 +17,7 @@ from workflows.conversation import TurnContext, TurnReply, conversation_domains,
 from workflows.tools import ToolContext, tool_get
 
 from payroll.models import PayrollTemplate
+from payroll.records.trial import NoCityRules, rules_for
 from payroll.reading.matching import template_decide, template_name_words
 from payroll.reading.requirements import requirements_extract
 
@@ -74,6 +76,24 @@ def _percent(rate: Decimal | None) -> str:
     return f"{value:f}%"
 
 
+def _rule_rate(template: PayrollTemplate, rate_name: str) -> Decimal | None:
+    """The rate an item names (`housing_fund_employee_rate`) as its template's city's rules give
+    it this month: the template holds no rate of its own; None where the rules have none."""
+    try:
+        today = timezone.localdate()
+        rules = rules_for(template.region, today.year, today.month)
+    except NoCityRules:
+        return None
+    for side in ("employee", "employer"):
+        kind = rate_name.removesuffix(f"_{side}_rate")
+        if kind != rate_name:
+            rule = next((r for r in rules.contributions if r.kind == kind), None)
+            if rule is not None:
+                return rule.employee_rate if side == "employee" else rule.employer_rate
+            return Decimal(0) if kind in rules.merged else None
+    return None
+
+
 def rate_answer(text: str) -> Stored:
     """A configuration value quoted from the catalog: "the housing fund rate in the Shanghai template"."""
     lowered = text_normalize(text)
@@ -101,8 +121,8 @@ def rate_answer(text: str) -> Stored:
     items = [i for i in template.items.all() if any(part in i.code for part in codes)]
     described: Stored = ""
     for i in items:
-        how = _percent(i.rate) + (f" × {i.base}" if i.rate is not None and i.base else "") if i.rate is not None \
-            else (i.formula or "")
+        rate = _rule_rate(template, i.rate_name) if getattr(i, "rate_name", "") else i.rate
+        how = _percent(rate) + (f" × {i.base}" if i.base else "") if rate is not None else (i.formula or "")
         said = words(gettext_noop("%(item)s: %(how)s"), item=localised(i.name, i.name_zh or i.name), how=how)
         described = words(gettext_noop("%(first)s; %(second)s"), first=described, second=said) if described else said
     return words(gettext_noop("In the template “%(template)s”, %(items)s."), template=template_name_words(template),

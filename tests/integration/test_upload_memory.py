@@ -11,9 +11,8 @@ import uuid
 
 import pytest
 
-from tests.support import Api, keel_start, keel_stop, proc_stats
+from tests.support import Api, proc_stats
 
-pytestmark = pytest.mark.long(120)  # seconds; started first (conftest.py)
 
 INVOICE_BYTES = 5 * 1024 * 1024
 UPLOADS = 30
@@ -24,13 +23,9 @@ WITHIN = {"category": "lodging", "city": "Beijing", "start_date": "2026-11-16", 
 DONE = {"completed", "failed", "blocked", "rolled_back", "stopped"}
 
 
-@pytest.fixture(scope="module")
-def keel():
-    keel = keel_start("production", {**FAST, "KEEL_WEB_PROCESSES": "2"})
-    keel.worker_start(concurrency=1)
-    keel.beat_start()
-    yield keel
-    keel_stop(keel)
+pytestmark = [pytest.mark.long(120),  # seconds; started first (conftest.py)
+              pytest.mark.keel("production", {**FAST, "KEEL_WEB_PROCESSES": "2"}, workers=1, concurrency=1,
+                               beat=True)]
 
 
 def group_rss(leader_pid: int) -> int:
