@@ -15,7 +15,12 @@
   controls but tab, line feed and carriage return, DEL and the C1 controls. PostgreSQL's
   text and jsonb refuse NUL (a 500), and the others are invisible in any page;
 - nor a lone surrogate ("\\ud800", a legal JSON escape): it is no character, so neither
-  UTF-8 nor PostgreSQL can hold it (jsonb refused it, a renderer failed on it: a 500)."""
+  UTF-8 nor PostgreSQL can hold it (jsonb refused it, a renderer failed on it: a 500);
+- and every string and key in it is at most KEEL_JSON_MAX_CHARS long, every list and object
+  at most KEEL_JSON_MAX_ITEMS (`sizes_check`): the byte limit alone lets one field be a
+  megabyte, and what a server builds from a field (a name shown on every page, a row per
+  item) grows with it. A field with a tighter bound of its own (an allowance's name) says so
+  where it is read."""
 from __future__ import annotations
 
 import codecs
@@ -155,6 +160,7 @@ def json_parse(raw: bytes, *, encoding: str | None = "utf-8", max_bytes: int | N
     except ValueError as exc:  # includes JSONDecodeError and ints longer than Python accepts
         raise ParseError(_("JSON parse error - %(exc)s") % {"exc": exc})
     control_characters_check(_json_texts(data))
+    sizes_check(data, max_chars=settings.KEEL_JSON_MAX_CHARS, max_items=settings.KEEL_JSON_MAX_ITEMS)
     return data
 
 
@@ -201,6 +207,57 @@ def control_characters_check(texts: Iterable[tuple[str, str]]) -> None:
         # the body's top level (where == "") is filed under non_field_errors.
         raise ControlCharacters(_("Invalid request.") + " " + sentences,
                                 {where or "non_field_errors": m for where, m in errors.items()})
+
+
+class TooLarge(ControlCharacters):
+    """400 naming every field whose text is longer, or whose list or object holds more, than
+    a request may carry."""
+
+    default_code = "field_too_large"
+
+
+def sizes_check(data: Any, *, max_chars: int, max_items: int) -> None:
+    """TooLarge naming each string or key over `max_chars` and each list or object over
+    `max_items` of a parsed JSON value (iterative, as _json_texts)."""
+    errors: dict[str, list[str]] = {}
+
+    def too_long(where: str, text: str) -> None:
+        errors.setdefault(where, [_("At most %(max)s characters; this one has %(count)s.")
+                                  % {"max": max_chars, "count": len(text)}])
+
+    stack = [("", data)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, str):
+            if len(value) > max_chars:
+                too_long(where, value)
+        elif isinstance(value, (dict, list)):
+            if len(value) > max_items:
+                errors.setdefault(where, [_("At most %(max)s items; this one has %(count)s.")
+                                          % {"max": max_items, "count": len(value)}])
+                continue
+            if isinstance(value, dict):
+                for key, item in value.items():
+                    if len(key) > max_chars:
+                        too_long(where, key)
+                        continue
+                    stack.append((f"{where}.{key}" if where else key, item))
+            else:
+                stack.extend((f"{where}.{i}" if where else str(i), item) for i, item in enumerate(value))
+    if errors:
+        sentences = " ".join(f"{where}: {messages[0]}" if where else messages[0] for where, messages in errors.items())
+        raise TooLarge(_("Invalid request.") + " " + sentences,
+                       {where or "non_field_errors": m for where, m in errors.items()})
+
+
+def query_sizes_check(query) -> None:
+    """TooLarge naming each query parameter whose name or value passes KEEL_QUERY_MAX_CHARS."""
+    limit = settings.KEEL_QUERY_MAX_CHARS
+    errors = {key: [_("At most %(max)s characters; this one has %(count)s.") % {"max": limit, "count": len(text)}]
+              for key, text in form_texts(query) if len(text) > limit}
+    if errors:
+        raise TooLarge(_("Invalid request.") + " " + " ".join(f"{k[:100]}: {m[0]}" for k, m in errors.items()),
+                       {k[:100]: m for k, m in errors.items()})
 
 
 def form_texts(data, files=None) -> Iterable[tuple[str, str]]:

@@ -4,7 +4,8 @@ for itself would be the one that forgot):
 - its charset is one Keel reads (config.parsers.charset_check; else 415). Django reads the
   query string and a form in the request's charset, and takes any name codecs.lookup()
   knows (bz2, punycode…): it must be checked before anything reads either;
-- its query parameters hold no control character (else 400 naming the parameter);
+- its query parameters hold no control character and none passes KEEL_QUERY_MAX_CHARS (else
+  400 naming the parameter);
 - a JSON body declared larger than KEEL_JSON_MAX_BYTES is a 413 before it is read;
 - a urlencoded form is read here, once, within Django's limits, and its fields hold no
   control character (else 413 / 400 naming the field);
@@ -51,6 +52,7 @@ from config.parsers import (
     charset_check,
     control_characters_check,
     form_texts,
+    query_sizes_check,
 )
 
 FORM = "application/x-www-form-urlencoded"
@@ -108,6 +110,7 @@ class RequestChecksMiddleware:
             # Django itself refuses a form whose charset is not spelt "utf-8" (UTF8, ascii).
             request.encoding = "utf-8" if content_type in (FORM, MULTIPART) else codec
         control_characters_check((key, text) for key, text in form_texts(request.GET))
+        query_sizes_check(request.GET)
         length = _content_length(request)
         if length and content_type == FORM:
             readable = route_body_types(request)

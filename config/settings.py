@@ -358,6 +358,12 @@ FILE_UPLOAD_HANDLERS = ["config.parsers.UploadSizeLimit",
                         "django.core.files.uploadhandler.TemporaryFileUploadHandler"]
 KEEL_JSON_MAX_BYTES = int(os.environ.get("KEEL_JSON_MAX_BYTES", str(1024 * 1024)))
 KEEL_JSON_MAX_DEPTH = int(os.environ.get("KEEL_JSON_MAX_DEPTH", "32"))
+# Any one string or key of a JSON body, and any list or object in it (the longest field Keel
+# reads is a chat message of 4,000 characters; the longest list an employee list of 5,000).
+KEEL_JSON_MAX_CHARS = int(os.environ.get("KEEL_JSON_MAX_CHARS", "20000"))
+KEEL_JSON_MAX_ITEMS = int(os.environ.get("KEEL_JSON_MAX_ITEMS", "10000"))
+# Any one query parameter's name or value (filters, ids, dates, a search: a few dozen characters).
+KEEL_QUERY_MAX_CHARS = int(os.environ.get("KEEL_QUERY_MAX_CHARS", "1000"))
 
 # --- Transport security --------------------------------------------------------------
 # KEEL_TLS=1: browsers reach Keel over HTTPS only (directly, or through a proxy that

@@ -1807,4 +1807,7 @@ ZH.update({
     "months must be 1 to 12.": "月数必须为 1 到 12。",
     "No social insurance and housing fund rules for %(place)s: the group cannot be computed.":
         "%(place)s 没有社保和公积金规则：该薪资组无法计算。",
+    # What one field of a request may carry (config/parsers.py sizes_check, query_sizes_check)
+    "At most %(max)s characters; this one has %(count)s.": "最多 %(max)s 个字符；此处有 %(count)s 个。",
+    "At most %(max)s items; this one has %(count)s.": "最多 %(max)s 项；此处有 %(count)s 项。",
 })

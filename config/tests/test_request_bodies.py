@@ -410,3 +410,40 @@ def test_a_chunked_json_body_with_no_content_length_is_read(demo):
     ).get_response)(timeout=10)
     assert response["status"] == 200, response["body"][:300]
     assert json.loads(response["body"])["token"]
+
+
+def test_a_json_string_longer_than_a_request_may_carry_is_a_400_naming_it_and_starts_nothing(demo):
+    from tests.helpers import client_for
+    from workflows.models import Run
+
+    client = client_for("alice")
+    before = Run.objects.count()
+    body = {"blueprint": "payroll_group_setup",
+            "params": {"request": "set up a monthly payroll group for Shanghai", "group_name": "Sales",
+                       "note": "x" * 20001}}
+    response = client.post("/api/v1/runs/", body, content_type="application/json")
+    assert response.status_code == 400, response.content
+    problem = response.json()
+    assert problem["code"] == "field_too_large" and "params.note" in problem["detail"]
+    assert "20000" in problem["detail"] and Run.objects.count() == before
+
+
+def test_a_json_list_with_more_items_than_a_request_may_carry_is_a_400_naming_it(demo):
+    from tests.helpers import client_for
+
+    response = client_for("alice").post("/api/v1/payroll/trial/",
+                                         {"city": "Shanghai", "months": 1, "employees": [{}] * 10001}, content_type="application/json")
+    assert response.status_code == 400 and response.json()["code"] == "field_too_large"
+    assert "employees" in response.json()["detail"] and "10000" in response.json()["detail"]
+
+
+def test_a_query_parameter_longer_than_a_request_may_carry_is_a_400_naming_it(demo):
+    from tests.helpers import client_for
+
+    client = client_for("alice")
+    # A parameter the list does not read: only the request's own bound can refuse it.
+    assert client.get("/api/v1/runs/", {"utm_source": "b" * 1000}).status_code == 200
+    response = client.get("/api/v1/runs/", {"utm_source": "b" * 1001})
+    assert response.status_code == 400 and response.json()["code"] == "field_too_large"
+    assert "utm_source" in response.json()["detail"]
+    assert client.get("/runs/", {"utm_source": "b" * 1001}).status_code == 400  # a page too
