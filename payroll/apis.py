@@ -453,7 +453,7 @@ class GroupTrialApi(APIView):
     def get(self, request: Request, group_id: int) -> Response:
         membership = membership_for_user(request.user)
         group = selectors.group_get(membership.tenant_id, group_id)
-        months = request.query_params.get("months", "3")
+        months = request.query_params.get("months") or "3"  # `?months=` is the default, as no months
         if not (months.isascii() and months.isdigit() and 1 <= int(months) <= calculation.MAX_MONTHS):
             raise DomainError(_("months must be 1 to 12."), code="invalid",
                               extra={"errors": {"months": [_("months must be 1 to 12.")]}})

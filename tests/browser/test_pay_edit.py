@@ -12,11 +12,15 @@ PHONE = {"width": 390, "height": 844}
 # A payslip needs a group whose template names the city: put a Shanghai employee in one (the
 # chat's setup run would, at much greater length; test_trial_payroll.py walks that).
 GROUPED = """
-from payroll.models import Employee, PayrollGroup, PayrollTemplate
+from payroll.models import Employee, GroupItem, PayrollGroup, PayrollTemplate
 from tenants.models import Tenant
 demo = Tenant.objects.get(slug="demo")
-group = PayrollGroup.objects.create(tenant=demo, name="Pay Edit Group", template_version=1,
-    template=PayrollTemplate.objects.get(code="cn-sh-monthly-salaried", version=1))
+template = PayrollTemplate.objects.get(code="cn-sh-monthly-salaried", version=1)
+group = PayrollGroup.objects.create(tenant=demo, name="Pay Edit Group", template_version=1, template=template)
+# A group computes its own items: the template's, as an import copies them.
+for item in template.items.all():
+    GroupItem.objects.create(group=group, position=item.position, code=item.code, name=item.name, kind=item.kind,
+                             rate=item.rate, rate_name=item.rate_name, base=item.base, formula=item.formula)
 employee = Employee.objects.filter(tenant=demo, location="Shanghai").order_by("employee_no").first()
 Employee.objects.filter(id=employee.id).update(group=group)
 print(employee.id)

@@ -24,7 +24,7 @@ import uuid
 import psycopg
 import pytest
 
-from tests.support import ROOT, Api, Session
+from tests.support import ROOT, Api, Session, keel_start, keel_stop
 from tests.workbooks import xlsx_bomb
 
 COOLOFF_SECONDS = 8

@@ -50,8 +50,10 @@ ACCEPTED = ["2xx", "401", "403", "404", "409", "429"]
 DOMAIN_REFUSALS = {
     "POST /api/v1/auth/token/": ["400"],  # a well-formed username with the wrong password
     "GET /api/v1/metrics/": ["400"],  # `days` or `since`/`until`, not both; since before until
-    "POST /api/v1/runs/": ["400"],  # `params` must fit the chosen blueprint's own JSON schema
-    "POST /api/v1/conversations/{conversation_id}/messages/": ["400"],  # the attachment's content is no CSV/XLSX
+    # `params` must fit the chosen blueprint's own JSON schema; an Idempotency-Key reused for another request
+    "POST /api/v1/runs/": ["400", "422"],
+    # the attachment's content is no CSV/XLSX; an Idempotency-Key reused for another message
+    "POST /api/v1/conversations/{conversation_id}/messages/": ["400", "422"],
     "POST /api/v1/expenses/claims/": ["400", "422"],  # lodging needs nights; amount > 0 with 2 decimals; key reuse
     "POST /api/v1/expenses/claims/{claim_id}/invoices/": ["422"],  # the file is no PDF/PNG/JPEG; key reuse
     "POST /api/v1/expenses/invoices/": ["422"],  # the file is no PDF/PNG/JPEG
