@@ -16,13 +16,17 @@ from timeline.selectors import conversation_get_for
 
 from .models import Message
 from .orchestrator import attachment_read
-from .turns import message_post_once
+from .message_once import message_post_once
 from .uploads import ChatAttachmentUploads
 
 
 class MessageOutputSerializer(serializers.Serializer):
     activity_id = StrictCharField()
     intent = serializers.ChoiceField(choices=["chat", "analyze", "resolve", "unknown"])
+    understood = serializers.ChoiceField(
+        choices=["chat", "analyze", "resolve", "unknown", "answer", "change", "cancel"], required=False,
+        help_text="what the message was understood as once the turn was done (an answer to Keel's question, "
+                  "a change or a cancel of the waiting run, else the intent)")
     reply = StrictCharField()
     run_id = StrictCharField(allow_null=True)
 
@@ -37,7 +41,7 @@ class MessageHistorySerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Message
-        fields = ["id", "role", "text", "words", "intent", "activity_id", "run_id", "attachment_name",
+        fields = ["id", "role", "text", "words", "intent", "understood", "activity_id", "run_id", "attachment_name",
                   "attachment_rows", "created_at"]
 
 

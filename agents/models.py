@@ -31,6 +31,10 @@ class Message(models.Model):
     # Keel's message may offer answers as buttons ({label, label_en, label_zh, answer}) and a link.
     options = models.JSONField(default=list, blank=True)
     link = models.JSONField(default=dict, blank=True)
+    # Keel's reply: what the person's message was understood as once the turn was done ("answer",
+    # "change", "cancel", or the classifier's signal) — the chat's chip. `intent` keeps the
+    # classifier's first reading, which an answer to a question ("the first one") does not match.
+    understood = models.CharField(max_length=20, blank=True)
     # A message about what a run did is posted once per event that caused it (redelivery-safe).
     news_of = models.CharField(max_length=40, blank=True)
     # The conversation's event a news message tells (its seq): events written in one

@@ -197,6 +197,7 @@ def message_post(*, membership: Membership, conversation_id: int, text: str | No
     turn._flush()
     route = outcome.route if outcome.route == "stopped" or not turn.branch else turn.branch
     outcome.route = route
+    understood = understood_as(turn.signal, route, outcome.understood)
     # The reply is words (config.words), stored as meaning and rendered for each reader; a
     # plain string (a model's free text, a person's words) is shown as it is. `text` is its
     # rendering in the request's language: what the POST answers and API clients read.
@@ -206,8 +207,8 @@ def message_post(*, membership: Membership, conversation_id: int, text: str | No
         if outcome.start_run is not None:
             outcome.run_id = outcome.start_run()
         Message.objects.create(conversation=conversation, activity_id=activity.id, role=Message.Role.ASSISTANT,
-                               text=text, words=meaning, intent=turn.signal, run_id=outcome.run_id,
-                               options=outcome.options)
+                               text=text, words=meaning, intent=turn.signal, understood=understood,
+                               run_id=outcome.run_id, options=outcome.options)
         # intent and route are labels of the turn, not statuses: set once, here. The run a
         # turn started is on the Message and the reply event; the run has its own Activity.
         activity_close(activity_id=activity.id, status=outcome.status,
@@ -217,8 +218,21 @@ def message_post(*, membership: Membership, conversation_id: int, text: str | No
                      data={"activity": str(activity.id), "text": text, "words": meaning, "intent": turn.signal,
                            "route": outcome.route, "run": str(outcome.run_id) if outcome.run_id else None,
                            "options": outcome.options})
-    return {**outcome.extra, "activity_id": str(activity.id), "intent": turn.signal, "reply": text,
+    return {**outcome.extra, "activity_id": str(activity.id), "intent": turn.signal, "understood": understood,
+            "reply": text,
             "run_id": str(outcome.run_id) if outcome.run_id else None, "options": outcome.options}
+
+
+# What a message was understood as, by the branch that took it: the classifier reads the words
+# alone, and "the first one" or "Shenzhen" read alone are not understood — yet said to Keel's
+# question they are an answer, and the chip says so. A route not named here (a domain's own) is
+# understood as the domain said (TurnReply.understood), else as the classifier read it.
+ROUTE_UNDERSTOOD = {"resume_run": "answer", "change": "change", "change_follow_up": "change", "cancel": "cancel",
+                    "clarify": "unknown", "chat": "chat", "analyze": "analyze"}
+
+
+def understood_as(signal: str, route: str, said: str = "") -> str:
+    return said or ROUTE_UNDERSTOOD.get(route) or signal
 
 
 def _title_of(text: str) -> str:
@@ -297,7 +311,7 @@ def _route(turn: Turn) -> Outcome:
             # "cancel" is a cancel here, not an answer: allowed to an approver, else refused as a cancel.
             cancelled = _change(turn, None) if CANCEL.match(turn.text) else None
             return cancelled or _not_theirs(turn, foreign)
-        return _domain_turn(turn, holding[0])
+        return _domain_turn(turn, holding[0], understood="answer")  # it asked here: this answers it
     claimed = _best([(d, d.claims(turn)) for d in domains])
     changed = _change(turn, claimed) if signal != "analyze" else None
     if changed is not None:
@@ -307,7 +321,7 @@ def _route(turn: Turn) -> Outcome:
         waiting_run = None
     # A run waiting for an answer takes the message, unless a domain is sure it is its own.
     if claimed is not None and (waiting_run is None or claimed[1].score >= SURE):
-        return _domain_turn(turn, claimed[0])
+        return _domain_turn(turn, claimed[0], understood=signal if signal in ("resolve", "analyze") else "resolve")
     if waiting_run is not None:
         branch, why = "resume_run", gettext_noop("a run is waiting for the user's answer; this message answers it")
     elif signal == "chat":
@@ -386,10 +400,12 @@ def _change(turn: Turn, claimed: tuple[ConversationDomain, Claim] | None) -> Out
         "The run is working on a step right now; say the change again once it waits.")))
 
 
-def _domain_turn(turn: Turn, domain: ConversationDomain) -> Outcome:
-    """The domain answers and records its own route; the turn's route is the one it names."""
+def _domain_turn(turn: Turn, domain: ConversationDomain, *, understood: str) -> Outcome:
+    """The domain answers and records its own route; the turn's route is the one it names.
+    `understood`: what taking the message to this domain means it was, unless the domain says."""
     outcome = domain.answer(turn)
     turn.branch = outcome.route
+    outcome.understood = outcome.understood or ROUTE_UNDERSTOOD.get(outcome.route) or understood
     return outcome
 
 
@@ -505,8 +521,8 @@ def _resume_run(turn: Turn, run) -> Outcome:
         owner = domain_of_blueprint(run.blueprint)
         if index is None and options and owner is not None:
             index = owner.option_choose(turn.text, options)
-        if options and index is None:
-            return Outcome(route="resume_run", run_id=run.id, options=options, reply=words(gettext_noop(
+        if options and index is None:  # read as an answer, but to none of the options: not understood
+            return Outcome(route="resume_run", run_id=run.id, options=options, understood="unknown", reply=words(gettext_noop(
                 "“%(said)s” is not one of the options. Click one of %(labels)s, or reply “the first one”."),
                 said=turn.text[:60], labels=[words(gettext_noop("“%(label)s”"), label=option_label(o))
                                              for o in options]))

@@ -216,7 +216,10 @@ def _decision_apply(approval: ApprovalRequest, membership: Membership, comment: 
                     params_update=tool.rejection_replan(run.params, approval.arguments),
                     trigger={"kind": "rejection", "node": node.key})
     else:
-        run_settle(run, reason=f"the approval was rejected by {membership.user}" + (f": {comment}" if comment else ""))
+        why = f"the approval was rejected by {membership.user}" + (f": {comment}" if comment else "")
+        if tool.on_reject is not None:
+            tool.on_reject(run.tenant_id, run.id, approval.arguments, membership.user_id, why)
+        run_settle(run, reason=why)
 
 
 def _stale_reason(approval: ApprovalRequest) -> str:

@@ -29,7 +29,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from config.ids import MAX_ID
-from config.outage import RETRY_AFTER_SECONDS, database_away, reconnecting_page
+from config.outage import RETRY_AFTER_SECONDS, database_away, database_busy, reconnecting_page
 from config.words import is_words, words_render
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
@@ -284,13 +284,18 @@ def api_not_found(request, exception=None):  # noqa: ARG001 - Django's handler40
 def api_server_error(request):
     """handler500: under /api/ a bug still answers a problem (no traceback, no HTML). The
     database out of reach is no bug: 503 with Retry-After (config.outage). The exception is
-    the one being handled (asgiref re-raises it in the thread it runs this in)."""
-    if database_away(sys.exc_info()[1]):
+    the one being handled (asgiref re-raises it in the thread it runs this in). A database
+    that is up but busy says so: the client waits its turn, nothing is down."""
+    exc = sys.exc_info()[1]
+    busy = database_busy(exc)
+    if busy or database_away(exc):
         if not is_api_request(request):
-            return reconnecting_page()
-        response = problem_response(503, _("Keel cannot reach its database right now; nothing was changed by this "
-                                           "request. Try again in %(seconds)s seconds.")
-                                    % {"seconds": RETRY_AFTER_SECONDS}, "database_unavailable")
+            return reconnecting_page(busy=busy)
+        said = (_("Keel is busy right now; nothing was changed by this request. Try again in %(seconds)s seconds.")
+                if busy else _("Keel cannot reach its database right now; nothing was changed by this "
+                               "request. Try again in %(seconds)s seconds."))
+        response = problem_response(503, said % {"seconds": RETRY_AFTER_SECONDS},
+                                    "database_busy" if busy else "database_unavailable")
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
         return response
     if is_api_request(request):

@@ -75,3 +75,15 @@ def id_parse(value: object, *, what: str = "The id") -> int:
         raise InvalidId(_("%(what)s must be an id between 1 and %(MAX_ID)s; %(number)s is not an id.")
                         % {"what": what, "MAX_ID": MAX_ID, "number": number})
     return number
+
+
+def query_flag(params, name: str, *, default: bool) -> bool:
+    """A boolean query parameter as OpenAPI writes one: absent is `default`, "true" or "false"
+    is that; anything else ("", "yes", "TRUE", "1") is a 400 naming the parameter, so what
+    the schema documents is exactly what is read."""
+    if name not in params:
+        return default
+    value = params.get(name)
+    if value not in ("true", "false"):
+        raise DomainError(_("%(name)s is true or false.") % {"name": name}, code="invalid", extra={"field": name})
+    return value == "true"

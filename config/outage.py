@@ -1,10 +1,13 @@
 """When a dependency is away: answer fast, say so, say when to come back.
 
-A request that cannot reach PostgreSQL — the pool found no connection within
-`KEEL_DB_POOL_TIMEOUT` (config/serving.py), a new connection was refused, or the server
-died under a statement in flight — answers 503 with `Retry-After`: a problem under
-/api/, a plain "Keel is reconnecting" page elsewhere (it reads nothing from the
-database). Nothing else is a 503: a bug stays a 500.
+A request that cannot reach PostgreSQL — the pool's health flag says it is away
+(config/database_health.py: answered at once), a new connection was refused, or the
+server died under a statement in flight — answers 503 with `Retry-After`: a problem
+`database_unavailable` under /api/, a plain "Keel is reconnecting" page elsewhere (it
+reads nothing from the database). A database that is up but whose pooled connections
+were all lent out for `KEEL_DB_POOL_TIMEOUT` (30 s) answers 503 too, saying busy
+(`database_busy`): waiting longer would not help that client, and it is not an outage.
+Nothing else is a 503: a bug stays a 500.
 
 `/healthz` (liveness: the process answers) and `/readyz` (readiness: the database, the
 broker and the channel layer each answer, each named with what it said) are for a load
@@ -23,27 +26,38 @@ from django.template import loader
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from config.database_health import DatabaseBusy, HealthAwarePool
+
 RETRY_AFTER_SECONDS = int(os.environ.get("KEEL_RETRY_AFTER_SECONDS", "5"))
 PROBE_TIMEOUT_SECONDS = 1.0
 
 
+def _causes(exc: BaseException | None) -> list[BaseException]:
+    chain = []
+    while exc is not None and len(chain) < 5:
+        chain.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return chain
+
+
+def database_busy(exc: BaseException | None) -> bool:
+    """Whether `exc` (or what caused it) is the pool's busy wait running out, the database up."""
+    return any(isinstance(e, DatabaseBusy) for e in _causes(exc))
+
+
 def database_away(exc: BaseException | None) -> bool:
     """Whether `exc` (or what caused it) says the database cannot be reached or was lost:
-    Django's wrapped OperationalError/InterfaceError, or psycopg's own (psycopg_pool's
-    PoolTimeout is one), which the pool raises unwrapped."""
+    Django's wrapped OperationalError/InterfaceError, or psycopg's own, which the pool
+    raises unwrapped. (A busy pool's timeout is one of psycopg's too: ask `database_busy` first.)"""
     import psycopg
 
-    seen = 0
-    while exc is not None and seen < 5:
-        if isinstance(exc, (OperationalError, InterfaceError, psycopg.OperationalError, psycopg.InterfaceError)):
-            return True
-        exc, seen = exc.__cause__ or exc.__context__, seen + 1
-    return False
+    kinds = (OperationalError, InterfaceError, psycopg.OperationalError, psycopg.InterfaceError)
+    return any(isinstance(e, kinds) for e in _causes(exc))
 
 
-def reconnecting_page() -> HttpResponse:
+def reconnecting_page(*, busy: bool = False) -> HttpResponse:
     """503 with Retry-After for a person: a page that reads nothing from the database."""
-    body = loader.render_to_string("503.html", {"seconds": RETRY_AFTER_SECONDS})
+    body = loader.render_to_string("503.html", {"seconds": RETRY_AFTER_SECONDS, "busy": busy})
     response = HttpResponse(body, status=503, content_type="text/html; charset=utf-8")
     response["Retry-After"] = str(RETRY_AFTER_SECONDS)
     return response
@@ -51,20 +65,31 @@ def reconnecting_page() -> HttpResponse:
 
 def _probe(check) -> str:
     try:
-        check()
-        return "ok"
+        return check() or "ok"
     except Exception as err:  # noqa: BLE001 - a probe reports whatever its dependency says
         first = str(err).splitlines()[0] if str(err) else ""
         return f"down: {type(err).__name__}: {first}"[:300]
 
 
-def _database() -> None:
+def _database() -> str | None:
     connection = connections["default"]
+    pool = connection.pool
+    if isinstance(pool, HealthAwarePool):
+        # A serving process: a pooled connection, waited for no longer than a probe may take
+        # (a busy pool is ready, only busy: a load balancer that took it out would make it worse).
+        pool.open()
+        try:
+            with pool.connection(timeout=PROBE_TIMEOUT_SECONDS) as conn:
+                conn.execute("SELECT 1")
+        except DatabaseBusy:
+            return "ok (busy: every pooled connection is lent out)"
+        return None
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
     finally:
         connection.close()  # back to the pool (or closed): a probe holds nothing
+    return None
 
 
 def _redis_ping(url: str) -> None:

@@ -14,6 +14,11 @@ Stored form (JSON): {"key": "Done: %(what)s.", "params": {...}}. A parameter is
   the reader's language, else English;
 - a list of those: joined as the language joins a list ("a, b" / "a、b").
 
+A count said with a noun ("1 employee", "3 employees") is stored with both English forms:
+{"key": singular, "plural": plural, "count": "n", "params": {...}} — written as
+`words(ngettext_noop("%(n)s employee", "%(n)s employees"), n=3)` — and read with `ngettext`, so
+each language picks its own plural form from the catalog (Chinese has one).
+
 Rows written before words existed hold plain prose: `words_render` shows a string as it is.
 """
 from __future__ import annotations
@@ -22,14 +27,34 @@ from decimal import Decimal
 from typing import Any
 
 from django.utils import translation
-from django.utils.translation import gettext, gettext_noop
+from django.utils.translation import gettext, gettext_noop, ngettext
 
 Stored = dict[str, Any] | str | None
 
 
-def words(key: str, **params: Any) -> dict[str, Any]:
-    """Words to store: `key` is an English msgid (mark it with gettext_noop where written)."""
-    return {"key": str(key), "params": {name: _storable(value) for name, value in params.items()}}
+class Plural(tuple):
+    """Both English forms of a counted message and the parameter that counts (`ngettext_noop`)."""
+
+    count: str
+
+
+def ngettext_noop(singular: str, plural: str, count: str = "n") -> Plural:
+    """Marks a counted message for the catalog (makemessages knows this name, as it knows
+    ngettext: `keel makemessages`) and says which parameter is the count."""
+    marked = Plural((singular, plural))
+    marked.count = count
+    return marked
+
+
+def words(key: str | Plural, **params: Any) -> dict[str, Any]:
+    """Words to store: `key` is an English msgid (mark it with gettext_noop where written), or
+    a counted one (`ngettext_noop`): its form is chosen when read, in the reader's language."""
+    stored = {name: _storable(value) for name, value in params.items()}
+    if isinstance(key, Plural):
+        if key.count not in params:
+            raise ValueError(f"counted words need their count {key.count!r}")
+        return {"key": str(key[0]), "plural": str(key[1]), "count": key.count, "params": stored}
+    return {"key": str(key), "params": stored}
 
 
 def localised(en: str, zh: str | None = None) -> dict[str, str]:
@@ -70,7 +95,7 @@ def words_render(value: Stored, lang: str | None = None) -> str:
     if isinstance(value, str):
         return value
     if is_words(value):
-        template = gettext(value["key"])
+        template = _template(value)
         params = {name: _param_render(p) for name, p in (value.get("params") or {}).items()}
         if not params:
             return template
@@ -83,6 +108,17 @@ def words_render(value: Stored, lang: str | None = None) -> str:
             except (KeyError, ValueError, TypeError):
                 return value["key"]
     return _param_render(value)
+
+
+def _template(value: dict[str, Any]) -> str:
+    """The stored key in the reader's language: a counted one in the form its count needs."""
+    if isinstance(value.get("plural"), str):
+        try:
+            count = int(str((value.get("params") or {}).get(value.get("count") or "n")))
+        except ValueError:
+            count = 2
+        return ngettext(value["key"], value["plural"], count)
+    return gettext(value["key"])
 
 
 def words_english(value: Stored) -> str:

@@ -58,12 +58,23 @@ def blueprint_title(name: str) -> str:
     return spec.get("title_zh") or spec["title"] if _chinese() else spec["title"]
 
 
+def run_title_now(run, stored: str = "") -> str:
+    """A run's title as it is now: the blueprint's title and the name the run's params hold
+    under the blueprint's `titled_by` (a rename while it waits, or by the run itself, changes
+    the params, not the title stored when it started); the stored title when it names nothing."""
+    spec = BLUEPRINTS.get(run.blueprint) or {}
+    named = (run.params or {}).get(spec["titled_by"]) if spec.get("titled_by") else None
+    if named:
+        return run_title_shown(f"{spec['title']}: {named}", run.blueprint)
+    return run_title_shown(stored, run.blueprint)
+
+
 def activity_title_shown(activity) -> str:
     """An Activity's title as the reader reads it: a run's with its blueprint's part
     translated, a step's by the step's name, a message's as the person typed it."""
     run = activity.run if activity.run_id else None
     if activity.kind == "run" and run is not None:
-        return run_title_shown(activity.title, run.blueprint)
+        return run_title_now(run, activity.title)
     if activity.kind == "node" and activity.node_key:
         return words_render(step_title(run.blueprint if run else "", activity.node_key))
     return activity.title

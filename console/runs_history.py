@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 
 from approvals.models import ApprovalRequest
 from config.api import DomainError, strict_int
-from config.words import words_render
+from config.words import words_english, words_render
 from tenants.models import Membership, Role
 from workflows.blueprints import step_title
 from workflows.models import RUN_TERMINAL, Node, Run, RunStatus, Transition
@@ -126,18 +126,21 @@ def runs_grid(membership: Membership, filters: RunFilters) -> RunGrid:
     paginator = Paginator(runs.order_by("-created_at", "-id"), PER_PAGE)
     page = paginator.get_page(filters.page)
     page_runs = list(page.object_list)
-    steps: dict[int, dict[str, str]] = {r.id: {} for r in page_runs}
-    position: dict[str, tuple[int, str]] = {}
+    # A column is a step as its blueprint names it: the same key means the same step only under
+    # the same name ("restore" is a setup's Undo but a whole-tenant restore's Restore).
+    steps: dict[int, dict[tuple[str, str], str]] = {r.id: {} for r in page_runs}
+    position: dict[tuple[str, str], tuple[int, str]] = {}
     blueprint_of = {r.id: r.blueprint for r in page_runs}
-    named_by: dict[str, str] = {}
+    named_by: dict[tuple[str, str], str] = {}
     for run_id, key, status, pos in (Node.objects.filter(run_id__in=steps, retired_in__isnull=True)
                                      .order_by("plan_version", "id").values_list("run_id", "key", "status",
                                                                                  "position")):
-        steps[run_id][key] = status
-        position[key] = min(position.get(key, (pos, key)), (pos, key))
-        named_by.setdefault(key, blueprint_of[run_id])
+        column = (key, words_english(step_title(blueprint_of[run_id], key)))
+        steps[run_id][column] = status
+        position[column] = min(position.get(column, (pos, key)), (pos, key))
+        named_by.setdefault(column, blueprint_of[run_id])
     keys = sorted(position, key=lambda k: position[k])
-    columns = [GridColumn(key=k, blueprint=named_by[k]) for k in keys]
+    columns = [GridColumn(key=k[0], blueprint=named_by[k]) for k in keys]
     rows = [GridRow(run=r, cells=[step_status_shown(r.status, steps[r.id].get(k)) for k in keys],
                     duration=_run_duration(r)) for r in page_runs]
     for row in rows:

@@ -24,7 +24,7 @@ from tenants.models import Membership
 from timeline.models import Activity, Conversation, Event
 from workflows.blueprints import step_title
 from workflows.conversation import attachment_kinds, conversation_domains
-from workflows.models import RUN_TERMINAL, Node, Run, StateCoordinate, ToolCall, Transition
+from workflows.models import RUN_TERMINAL, Node, Plan, Run, StateCoordinate, ToolCall, Transition
 from workflows.selectors import run_act_allowed, run_control_allowed
 from workflows.tools import question_words
 
@@ -52,7 +52,7 @@ def messages_for(conversation: Conversation, unread_since: datetime | None = Non
     # Buttons only on the latest question: an answered one is history, not a control.
     last_asking = max((i for i, m in enumerate(messages) if m.options), default=None)
     answered = last_asking is not None and any(m.role == "user" for m in messages[last_asking + 1:])
-    return [ChatLine(role=m.role, text=m.text_shown, intent=m.intent, attachment_name=m.attachment_name,
+    return [ChatLine(role=m.role, text=m.text_shown, intent=m.understood or m.intent, attachment_name=m.attachment_name,
                      attachment_rows=m.attachment_rows,
                      author=(m.author.get_full_name() or m.author.username) if m.author else "",
                      options=options_shown(m.options) if i == last_asking and not answered else [],
@@ -93,6 +93,7 @@ class Wait:
     ended_at: datetime | None
     outcome: str
     step: Stored = ""  # the step's name as words (its blueprint's title), for the reader
+    withdrawn_by: Stored = ""  # a withdrawn wait: why the plan version that replaced its step was made
 
     @property
     def seconds(self) -> float:
@@ -108,6 +109,10 @@ class Wait:
     def outcome_label(self) -> str:
         if self.ended_at is None:
             return _("still waiting")
+        if self.outcome == "withdrawn":
+            if self.withdrawn_by:
+                return _("withdrawn: %(why)s") % {"why": words_render(self.withdrawn_by)}
+            return _("withdrawn by a new plan")
         if self.outcome == "ready":
             return _("approved") if self.kind == "approval" else _("answered")
         return {"blocked": _("refused or expired")}.get(self.outcome, self.outcome.replace("_", " "))
@@ -121,6 +126,27 @@ def node_statuses_for_runs(run_ids: list[int]) -> dict[tuple[int, str], str]:
     for run_id, key, status, *_rest in sorted(rows, key=lambda r: (r[3] is None, r[4], r[5])):
         out[(run_id, key)] = status  # the last row per key wins: the newest, unretired node
     return out
+
+
+def _withdrawn_close(open_: dict[tuple[int, str], Wait]) -> None:
+    """A wait whose step a new plan version replaced (a rename while the card waited, an
+    answer that changed the plan) is over: its node stays in its waiting state, retired, and
+    no transition ends it, so it would read "still waiting" for ever. It ended when that
+    version was made, withdrawn, for the version's reason."""
+    retired = dict(Node.objects.filter(id__in={node_id for node_id, _status in open_}, retired_in__isnull=False)
+                   .values_list("id", "retired_in"))
+    if not retired:
+        return
+    nodes = dict(Node.objects.filter(id__in=retired).values_list("id", "run_id"))
+    plans = {(p.run_id, p.version): p for p in Plan.objects.filter(
+        run_id__in=set(nodes.values()), version__in=set(retired.values()))}
+    for (node_id, _status), wait in open_.items():
+        if node_id not in retired:
+            continue
+        plan = plans.get((nodes[node_id], retired[node_id]))
+        wait.ended_at, wait.outcome = (plan.created_at if plan else timezone.now()), "withdrawn"
+        why = (plan.diff or {}).get("why") if plan and isinstance(plan.diff, dict) else None
+        wait.withdrawn_by = why or (plan.reason if plan else "")
 
 
 def waits_for_runs(run_ids: list[int]) -> list[Wait]:
@@ -139,6 +165,7 @@ def waits_for_runs(run_ids: list[int]) -> list[Wait]:
                         step=step_title(t.node.run.blueprint, t.node.key))
             open_[(t.node_id, t.to_status)] = wait
             waits.append(wait)
+    _withdrawn_close(open_)
     longest = max((w.seconds for w in waits), default=0) or 1
     for wait in waits:
         wait.percent = round(max(wait.seconds / longest * 100, 1), 2)

@@ -15,6 +15,7 @@ urlpatterns = [
     path("runs/", runs.runs_history, name="runs"),
     path("runs/<int:run_id>/", runs.run_page, name="run"),
     path("runs/<int:run_id>/panel/", runs.run_panel_fragment, name="run-panel"),
+    path("runs/<int:run_id>/waits/", runs.run_waits_fragment, name="run-waits"),
     path("runs/<int:run_id>/replay/", replay.run_replay_fragment, name="run-replay-fragment"),
     # The timeline
     path("timeline/", timeline.timeline_index, name="timeline"),

@@ -38,8 +38,12 @@ def claims_page(request: HttpRequest) -> HttpResponse:
             messages.error(request, err.message)
             return redirect("expenses-claims")
         return redirect("expenses-claim", int(receipt.body["application_id"]))
+    claims = list(selectors.claims_for(membership)[:200])
+    policies = selectors.claims_policy(claims)
+    for claim in claims:  # each row says what its check found, as the claim's page does
+        claim.policy = policies[claim.id]
     return render(request, "expenses/claims.html", {
-        "claims": selectors.claims_for(membership)[:200], "categories": Category.choices,
+        "claims": claims, "categories": Category.choices,
         "form_key": uuid.uuid4().hex})
 
 
@@ -49,7 +53,7 @@ def claim_page(request: HttpRequest, claim_id: int) -> HttpResponse:
     claim = selectors.claim_get_for(membership, claim_id)
     return render(request, "expenses/claim.html", {
         "claim": claim, "transitions": claim.transitions.select_related("actor"), "form_key": uuid.uuid4().hex,
-        "holder": selectors.claim_holder(claim),
+        "holder": selectors.claim_holder(claim), "policy": selectors.claim_policy(claim),
         "can_decide": membership.can_approve and claim.claimant_id != membership.user_id,
         "max_mb": services.MAX_INVOICE_BYTES // 1048576})
 

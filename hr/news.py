@@ -8,7 +8,7 @@ from __future__ import annotations
 from django.urls import reverse
 from django.utils.translation import gettext_noop
 
-from config.words import localised, words
+from config.words import localised, ngettext_noop, words
 from workflows.models import Run
 from workflows.news import News, RunNews, either
 
@@ -43,6 +43,7 @@ def matching_news(item: RunNews) -> News | None:
     if item.kind == "run.completed":
         recorded = Match.objects.filter(tan=tan, run_id=item.run.id).count()
         return News(words(gettext_noop("Done: %(what)s."),
-                          what=words(gettext_noop("%(n)s matches for the TAN “%(title)s” were recorded"),
+                          what=words(ngettext_noop("%(n)s match for the TAN “%(title)s” was recorded",
+                                                   "%(n)s matches for the TAN “%(title)s” were recorded"),
                                      n=recorded, title=title)), link=link)
     return None

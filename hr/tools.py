@@ -8,7 +8,7 @@ from typing import Any
 
 from django.utils.translation import gettext_noop
 
-from config.words import Stored, localised, words
+from config.words import Stored, localised, ngettext_noop, words
 from workflows.faults import fault_point
 from workflows.tools import Acceptance, Measure, Tool, ToolContext, ToolError, tool_register
 
@@ -39,7 +39,9 @@ tool_register(Tool(
     fn=retrieve_candidates, produces=["candidate_pool"], inline=True,
     accept=lambda ctx, arguments, output: [Acceptance("the CV bank was read", output["count"] >= 0,
                                                       f"{output['count']} candidates")],
-    summary=lambda output: words(gettext_noop("Retrieved %(count)s candidates from the CV bank."), count=output["count"]),
+    summary=lambda output: words(ngettext_noop("Retrieved %(count)s candidate from the CV bank.",
+                                                       "Retrieved %(count)s candidates from the CV bank.", "count"),
+                                 count=output["count"]),
     milestones={"completed": "the candidates were retrieved"},
 ))
 
@@ -120,7 +122,8 @@ tool_register(Tool(
     preconditions_check=previews.persist_preconditions, effects_count=previews.match_effects,
     approval_rule={"roles": ["approver", "admin"], "deadline_seconds": 24 * 3600, "remind_before_seconds": 2 * 3600},
     measures=[Measure("matches", gettext_noop("Matches recorded"), gettext_noop("matches"))],
-    summary=lambda output: words(gettext_noop("Recorded %(count)s matches in the HR system."),
+    summary=lambda output: words(ngettext_noop("Recorded %(count)s match in the HR system.",
+                                                       "Recorded %(count)s matches in the HR system.", "count"),
                                  count=output["persisted"]),
     milestones={"awaiting_approval": "more matches than usual wait for an approver",
                 "completed": "the matches were recorded"},
@@ -138,6 +141,7 @@ tool_register(Tool(
     input_schema={"type": "object", "properties": {"tan_id": ID}, "required": ["tan_id"]},
     output_schema={"type": "object", "properties": {"removed": {"type": "integer"}}, "required": ["removed"]},
     fn=withdraw_matches, side_effects=True, read_only=False,
-    summary=lambda output: words(gettext_noop("Removed %(count)s matches this run had recorded."),
+    summary=lambda output: words(ngettext_noop("Removed %(count)s match this run had recorded.",
+                                                       "Removed %(count)s matches this run had recorded.", "count"),
                                  count=output["removed"]),
 ))

@@ -73,6 +73,12 @@ def outbox_held() -> Iterator[None]:
         _held.reset(token)
 
 
+def outbox_is_held() -> bool:
+    """Whether this context owes nothing (outbox_held): a statement that writes its own rows
+    (timeline.sql's `owed`) asks before it owes anything."""
+    return _held.get()
+
+
 def outbox_put(task: str, calls: list[list]) -> list[int]:
     """Owe one call of `task` per args list: rows written in the current transaction
     (outside one, at once), delivered by a worker after the commit."""
@@ -80,9 +86,17 @@ def outbox_put(task: str, calls: list[list]) -> list[int]:
         return []
     rows = OutboxMessage.objects.bulk_create([OutboxMessage(task=task, args=args) for args in calls])
     ids = [row.id for row in rows]
-    publish_on_commit(lambda: app.send_task(DELIVER, args=[ids]), f"{task} ×{len(ids)}",
-                      recovered_by="the outbox delivers it when a worker reaches the broker again")
+    outbox_send_on_commit(ids, f"{task} ×{len(ids)}")
     return ids
+
+
+def outbox_send_on_commit(ids: list[int], what: str) -> None:
+    """Ask a worker to deliver rows already written (by outbox_put, or by a statement of
+    its own) once the transaction commits; if the broker does not answer, the rows wait for
+    the sweep or the next reconnect's drain."""
+    if ids:
+        publish_on_commit(lambda: app.send_task(DELIVER, args=[ids]), what,
+                          recovered_by="the outbox delivers it when a worker reaches the broker again")
 
 
 def outbox_deliver(ids: list[int]) -> int:

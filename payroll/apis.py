@@ -28,6 +28,8 @@ from .record_apis import (
     TemplateDetailApi,
     TemplateListApi,
 )
+from .month_data_apis import AttendanceRulesApi, EmployeeIdentitiesApi, GroupInputsApi, YearOpeningsApi
+from . import month_apis
 from .records import evaluator
 from .records import calculation, rules, selectors, trial
 
@@ -85,9 +87,11 @@ class MonthlyAmountField(serializers.Field):
         return _money(value)
 
 
+# OpenAPI 3.0 cannot bound a key (propertyNames is 3.1's): the names' limit is said, and a longer
+# name is a 400 naming it.
 @extend_schema_field({"type": "object", "additionalProperties": AMOUNT_SCHEMA, "maxProperties": MAX_ALLOWANCES,
-                      "propertyNames": {"maxLength": MAX_ALLOWANCE_NAME},
-    "description": "fixed allowances by item name, e.g. {\"岗位津贴\": \"500\"}"})
+    "description": f"fixed allowances by item name (at most {MAX_ALLOWANCE_NAME} characters each), "
+                   "e.g. {\"岗位津贴\": \"500\"}"})
 class AllowancesField(serializers.DictField):
     def __init__(self, **kwargs):
         super().__init__(child=MonthlyAmountField(), **kwargs)
@@ -496,6 +500,10 @@ urlpatterns = [
     path("templates/<int:template_id>/", TemplateDetailApi.as_view(), name="api-payroll-template"),
     path("groups/", GroupListApi.as_view(), name="api-payroll-groups"),
     path("groups/<int:group_id>/", GroupDetailApi.as_view(), name="api-payroll-group"),
+    path("groups/<int:group_id>/inputs/", GroupInputsApi.as_view(), name="api-payroll-group-inputs"),
+    path("attendance-rules/", AttendanceRulesApi.as_view(), name="api-payroll-attendance-rules"),
+    path("year-openings/", YearOpeningsApi.as_view(), name="api-payroll-year-openings"),
+    path("employees/identities/", EmployeeIdentitiesApi.as_view(), name="api-payroll-employee-identities"),
     path("groups/<int:group_id>/trial/", GroupTrialApi.as_view(), name="api-payroll-group-trial"),
     path("employees/", EmployeeListApi.as_view(), name="api-payroll-employees"),
     path("employees/<int:employee_id>/", EmployeeDetailApi.as_view(), name="api-payroll-employee"),
@@ -504,4 +512,12 @@ urlpatterns = [
     path("snapshots/<int:snapshot_id>/restore/", SnapshotRestoreApi.as_view(), name="api-payroll-snapshot-restore"),
     path("trial/", TrialApi.as_view(), name="api-payroll-trial"),
     path("rules/", CityRulesApi.as_view(), name="api-payroll-rules"),
+    path("months/", month_apis.MonthListApi.as_view(), name="api-payroll-months"),
+    path("months/<int:month_id>/", month_apis.MonthDetailApi.as_view(), name="api-payroll-month"),
+    path("months/<int:month_id>/inputs/", month_apis.MonthInputsApi.as_view(), name="api-payroll-month-inputs"),
+    path("months/<int:month_id>/payslips/", month_apis.MonthPayslipsApi.as_view(), name="api-payroll-month-payslips"),
+    path("months/<int:month_id>/bank-file/", month_apis.MonthBankFileApi.as_view(), name="api-payroll-month-bank-file"),
+    path("months/<int:month_id>/tax-declaration/", month_apis.MonthTaxDeclarationApi.as_view(),
+         name="api-payroll-month-tax-declaration"),
+    path("months/<int:month_id>/reopen/", month_apis.MonthReopenApi.as_view(), name="api-payroll-month-reopen"),
 ]

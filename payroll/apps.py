@@ -24,16 +24,27 @@ class PayrollConfig(AppConfig):
         from .agent.news import BLUEPRINT, payroll_news
 
         news_register(BLUEPRINT, payroll_news)  # what its runs tell the chat
+        from .agent.month_news import BLUEPRINTS as MONTH_BLUEPRINTS, month_news
+
+        news_register(lambda name: name in MONTH_BLUEPRINTS, month_news)
 
         from .agent.cards import cards_register
 
         cards_register()  # how its approval cards read (workflows.cards)
+
+        from .agent.month_cards import month_cards_register
+
+        month_cards_register()
 
         from workflows.conversation import conversation_register
 
         from .conversation.domain import PayrollConversation
 
         conversation_register(PayrollConversation())  # its part in the conversation
+
+        from .conversation.month import MonthConversation
+
+        conversation_register(MonthConversation())  # "run November payroll for …": the month's workflow
 
     def seed_demo(self) -> None:
         """Called by `manage.py seed_demo`: the template catalog and the demo employees."""

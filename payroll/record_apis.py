@@ -24,6 +24,7 @@ from tenants.actors import Actor
 from tenants.selectors import membership_for_user
 
 from .records import selectors, services
+from .records.masking import sensitive_visible, shown
 
 # A payroll write is a few hundred bytes; anything near this is a mistake or an attack.
 MAX_WRITE_BODY_BYTES = 16 * 1024
@@ -126,6 +127,17 @@ class EmployeeOutputSerializer(serializers.Serializer):
     base_salary = serializers.DecimalField(max_digits=12, decimal_places=2)
     currency = StrictCharField()
     group_id = StrictCharField(allow_null=True)
+    id_type = StrictCharField()
+    # Sensitive: raw for a tenant admin, "•••• 1234" for everyone else (payroll.records.masking).
+    id_number = serializers.SerializerMethodField()
+    bank_account = serializers.SerializerMethodField()
+    bank_name = StrictCharField()
+
+    def get_id_number(self, obj) -> str:
+        return shown(obj.id_number, visible=self.context.get("sensitive_visible", False))
+
+    def get_bank_account(self, obj) -> str:
+        return shown(obj.bank_account, visible=self.context.get("sensitive_visible", False))
 
 
 class SnapshotOutputSerializer(serializers.Serializer):
@@ -217,15 +229,18 @@ class EmployeeListApi(APIView):
     @extend_schema(responses=results_of(EmployeeOutputSerializer, "EmployeeList"))
     def get(self, request: Request) -> Response:
         membership = membership_for_user(request.user)
-        return Response({"results": EmployeeOutputSerializer(selectors.employees_for(membership.tenant_id),
-                                                             many=True).data})
+        return Response({"results": EmployeeOutputSerializer(
+            selectors.employees_for(membership.tenant_id), many=True,
+            context={"sensitive_visible": sensitive_visible(request.user, membership.tenant_id)}).data})
 
 
 class EmployeeDetailApi(APIView):
     @extend_schema(responses=EmployeeOutputSerializer)
     def get(self, request: Request, employee_id: int) -> Response:
         membership = membership_for_user(request.user)
-        return Response(EmployeeOutputSerializer(selectors.employee_get(membership.tenant_id, employee_id)).data)
+        return Response(EmployeeOutputSerializer(
+            selectors.employee_get(membership.tenant_id, employee_id),
+            context={"sensitive_visible": sensitive_visible(request.user, membership.tenant_id)}).data)
 
 
 class SnapshotListApi(APIView):

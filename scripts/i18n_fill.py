@@ -16,6 +16,14 @@ PO = ROOT / "locale" / "zh_Hans" / "LC_MESSAGES" / "django.po"
 sys.path.insert(0, str(ROOT / "locale"))
 from zh_hans_strings import ZH
 
+# A branch may keep its new words in its own locale/zh_hans_<area>.py (ZH = {...}) so that two
+# branches adding words do not edit the same lines; they are read after the main file.
+for extra in sorted((ROOT / "locale").glob("zh_hans_*.py")):
+    if extra.name != "zh_hans_strings.py":
+        namespace: dict = {}
+        exec(compile(extra.read_text(encoding="utf-8"), str(extra), "exec"), namespace)
+        ZH.update(namespace["ZH"])
+
 
 def unquote(lines: list[str]) -> str:
     text = "".join(re.match(r'^(?:msgid|msgid_plural|msgstr(?:\[\d\])?)?\s*"(.*)"$', line).group(1) for line in lines)

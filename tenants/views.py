@@ -10,7 +10,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
 from django.utils import translation
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.utils.translation import gettext
+from django.utils.translation import gettext, ngettext
 from django.views.decorators.http import require_POST
 
 from .login_throttle import cooloff_seconds, locked_out, locked_out_message
@@ -77,9 +77,12 @@ def sign_out_everywhere_view(request: HttpRequest) -> HttpResponse:
     """End every session (this one included) and revoke every API token."""
     result = sign_out_everywhere(user_id=request.user.pk)
     logout(request)
-    messages.success(request, gettext("Signed out everywhere: %(sessions)s session(s) ended, "
-                                      "%(tokens)s API token(s) revoked.")
-                     % {"sessions": result.sessions_ended, "tokens": result.tokens_revoked})
+    ended = ngettext("%(n)s session ended", "%(n)s sessions ended", result.sessions_ended) % {
+        "n": result.sessions_ended}
+    revoked = ngettext("%(n)s API token revoked", "%(n)s API tokens revoked", result.tokens_revoked) % {
+        "n": result.tokens_revoked}
+    messages.success(request, gettext("Signed out everywhere: %(sessions)s, %(tokens)s.")
+                     % {"sessions": ended, "tokens": revoked})
     return redirect("login")
 
 

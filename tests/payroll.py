@@ -72,3 +72,45 @@ def tenant_restore(snapshot_id, *, admin: str = "ada", approver: str = "bob", ke
         approval_decide(membership=membership(approver), approval_id=ApprovalRequest.objects.get(
             run=run, status="pending").id, verdict="approved")
         return drive(run)
+
+
+SALES_ATTENDANCE = "cn-sh-sales-attendance"
+
+
+def month_group(slug: str = "demo", name: str = "Shanghai Sales", salaries=("21750", "18000", "30000"),
+                template_code: str = SALES_ATTENDANCE):
+    """A Shanghai group made from a catalog template (its items copied, as an import makes them)
+    and one employee per salary, each with an ID and a bank account (E-001, E-002…)."""
+    from decimal import Decimal
+
+    from payroll.models import EmployeePay
+    from payroll.records.seed import templates_seed
+
+    templates_seed()
+    t = tenant(slug)
+    source = PayrollTemplate.objects.get(code=template_code, version=1)
+    group = PayrollGroup.objects.create(tenant=t, name=name, template=source, template_version=1,
+                                        variables=source.variables, city="shanghai")
+    for item in source.items.order_by("position"):
+        GroupItem.objects.create(group=group, position=item.position, code=item.code, name=item.name, kind=item.kind,
+                                 rate=item.rate, rate_name=item.rate_name, base=item.base, formula=item.formula)
+    for n, salary in enumerate(salaries, start=1):
+        employee = Employee.objects.create(
+            tenant=t, employee_no=f"E-{n:03d}", name=f"Employee {n}", location="Shanghai",
+            base_salary=Decimal(salary), currency="CNY", group=group, id_type="resident_id",
+            id_number=f"31010119900101{n:04d}", bank_account=f"6222 0000 0000 {n:04d}", bank_name="ICBC Shanghai")
+        EmployeePay.objects.create(employee=employee, effective_from="2026-01-01", base_salary=Decimal(salary),
+                                   source="test")
+    return group
+
+
+def month_inputs(group, year: int, month: int, figures: dict, version: int = 1):
+    """An imported version of a group's month: {employee_no: {input name: "figure"}}."""
+    from payroll.models import MonthlyInputRow, MonthlyInputs
+
+    inputs = MonthlyInputs.objects.create(tenant=group.tenant, group=group, year=year, month=month, version=version,
+                                          sha256=f"{version:064d}", columns=[{"header": "工号", "read_as": "employee_no"}])
+    for number, values in figures.items():
+        MonthlyInputRow.objects.create(inputs=inputs, employee=Employee.objects.get(tenant=group.tenant,
+                                                                                   employee_no=number), values=values)
+    return inputs

@@ -1,12 +1,12 @@
 from django.urls import path
-from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import DomainError, StrictCharField
+from config.api import StrictCharField
+from config.forms import query_flag
 from tenants.selectors import membership_for_user
 
 from .models import FramePayload
@@ -98,9 +98,6 @@ class FrameOutputSerializer(serializers.Serializer):
     cost = serializers.DecimalField(max_digits=12, decimal_places=6)
 
 
-BOOLEAN_WORDS = {"", "true", "false", "1", "0", "on", "off"}
-
-
 class ActivityFrameListApi(APIView):
     """An Activity's frames, 200 a page in time order (`?after=<next>` for more).
     Developers and admins also get each frame's payload; business users never do."""
@@ -111,8 +108,7 @@ class ActivityFrameListApi(APIView):
                    responses={200: dict})
     def get(self, request: Request, activity_id: int) -> Response:
         membership = membership_for_user(request.user)
-        if request.query_params.get("errors", "true").lower() not in BOOLEAN_WORDS:
-            raise DomainError(_("`errors` is true or false."), code="invalid")
+        query_flag(request.query_params, "errors", default=False)  # a filter FrameFilters reads
         activity = activity_get_for(membership, activity_id)
         with_payloads = membership.can_see_payloads
         page = frames_page(activity, after=request.query_params.get("after"),

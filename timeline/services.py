@@ -18,7 +18,7 @@ from config import sql
 from config.celery import app
 from config.ids import new_id
 from config.words import Stored, is_words, words_english
-from outbox.services import outbox_put, publish_on_commit
+from outbox.services import outbox_is_held, outbox_send_on_commit, publish_on_commit
 from tenants.models import Membership
 
 from .masking import payload_mask
@@ -46,11 +46,11 @@ def event_subscribe(*, types: tuple[str, ...], task: str) -> None:
         _SUBSCRIBERS.append((types, task))
 
 
-def _subscribers_notify(events: list[Event] | list[WrittenEvent]) -> None:
-    # Owed through the outbox, in the events' transaction: a subscriber's message (the chat's
-    # news) survives a broker outage between the commit and the send, and is sent once.
-    for types, task in _SUBSCRIBERS:
-        outbox_put(task, [[event.id] for event in events if event.type.startswith(types)])
+def events_owed_params() -> dict[str, list[str]]:
+    """The parameters of timeline.sql's `owed` CTE: each subscriber's (type prefix, task),
+    pairwise — none inside outbox_held() (a sandbox owes nobody)."""
+    pairs = [] if outbox_is_held() else [(prefix, task) for types, task in _SUBSCRIBERS for prefix in types]
+    return {"owe_types": [p for p, _ in pairs], "owe_tasks": [t for _, t in pairs]}
 
 
 @contextmanager
@@ -115,7 +115,7 @@ WITH x AS (
   SELECT x.o, x.run_id, x.type, x.data
     FROM unnest(%(runs)s::bigint[], %(types)s::text[], %(datas)s::jsonb[]) WITH ORDINALITY AS x(run_id, type, data, o)
 ), {events_insert_ctes("x")}
-SELECT id, seq FROM ins""")
+SELECT id, seq, ARRAY(SELECT owed.id FROM owed WHERE owed.event = ins.id) FROM ins""")
 
 
 def event_pending(*, conversation_id: int, type: str, data: dict[str, Any], run_id: int | None = None
@@ -151,12 +151,11 @@ def events_take(conversation_id: int) -> list[dict[str, Any]] | None:
     return taken
 
 
-def events_written(conversation_id: int, rows: list[tuple[int, int, int | None, str, dict[str, Any]]],
-                   created_at: datetime) -> None:
+def events_written(conversation_id: int, rows: list[tuple], created_at: datetime) -> None:
     """What happens after events are written, for events a caller wrote itself (events_take):
-    rows of (id, seq, run id, type, data), in order."""
+    rows of (id, seq, run id, type, data, outbox rows owed), in order (timeline.sql.EVENTS_WRITTEN)."""
     _events_after_write([WrittenEvent(id, conversation_id, seq, run_id, type, data, created_at)
-                         for id, seq, run_id, type, data in rows])
+                         for id, seq, run_id, type, data, _ in rows], [o for row in rows for o in row[5]])
 
 
 @dataclass(slots=True)
@@ -176,28 +175,32 @@ def _events_write(pending: list[dict[str, Any]]) -> list[Event]:
     by_conversation: dict[int, list[dict[str, Any]]] = {}
     for item in pending:
         by_conversation.setdefault(item["conversation_id"], []).append(item)
-    events = []
+    events, owed = [], []
     now = timezone.now()
     for conversation_id, items in by_conversation.items():
         rows = sql.execute(_EVENTS_INSERT, {
             "conv": conversation_id, "now": now, "runs": [i["run_id"] for i in items],
-            "types": [i["type"] for i in items], "datas": [sql.jsonb(i["data"]) for i in items]}, fetch="all")
+            "types": [i["type"] for i in items], "datas": [sql.jsonb(i["data"]) for i in items],
+            **events_owed_params()}, fetch="all")
         if not rows:
             raise _conversation_gone(conversation_id)
-        ids = dict((seq, id) for id, seq in rows)  # the subscribers are sent each event by its id
+        ids = dict((seq, id) for id, seq, _ in rows)  # the subscribers are sent each event by its id
+        owed += [o for *_, row_owed in rows for o in row_owed]
         first = min(ids)
         events += [Event(id=ids[first + i], seq=first + i, created_at=now, **item) for i, item in enumerate(items)]
-    return _events_after_write(events)
+    return _events_after_write(events, owed)
 
 
 def _conversation_gone(conversation_id: int) -> Conversation.DoesNotExist:
     return Conversation.DoesNotExist(f"conversation {conversation_id} is gone: its events have nowhere to go")
 
 
-def _events_after_write(events: list[Event] | list[WrittenEvent]) -> list[Event] | list[WrittenEvent]:
+def _events_after_write(events: list[Event] | list[WrittenEvent], owed: list[int]) -> list[Event] | list[WrittenEvent]:
     if not events:
         return events
-    _subscribers_notify(events)
+    # The subscribers' rows (the chat's news) were written by the events' own statement
+    # (timeline.sql `owed`): here a worker is only asked to deliver them after the commit.
+    outbox_send_on_commit(owed, f"news owed by {len(events)} events written together")
     if otel.enabled():  # a step or a run changed status (the hot path writes no Activity through here)
         for run_id in {e.run_id for e in events if e.run_id and e.type in ("node.status", "run.status")}:
             otel.export_on_commit(run_id=run_id)

@@ -5,13 +5,19 @@ timeline's tables."""
 
 
 def events_insert_ctes(rows: str, conv: str = "%(conv)s") -> str:
-    """The CTEs `sq` and `ins` that append a conversation's events with gapless numbers,
-    for a statement whose CTE `rows` holds them as (o, run_id, type, data), o numbering
-    them 1..n in order: the conversation's counter moves on by n (its row stays locked
-    until commit, so nobody else numbers in between) and the events are inserted under
+    """The CTEs `sq`, `ins` and `owed` that append a conversation's events with gapless
+    numbers, for a statement whose CTE `rows` holds them as (o, run_id, type, data), o
+    numbering them 1..n in order: the conversation's counter moves on by n (its row stays
+    locked until commit, so nobody else numbers in between) and the events are inserted under
     the numbers it moved over. `conv`: the conversation (an SQL expression; by default
     the parameter %(conv)s); parameter %(now)s. `ins` returns each event's (id, seq,
-    run_id, type, data). The one place that numbers events in SQL."""
+    run_id, type, data). The one place that numbers events in SQL.
+
+    `owed`: the outbox rows the events' subscribers are owed (timeline.services.
+    events_owed_params: %(owe_types)s and %(owe_tasks)s, a subscriber's type prefix and task
+    pairwise), one per event and task, written by the same statement — a statement that
+    commits by itself leaves no moment in which its events are committed and their news is
+    not. Each row is (id, event id)."""
     return f"""sq AS (
   UPDATE timeline_conversation SET last_seq = last_seq + (SELECT count(*) FROM {rows})
    WHERE id = {conv} AND EXISTS (SELECT 1 FROM {rows})
@@ -21,7 +27,21 @@ def events_insert_ctes(rows: str, conv: str = "%(conv)s") -> str:
   SELECT sq.id, e.run_id, sq.last_seq - (SELECT count(*) FROM {rows}) + e.o, e.type, e.data, %(now)s
     FROM {rows} e, sq
   RETURNING id, seq, run_id, type, data
+), owed AS (
+  INSERT INTO outbox_outboxmessage (task, args, created_at, attempts, last_error)
+  SELECT DISTINCT s.task, jsonb_build_array(ins.id), %(now)s::timestamptz, 0, ''
+    FROM ins JOIN unnest(%(owe_types)s::text[], %(owe_tasks)s::text[]) AS s(prefix, task)
+         ON starts_with(ins.type, s.prefix)
+  RETURNING id, (args->>0)::bigint AS event
 )"""
+
+
+# What a statement that wrote events returns of them (after events_insert_ctes): each
+# event's (id, seq, run_id, type, data, [outbox row ids owed for it]) in order, for
+# timeline.services.events_written.
+EVENTS_WRITTEN = """(SELECT jsonb_agg(jsonb_build_array(ins.id, ins.seq, ins.run_id, ins.type, ins.data,
+          COALESCE((SELECT jsonb_agg(owed.id) FROM owed WHERE owed.event = ins.id), '[]'::jsonb)) ORDER BY ins.seq)
+   FROM ins)"""
 
 
 # The engine's statements open, close and roll up node Activities and record a tool call's

@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, ngettext
 
 from config.words import value_text
 from tenants.admin import ReadOnlyInline, TenantScopedAdmin, admin_link
@@ -214,7 +214,9 @@ def _origin_html(origin: dict):
         return format_html('<li data-testid="origin">{} <q data-testid="origin-text">{}</q>{}'
                            ' <span class="help">{}</span></li>',
                            _("the message %(user)s typed:") % {"user": origin["user"]}, origin["text"],
-                           format_html(" {}", _("with the attachment %(name)s (%(rows)s rows)")
+                           format_html(" {}", ngettext("with the attachment %(name)s (%(rows)s row)",
+                                                            "with the attachment %(name)s (%(rows)s rows)",
+                                                            attachment["rows"])
                                        % {"name": attachment["name"], "rows": attachment["rows"]})
                            if attachment else "", origin["at"])
     return format_html('<li data-testid="origin">{} (<code>{}</code>) <span class="help">{}</span></li>',

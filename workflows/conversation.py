@@ -101,6 +101,9 @@ class TurnReply:
     options: list[dict[str, Any]] = field(default_factory=list)
     start_run: Callable[[], int] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # What the message was understood as, when the route alone does not say (the chat's chip:
+    # "answer", "change", "cancel", or a signal: "resolve", "analyze", "chat", "unknown").
+    understood: str = ""
 
 
 @dataclass

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from config.celery import app
-from outbox.services import outbox_held, publish_on_commit
+from outbox.services import outbox_held, publish, publish_on_commit
 
 NODE_RUN = "workflows.tasks.node_run"
 NODES_RUN = "workflows.tasks.nodes_run"
@@ -82,3 +82,15 @@ def nodes_dispatch_on_commit(node_ids: list[int], plain: set[int] | frozenset[in
     messages = dispatch_messages(list(node_ids), plain)
     publish_on_commit(lambda: messages_send(messages), f"nodes {', '.join(map(str, node_ids))} ready",
                       recovered_by=RECOVERED_BY)
+
+
+def nodes_spread(node_ids: list[int]) -> bool:
+    """Send these nodes now, one message each, for other slots to take: the steps of a chunk
+    that were not completed together (a gated or slow step each, a resumed run's handed-over
+    lease). Run in turn in the chunk's one slot, the last of them waited for all the others
+    while other slots stood idle. False when the broker does not answer (the caller runs them)."""
+    if not node_ids or _held.get():
+        return False
+    return publish(lambda: messages_send([(NODE_RUN, [node_id]) for node_id in node_ids]),
+                   f"nodes {', '.join(map(str, node_ids))} spread over the workers",
+                   recovered_by="this worker runs them itself")

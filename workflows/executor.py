@@ -19,7 +19,7 @@ from timeline.services import activity_close, event_append, events_batched, even
 
 from . import hop, sql
 from .blueprints import criterion_words
-from .dispatch import dispatch_is_held, nodes_dispatch_on_commit
+from .dispatch import dispatch_is_held, nodes_dispatch_on_commit, nodes_spread
 from .faults import fault_point
 from .gate import gate
 from .hop import fast_tools
@@ -70,10 +70,12 @@ N = NodeStatus
 def steps_execute(step: hop.Step, *, plain: bool = False) -> None:
     """Run a step and, in place, the successors it leaves to this worker: a node id
     (claimed here if it is ours to run; `plain`: see node_execute) or a node already
-    claimed."""
-    while step is not None:
-        step = claimed_execute(step) if isinstance(step, sql.Claimed) else node_execute(step, plain=plain)
-        plain = False
+    claimed. In place for a while only (hop.in_place_budget): then through the broker, so
+    no run waits behind another's whole chain."""
+    with hop.in_place_budget():
+        while step is not None:
+            step = claimed_execute(step) if isinstance(step, sql.Claimed) else node_execute(step, plain=plain)
+            plain = False
 
 
 def node_execute(node_id: int, *, plain: bool = False) -> hop.Step:
@@ -149,9 +151,10 @@ def claimed_execute(claimed: sql.Claimed) -> hop.Step:
 
 
 def nodes_execute(node_ids: list[int]) -> list[hop.Step]:
-    """A chunk of a fan-out. Side-effect-free nodes are claimed in one statement and
-    completed in one transaction per run; the others one by one, as usual. Returns
-    the steps to continue with in place."""
+    """A chunk of a fan-out (or of what a reconnect resumes). Side-effect-free nodes are
+    claimed in one statement and completed in one transaction per run; of the others, one
+    runs here when nothing else does and the rest go to other slots, a message each.
+    Returns the steps to continue with in place."""
     inline, me = [name for name in fast_tools() if TOOLS[name].inline], worker_name()
     claimed = node_claim(node_ids, me, tools=inline)
     taken = {c.node.id for c in claimed}
@@ -166,8 +169,11 @@ def nodes_execute(node_ids: list[int]) -> list[hop.Step]:
             by_run.setdefault(c.run.id, (c.run, []))[1].append(hop.Finished(c.node, call=call))
     for run, finished in by_run.values():
         steps.append(hop.finish(run, finished, me, alone=False))  # one transaction a run
-    steps += [node_id for node_id in node_ids if node_id not in taken]
-    return steps
+    rest = [node_id for node_id in node_ids if node_id not in taken]
+    here = 0 if steps else 1
+    if len(rest) > here and nodes_spread(rest[here:]):  # the broker does not answer: all run here
+        rest = rest[:here]
+    return steps + rest
 
 
 def node_hand_over(node: Node, run: Run) -> None:
@@ -319,8 +325,9 @@ def _execute_claimed(node, run, tool, me, approval_id, arguments, consumed) -> i
         provenance_block_record(node=node, run=run, block=block)
         return hop.finish(run, [hop.Finished(node, N.FAILED, str(block))], me)
     except NeedsInput as question:
+        kept = {"arguments": {**node.arguments, **question.keep}} if question.keep else {}
         return _stop(node, run, N.AWAITING_INPUT, me, reason=question.text, question=question.stored(),
-                     lease_owner="", lease_expires_at=None,
+                     lease_owner="", lease_expires_at=None, **kept,
                      event=("input.requested", {"node": node.key, "question": question.text,
                                                 "words": question.question, "options": question.options}))
     except ToolBusy as busy:

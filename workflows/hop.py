@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -33,10 +36,31 @@ log = logging.getLogger("workflows.executor")
 N = NodeStatus
 
 
+_in_place_since: ContextVar[float | None] = ContextVar("keel_in_place_since", default=None)
+
+
+@contextmanager
+def in_place_budget() -> Iterator[None]:
+    """One message's work (executor.steps_execute): the successors it runs in place, for at
+    most KEEL_IN_PLACE_SECONDS (1) of it."""
+    token = _in_place_since.set(time.monotonic())
+    try:
+        yield
+    finally:
+        _in_place_since.reset(token)
+
+
 def in_place_enabled() -> bool:
-    # When a node leaves exactly one ready successor, run it on this worker
-    # without a broker hop; the sweeper still covers a crash in between.
-    return os.environ.get("KEEL_IN_PLACE", "1") != "0"
+    """When a node leaves exactly one ready successor, run it on this worker without a
+    broker hop (the sweeper still covers a crash in between) — until the message's work
+    has taken KEEL_IN_PLACE_SECONDS: then the successor goes through the broker, behind
+    whatever waits there. A slot that chained in place for good held one run to its end
+    while every other run queued behind it: after a broker outage, only the first run per
+    worker slot moved again at once, the rest only as whole runs finished."""
+    if os.environ.get("KEEL_IN_PLACE", "1") == "0":
+        return False
+    since = _in_place_since.get()
+    return since is None or time.monotonic() - since < float(os.environ.get("KEEL_IN_PLACE_SECONDS", "1"))
 
 
 _fast_tools: tuple[int, list[str]] = (-1, [])

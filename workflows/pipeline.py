@@ -28,7 +28,7 @@ from .models import (
     StateCoordinate,
     ToolCall,
 )
-from .tools import ToolContext, ToolError, producers_of, tool_get
+from .tools import ToolBusy, ToolContext, ToolError, producers_of, tool_get
 
 
 class ProvenanceBlocked(ToolError):
@@ -162,7 +162,12 @@ def tool_call_execute(*, node, run, arguments: dict[str, Any], consumed: list[St
         call.refresh_from_db()
         if call.status == ToolCall.Status.SUCCEEDED:
             return call, call.result
-        raise ToolError(_("the call was finished by another worker")) from None
+        # A slower attempt (one the database dropped mid-call, say) wrote its failure while
+        # ours did the work: that failure is stale, and the effect is done under this key.
+        # Not a failure of the step: it runs again shortly and the system of record's
+        # idempotency replays the receipt.
+        raise ToolBusy(_("an earlier attempt at this call recorded a failure while this one succeeded; "
+                         "the step runs again to read the receipt")) from None
     except ToolError as err:
         # What it produced conflicts with what another step wrote: nothing of it was kept,
         # and the call says so (failed, with the reason; its frame shows it).

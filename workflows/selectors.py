@@ -1,9 +1,11 @@
+from typing import Any
+
 from django.utils.translation import gettext as _
 
 from config.api import NotFound
 from tenants.models import Membership
 
-from .models import RUN_FINAL, Node, Run
+from .models import RUN_FINAL, Node, Run, StateCoordinate
 
 
 def run_get_for(membership: Membership, run_id: int) -> Run:
@@ -31,6 +33,32 @@ def run_holding(*, tenant_id: int, key: str, value: object) -> Run | None:
     preconditions were read off that record, so the record changes only through the run."""
     return (Run.objects.filter(tenant_id=tenant_id, coordinates__key=key, coordinates__value=str(value))
             .exclude(status__in=RUN_FINAL).order_by("-created_at").first())
+
+
+def record_run_value(*, tenant_id: int, key: str, value: object, wanted: str) -> tuple[Run, Any] | None:
+    """What the newest run that names a record under `key` recorded under `wanted`, from its
+    newest plan version: (run, value), or None when no such run recorded it. A page about the
+    record reads what the run found (a check's verdict) before the record itself holds it."""
+    return record_run_values(tenant_id=tenant_id, key=key, values=[value], wanted=wanted).get(str(value))
+
+
+def record_run_values(*, tenant_id: int, key: str, values: list[object], wanted: str) -> dict[str, tuple[Run, Any]]:
+    """record_run_value for many records in one query (a page listing them): by each record's
+    value as text, only those some run recorded `wanted` for."""
+    values = [str(value) for value in values]
+    if not values:
+        return {}
+    records: dict[int, set[str]] = {}  # the runs that name these records, and which they name
+    for run_id, value in StateCoordinate.objects.filter(tenant_id=tenant_id, key=key, value__in=values
+                                                        ).values_list("run_id", "value"):
+        records.setdefault(run_id, set()).add(str(value))
+    rows = (StateCoordinate.objects.filter(tenant_id=tenant_id, key=wanted, run_id__in=records)
+            .select_related("run").order_by("-run__created_at", "-plan_version", "-id"))
+    found: dict[str, tuple[Run, Any]] = {}
+    for row in rows:
+        for record in records[row.run_id]:
+            found.setdefault(record, (row.run, row.value))
+    return found
 
 
 def runs_for(membership: Membership):

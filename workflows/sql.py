@@ -23,7 +23,8 @@ from django.db.models import F
 
 from config import sql
 from config.ids import new_id
-from timeline.sql import activities_close, activities_open, events_insert_ctes
+from timeline.services import events_owed_params
+from timeline.sql import EVENTS_WRITTEN, activities_close, activities_open, events_insert_ctes
 
 from .call_sql import call_ctes, call_params
 from .models import RUN_TERMINAL, Node, Run, Transition
@@ -217,8 +218,7 @@ WITH {_claim_ctes()}, events_numbered AS (
     FROM claimed
 ), {events_insert_ctes("events_numbered", "(SELECT r_conversation_id FROM claimed)")},
 {transitions_counted("counted", "(SELECT run_id FROM claimed)", "1")}
-SELECT {_CLAIMED_COLUMNS}, EXISTS (SELECT 1 FROM counted),
-       (SELECT jsonb_agg(jsonb_build_array(ins.id, ins.seq, ins.run_id, ins.type, ins.data)) FROM ins)
+SELECT {_CLAIMED_COLUMNS}, EXISTS (SELECT 1 FROM counted), {EVENTS_WRITTEN}
   FROM claimed
 """)
 
@@ -227,7 +227,7 @@ SELECT {_CLAIMED_COLUMNS}, EXISTS (SELECT 1 FROM counted),
 class ClaimedAlone:
     claimed: Claimed
     within_cap: bool  # whether its transition stayed within the run's cap
-    events: list[tuple[int, int, int | None, str, dict]]  # written: (id, seq, run, type, data)
+    events: list[tuple]  # written: (id, seq, run, type, data, outbox rows owed), timeline.sql.EVENTS_WRITTEN
 
 
 def node_claim_alone(node_id: int, *, me: str, lease: datetime, now: datetime,
@@ -237,7 +237,8 @@ def node_claim_alone(node_id: int, *, me: str, lease: datetime, now: datetime,
     ready, or not ours to claim here. Safe: as nodes_claim; a kill before it commits leaves the
     node ready. Proof: test_hot_path.py::test_a_claim_first_step_is_claimed_once_with_its_event_
     and_count_and_a_rival_claim_writes_nothing, ::test_a_claim_first_step_past_the_runs_cap_…"""
-    row = sql.execute(_CLAIM_ALONE, _claim_params([node_id], me, lease, now, tools), fetch="one")
+    row = sql.execute(_CLAIM_ALONE, {**_claim_params([node_id], me, lease, now, tools), **events_owed_params()},
+                      fetch="one")
     if row is None:
         return None
     width = len(_NODE_COLS) + len(_RUN_COLS)
@@ -369,7 +370,7 @@ def _promotion_columns(done: str = _NONE) -> str:
     return f"""{", ".join("promoted." + c for c in _NODE_COLS)}, promoted.claimed,
        {_others_active("%(run)s", done)},
        EXISTS (SELECT 1 FROM counted),
-       (SELECT jsonb_agg(jsonb_build_array(ins.id, ins.seq, ins.run_id, ins.type, ins.data) ORDER BY ins.seq) FROM ins),
+       {EVENTS_WRITTEN},
        {", ".join("r." + c for c in _RUN_COLS)}"""
 
 
@@ -397,7 +398,7 @@ class Promotion:
     busy: bool  # whether other nodes of the run are active
     claimed: Claimed | None  # the one claimed for this worker
     within_cap: bool  # whether the counted transitions stayed within the run's cap
-    events: list[tuple[int, int, int | None, str, dict]]  # with `events`: those written, (id, seq, run, type, data)
+    events: list[tuple]  # with `events`: those written, as timeline.sql.EVENTS_WRITTEN returns them
 
 
 def _promotion_params(run_id: int, keys: list[str] | None, now: datetime,
@@ -411,7 +412,7 @@ def _promotion_params(run_id: int, keys: list[str] | None, now: datetime,
             "emit": events is not None, "conv": conversation,
             "ev_runs": [e["run_id"] for e in pending],
             "ev_types": [e["type"] for e in pending],
-            "ev_datas": [sql.jsonb(e["data"]) for e in pending]}
+            "ev_datas": [sql.jsonb(e["data"]) for e in pending], **events_owed_params()}
 
 
 _PROMOTION_WIDTH = len(_NODE_COLS) + 4 + len(_RUN_COLS)  # the columns of _promotion_columns

@@ -63,11 +63,14 @@ class NeedsInput(Exception):
     or asked again; a plain string is shown as it is."""
 
     def __init__(self, question: Stored, options: list[dict[str, Any]] | None = None,
-                 link: dict[str, Any] | None = None):
+                 link: dict[str, Any] | None = None, keep: dict[str, Any] | None = None):
         super().__init__(words_english(question))
         self.question = question
         self.options = options or []
         self.link = link or {}  # {href, label (words)}: where the person can look before answering
+        # Arguments the step runs with again once answered (what earlier answers gave, so that a
+        # partial answer is not asked for a second time): merged into the node's arguments.
+        self.keep = keep or {}
 
     @property
     def text(self) -> str:
@@ -209,6 +212,10 @@ class Tool:
     measures: list[Measure] = field(default_factory=list)
     # (run params, rejected arguments) -> params for the replan a "reject and replan" starts
     rejection_replan: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
+    # (tenant_id, run_id, rejected arguments, decider's user id, why) -> what the domain's own
+    # records do when this step's approval is rejected and the run ends (a record waiting for
+    # the decision goes back to a state that says so), in the decision's transaction
+    on_reject: Callable[[int, int, dict[str, Any], int, str], None] | None = None
     # (run params, resolved arguments, output or None, why it failed) -> params for a local
     # replan of the failed step and its not-yet-run descendants, or None: the step stays
     # failed. Called when the step fails for good (a permanent error, a criterion not met).

@@ -1,4 +1,4 @@
-"""Issue 31, item 2, through the conversation front: a change said while the approval waits
+"""Through the conversation front: a change said while the approval waits
 ("actually, call it BJ Eng 2", "改叫北京研发二组") replans the run and a fresh card names the
 change; "cancel" cancels the waiting run; said after the run ended, the change is offered as a
 new run and nothing changes; a new request after the run ended is that request."""

@@ -1,4 +1,4 @@
-"""Issue 11 through the API's service: understanding, choosing, answering in place, telling
+"""Through the API's service: understanding, choosing, answering in place, telling
 the user what the run did, attribution and HR exports — asserted as a user would notice."""
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile

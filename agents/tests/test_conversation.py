@@ -151,7 +151,7 @@ def test_the_orchestrator_uses_the_intent_tables_classifier(row):
 # --- ReAct exploration ------------------------------------------------------------------------------
 
 def test_it_explores_an_incomplete_request_with_the_models_steps_then_asks_where(script):
-    # Issue 11: "sales with commission" is no longer incomplete (one template fits it, chosen
+    # "sales with commission" is no longer incomplete (one template fits it, chosen
     # at once); a request that names no place and nothing specific is.
     script("resolve", json.dumps({"thought": "No region is given; see which templates exist.",
                                   "action": "list_templates", "input": {"population": "engineering"}}),
@@ -205,7 +205,7 @@ def test_continue_resumes_a_waiting_exploration_without_losing_it():
 
 def test_a_run_waiting_for_input_resumes_on_continue_in_a_later_turn():
     conv = conversation()
-    started = say(conv, "set up payroll for our US employees")  # a genuine tie (issue 11)
+    started = say(conv, "set up payroll for our US employees")  # a genuine tie
     run = drive(Run.objects.get(id=int(started["run_id"])))
     assert run.status == "awaiting_input" and statuses(run)["match"] == "awaiting_input"
     options = run.nodes.get(key="match", retired_in__isnull=True).question["options"]
@@ -261,6 +261,28 @@ def test_an_employee_list_adds_an_assign_step_after_the_import():
     group = PayrollGroup.objects.get(tenant=run.tenant, name="Shanghai Sales")
     assert sorted(group.employees.values_list("employee_no", flat=True)) == ["D-0001", "D-0003", "D-0005"]
     assert not any("skip the approval" in t for t in prompts(conv))
+
+
+def test_an_employee_lists_id_and_bank_columns_are_said_not_taken_and_never_reach_the_run():
+    from agents.models import Message
+    from config.words import words_render
+
+    conv = conversation()
+    csv = ("工号,姓名,证件类型,证件号码,银行账号,开户银行\n"
+           "D-0001,,居民身份证,11010519491231002X,6222021234567890123,中国工商银行\n")
+    result = say(conv, COMPLETE, attachment=("team.csv", csv.encode()))
+    said = "The list's ID and bank columns (证件类型, 证件号码, 银行账号, 开户银行) are not taken in the chat"
+    assert said in result["reply"], result["reply"]
+    stored = Message.objects.filter(conversation=conv, role=Message.Role.ASSISTANT).order_by("-id").first()
+    assert "名单中的证件和银行列（证件类型, 证件号码, 银行账号, 开户银行）不在聊天中导入" in words_render(stored.words, "zh-hans")
+    run = drive(Run.objects.get(id=int(result["run_id"])))
+    approval_decide(membership=membership("bob"), approval_id=ApprovalRequest.objects.get(run=run).id,
+                    verdict="approved")
+    run = drive(run)
+    assert run.status == "completed", run.status_reason
+    employee = PayrollGroup.objects.get(tenant=run.tenant, name="Shanghai Sales").employees.get()
+    assert employee.id_number != "11010519491231002X" and employee.bank_account != "6222021234567890123"
+    assert "6222021234567890123" not in str(run.params) and not any("6222021234567890123" in t for t in prompts(conv))
 
 
 def test_an_xlsx_employee_list_is_read():

@@ -1,4 +1,4 @@
-"""The expense claim in the conversation (issue 15), in English and Chinese."""
+"""The expense claim in the conversation, in English and Chinese."""
 import re
 from datetime import date
 

@@ -1,4 +1,4 @@
-"""The conversation front's intent and route frames are words (issue 29): the signal and the
+"""The conversation front's intent and route frames are words: the signal and the
 branch are codes shown by their word in the reader's language, a fixed reason is words, and a
 reason built from parts keeps its English for the English reader (and in the payload) while a
 Chinese reader reads a generic sentence. Rows written before words read as they were written."""

@@ -118,7 +118,7 @@ def test_another_tenants_conversation_is_404_and_changes_nothing():
     assert nothing_written(conv)
 
 
-# --- An invoice sent later in the same conversation (issue 29) -------------------------------------
+# --- An invoice sent later in the same conversation -------------------------------------
 
 OVER = "Please file an expense claim: lodging in Beijing, 2 nights from 2026-11-16, 1,800 yuan in total"
 

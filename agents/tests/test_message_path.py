@@ -1,4 +1,4 @@
-"""The chat message path (issue 14): the request answers once the reply and the run's first
+"""The chat message path: the request answers once the reply and the run's first
 records are committed, together; a worker plans the run after. A lost planning message is
 recovered by the sweep, a second one changes nothing, and a turn that fails before its
 commit leaves no run behind."""

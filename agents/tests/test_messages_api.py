@@ -38,8 +38,8 @@ def test_it_answers_with_the_contract_and_ids_as_strings():
     response = api.post(f"/api/v1/conversations/{conv}/messages/", {"text": COMPLETE}, format="json")
     assert response.status_code == 201
     body = response.json()
-    assert set(body) == {"activity_id", "intent", "reply", "run_id"}
-    assert body["intent"] == "resolve" and isinstance(body["activity_id"], str) and isinstance(body["run_id"], str)
+    assert set(body) == {"activity_id", "intent", "understood", "reply", "run_id"}
+    assert body["intent"] == body["understood"] == "resolve" and isinstance(body["activity_id"], str) and isinstance(body["run_id"], str)
     chat = api.post(f"/api/v1/conversations/{conv}/messages/", {"text": "hi"}, format="json").json()
     assert chat["intent"] == "chat" and chat["run_id"] is None
     history = api.get(f"/api/v1/conversations/{conv}/messages/").json()

@@ -1,4 +1,4 @@
-"""The approval card of a conversation's run (issue 11): the user's own words and the
+"""The approval card of a conversation's run: the user's own words and the
 agent's assumptions, in the user's language; employees of an attached HR export that the
 system of record does not have yet are proposed as new, created on approval (once,
 in the tenant) and assigned; a rejection creates nothing."""
@@ -37,7 +37,7 @@ def workbook(rows):
 
 
 def export_with_one_new():
-    # With the newcomer's salary: the trial after the import computes every employee (issue 34).
+    # With the newcomer's salary: the trial after the import computes every employee.
     return workbook([["工号", "姓名", "部门", "城市", "基本工资"], ["D-0001", "", "", "", ""],
                      ["N-7001", "Lin Xiaoyu 林晓雨", "Sales", "Shanghai", "18000"]])
 
@@ -70,7 +70,7 @@ def test_the_card_proposes_the_unknown_employee_and_approval_creates_and_assigns
 
 
 def test_an_export_of_only_new_employees_creates_and_assigns_them_after_approval():
-    """Issue 31, item 4: the run used to roll back after approval with "step assign failed
+    """The run used to roll back after approval with "step assign failed
     (assign_employees: invalid arguments: [] should be non-empty)" when nobody on the list was
     in the system of record yet."""
     export = workbook([["工号", "姓名", "部门", "城市", "基本工资"],

@@ -100,8 +100,8 @@ def test_an_exported_run_replays_to_the_same_routes_tool_calls_and_transitions(t
     call_command("export_script", str(run.id), output=str(path))
     script = json.loads(path.read_text())
     purposes = [c["purpose"] for c in script["calls"]]
-    # No "react" since issue 11: one template fits "sales with commission", so it plans at once.
-    # No "requirements" since issue 31: the run decides on the requirements the conversation
+    # No "react": one template fits "sales with commission", so it plans at once.
+    # No "requirements": the run decides on the requirements the conversation
     # understood (params["requirements"], with what is met and not), never a second reading.
     assert purposes == ["intent", "intent", "chat", "intent", "decide"], purposes
     assert [t["text"] for t in script["turns"]] == turns

@@ -1,4 +1,4 @@
-"""Issue 17, done when: "a replay of every recorded run in the test suite is identical". Each
+"""A replay of every recorded run in the test suite is identical. Each
 kind of run the suite records — a group setup from a message with an attachment, one whose
 verification failed and was replanned with the next-best template, one whose acceptance
 failed and was replanned by the rules, a rejection with replan, a person's direct import,

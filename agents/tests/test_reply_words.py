@@ -1,4 +1,4 @@
-"""Keel's replies are words (issue 29): stored as meaning on the Message, the turn's Activity
+"""Keel's replies are words: stored as meaning on the Message, the turn's Activity
 and the message.reply event, and rendered in the *reader's* language — an English reader of
 a conversation started in Chinese reads English, in the chat, the messages API and the
 timeline, and the other way round. The POST and the event's `text` keep the reply in the

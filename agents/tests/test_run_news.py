@@ -1,4 +1,4 @@
-"""What a run tells the chat, in the words of its domain (issue 29), stored as meaning:
+"""What a run tells the chat, in the words of its domain, stored as meaning:
 an expense claim is told as an expense claim (what was filed, the policy's verdict with the
 limit it cites, who must approve and why, the missing invoice), a blueprint that registers
 no news gets generic words, and a message is shown in its reader's language, whatever the

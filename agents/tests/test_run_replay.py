@@ -1,4 +1,4 @@
-"""Issue 17: replay as a developer tool. A recorded run is re-run in a sandbox against its
+"""Replay as a developer tool. A recorded run is re-run in a sandbox against its
 recorded model answers and decisions — no restart, no tenant changed — and the answer says
 whether it went the same way; a code change that alters a route is reported."""
 import json

@@ -1,4 +1,4 @@
-"""Deadlines per tool, reminders before them (once), expiry (issue 7)."""
+"""Deadlines per tool, reminders before them (once), expiry."""
 from datetime import timedelta
 
 import pytest

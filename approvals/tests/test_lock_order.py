@@ -1,4 +1,4 @@
-"""Issue 30: the gate, a decision, an expiry or a cancel at the moment a sibling step
+"""The gate, a decision, an expiry or a cancel at the moment a sibling step
 finishes. Every writer takes its run's lock first, as a step's completion does (the run,
 its nodes and approvals, then the conversation's event numbers): none waits for another
 in a circle, so PostgreSQL never rolls an approver's click or an expiry back, and the run

@@ -1,4 +1,4 @@
-"""The approval matrix, its thresholds and the four-eyes rule (issue 7)."""
+"""The approval matrix, its thresholds and the four-eyes rule."""
 from decimal import Decimal
 
 import pytest
@@ -188,7 +188,7 @@ def test_it_measures_an_attached_employee_list_exactly():
     assert approval.needs_role == "approver"  # 2 is not above the limit of 2
 
 
-# --- limits per declared measure (issue 29) ---------------------------------------------------
+# --- limits per declared measure ---------------------------------------------------
 
 def client_for(username: str) -> Client:
     client = Client()

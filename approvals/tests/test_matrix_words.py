@@ -1,4 +1,4 @@
-"""The approver's desk in the reader's language (issue 29): the approval matrix names each tool by
+"""The approver's desk in the reader's language: the approval matrix names each tool by
 the title its domain declares (`Tool.title`, a msgid), and a run's approval history names the
 role an approval needs and each decision's verdict as labels, never as stored codes."""
 import html

@@ -1,4 +1,4 @@
-"""Issue 32, item 7: in the admin every model's name reads as words — a row is named by what
+"""In the admin every model's name reads as words — a row is named by what
 it is ("interpret: ready → in_progress"), never "StateCoordinate object (88)"; a model's
 plural is English ("ledger entries", not "ledger entrys"); and every name has its Chinese."""
 from __future__ import annotations
@@ -48,14 +48,19 @@ def _english():
 
 
 def _zh() -> dict[str, str]:
-    """The Chinese the lead compiles into the catalog (locale/zh_hans_strings.py): read from the
-    source, so this test does not wait for the catalog to be rebuilt."""
+    """The Chinese the lead compiles into the catalog (locale/zh_hans_strings.py and the areas'
+    locale/zh_hans_<area>.py): read from the source, so this test does not wait for the catalog
+    to be rebuilt."""
     locale_dir = str(Path(settings.BASE_DIR) / "locale")
     if locale_dir not in sys.path:
         sys.path.insert(0, locale_dir)
-    from zh_hans_strings import ZH  # noqa: PLC0415
+    import importlib  # noqa: PLC0415
 
-    return ZH
+    # As scripts/i18n_fill.py reads them: the main file, then each area's locale/zh_hans_<area>.py.
+    found: dict[str, str] = {}
+    for path in sorted(Path(locale_dir).glob("zh_hans_*.py"), key=lambda p: p.name != "zh_hans_strings.py"):
+        found.update(importlib.import_module(path.stem).ZH)
+    return found
 
 
 def project_models() -> list[type[models.Model]]:
@@ -102,11 +107,11 @@ def test_every_registered_models_name_has_its_chinese():
     zh = _zh()
     missing = sorted({str(name) for model in registered_project_models()
                       for name in (model._meta.verbose_name, model._meta.verbose_name_plural)} - set(zh))
-    assert not missing, f"no Chinese in locale/zh_hans_strings.py for {missing}"
+    assert not missing, f"no Chinese in locale/zh_hans_*.py for {missing}"
     # Every model with an admin-facing name (inlines show the rest) has one too.
     missing = sorted({str(name) for model in project_models()
                       for name in (model._meta.verbose_name, model._meta.verbose_name_plural)} - set(zh))
-    assert not missing, f"no Chinese in locale/zh_hans_strings.py for {missing}"
+    assert not missing, f"no Chinese in locale/zh_hans_*.py for {missing}"
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""No control character in any text a request carries (issue 30, defect 3): NUL, the other
+"""No control character in any text a request carries: NUL, the other
 C0 controls but tab, line feed and carriage return, DEL and the C1 controls, in a JSON
 string or key at any depth, a form or multipart field, a file name or a query parameter,
 are a 400 naming the field — never a 500 (PostgreSQL's text and jsonb refuse NUL)."""

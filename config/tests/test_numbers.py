@@ -1,4 +1,4 @@
-"""Only ASCII digits are numbers (issue 30, defect 6): Python's int() and Decimal() read
+"""Only ASCII digits are numbers: Python's int() and Decimal() read
 any Unicode digit, so "١٢" (Arabic-Indic) was accepted as 12 for nights, amounts and
 max_matches. A number in a request is a JSON number, or, in a query string or a form,
 text of ASCII digits; anything else is a 400 naming the field."""

@@ -9,6 +9,8 @@ from django.contrib.auth.models import User
 from django.db import OperationalError
 from django.test import Client
 
+from config.database_health import DatabaseBusy
+
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo")]
 
 
@@ -29,6 +31,16 @@ def test_a_pool_that_found_no_connection_is_an_outage_too():
     with mock.patch("workflows.apis.runs_filtered", side_effect=psycopg_pool.PoolTimeout("couldn't get a connection")):
         response = client().get("/api/v1/runs/")
     assert response.status_code == 503 and response["Retry-After"]
+
+
+def test_a_pool_busy_past_its_wait_answers_503_saying_busy_not_away():
+    with mock.patch("workflows.apis.runs_filtered", side_effect=DatabaseBusy("no connection came free")):
+        response = client().get("/api/v1/runs/")
+    assert response.status_code == 503 and response["Retry-After"] == "5"
+    assert response.json()["code"] == "database_busy" and "busy" in response.json()["detail"]
+    with mock.patch("console.views.runs.runs_grid", side_effect=DatabaseBusy("no connection came free")):
+        page = client().get("/runs/")
+    assert page.status_code == 503 and "Keel is busy" in page.content.decode()
 
 
 def test_a_page_says_keel_is_reconnecting():

@@ -11,7 +11,7 @@ from console.blueprint_words import (
     blueprint_title,
     criterion_shown,
     goal_shown,
-    run_title_shown,
+    run_title_now,
 )
 from config.words import is_words, words_render
 from config.words import words as words_of
@@ -181,9 +181,10 @@ def activity_title(activity) -> str:
 
 @register.filter
 def run_title(run) -> str:
-    """A run's title as the reader reads it: its Activity's title (the blueprint's part translated)."""
+    """A run's title as the reader reads it, as it is now (the name its params hold), the
+    blueprint's part translated; else its Activity's title."""
     activity = getattr(run, "activity", None)
-    return run_title_shown(activity.title if activity else "", run.blueprint) or blueprint_title(run.blueprint)
+    return run_title_now(run, activity.title if activity else "") or blueprint_title(run.blueprint)
 
 
 @register.filter

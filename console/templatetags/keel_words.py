@@ -11,6 +11,10 @@ INTENT_LABELS = {
     "resolve": _("request"),
     "unknown": _("not understood"),
     "news": _("run news"),
+    # what a message said to a waiting run was understood as (agents.orchestrator.understood_as)
+    "answer": _("answer"),
+    "change": _("change"),
+    "cancel": _("cancel"),
 }
 
 

@@ -125,7 +125,7 @@ def test_numbers_that_are_not_plain_numbers_are_refused_before_anything_changes(
     assert client_for("bob").get("/approvals/queue/?selected=²").status_code == 400
 
 
-# --- issue 29: the card as typed rows, its words in the reader's language --------------------
+# --- The card as typed rows, its words in the reader's language ----------------------------
 
 RAW = re.compile(r"\{'|\{&#x27;|': |&#x27;: |\{&quot;|\{\"")  # str(dict) or JSON in HTML, escaped or not
 
@@ -215,7 +215,7 @@ def test_a_tool_without_a_card_shows_its_arguments_and_diff_as_rows(monkeypatch)
 
 
 def test_the_desk_puts_the_card_first_folds_the_queue_and_carries_the_keyboard_questions():
-    """Issue 32: on a phone the card comes first and the queue folds into one line (approvals.css);
+    """On a phone the card comes first and the queue folds into one line (approvals.css);
     `a`, `r` and `R` ask once before deciding, in the page's language (data-fmt-ask-*, approvals.js)."""
     first = waiting_approval(group_name="Fold One")
     waiting_approval(group_name="Fold Two")

@@ -1,4 +1,4 @@
-"""Issue 29: what the console says Keel can do, the files the chat takes and the top bar's
+"""What the console says Keel can do, the files the chat takes and the top bar's
 pages come from the registered domains, in the reader's language: a domain registered from
 the tests shows up with no change to the console."""
 import re

@@ -1,4 +1,4 @@
-"""Issue 32, item 4: the chat reads in the order things happened, and marks what came since
+"""The chat reads in the order things happened, and marks what came since
 the reader's last visit. A rejection with replan is told before the replan it caused, even
 when the workers post the replan's news first; a person who comes back finds a marker before
 the news that arrived while they were away, and none once they have read it."""

@@ -1,5 +1,5 @@
 """The chat and the run panel refresh on every chat message and run event: each partial
-reads only what it shows (issue 14, the chat message path)."""
+reads only what it shows."""
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext

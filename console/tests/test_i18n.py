@@ -1,4 +1,4 @@
-"""Chinese and English (issue 16): the browser's language by default, a switch kept per user,
+"""Chinese and English: the browser's language by default, a switch kept per user,
 translated pages and messages, dates in the user's locale."""
 import pytest
 

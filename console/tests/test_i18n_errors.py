@@ -1,4 +1,4 @@
-"""Issue 16 gaps: what the API answers and the pages show when something is refused reads in the
+"""What the API answers and the pages show when something is refused reads in the
 caller's language (Accept-Language, or the language the person chose), and refusing still changes
 nothing. Texts that are data by design (routing reasons, step goals, blueprint titles) are stored
 as written and shown in the reader's language."""

@@ -32,12 +32,12 @@ def test_generic_apps_never_name_a_domain_tool_or_node():
     assert found == []
 
 
-# Issue 29: the generic apps speak no domain. Every string literal outside docstrings
+# The generic apps speak no domain. Every string literal outside docstrings
 # (what a person might read, and every name a generic app could use to find a domain)
 # is searched for a domain's words. A node's lease or a record's reservation may still
 # be called a claim, so "claim" is not among them.
 SPEAKING = ["agents", "approvals", "workflows", "timeline", "console"]
-# Still to move out (issue 29's conversation contract; the same modules as the ignored
+# Still to move out (to the conversation contract; the same modules as the ignored
 # imports in .importlinter): a ratchet, this list only shrinks.
 STILL_SPEAKING: set[str] = set()
 DOMAIN_WORDS = re.compile(r"(?i:\b(payroll|expenses?|invoices?|candidates?|headcount)\b)|\bTANs?\b|薪资|工资|报销")

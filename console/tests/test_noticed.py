@@ -1,4 +1,4 @@
-"""What people notice (issue 16): a favicon, distinct status colours, filters that hide what does
+"""What people notice: a favicon, distinct status colours, filters that hide what does
 not match, one status vocabulary on every page."""
 import re
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""Issue 32, item 5: run states say what happened, in English and Chinese. A cancelled run's
+"""Run states say what happened, in English and Chinese. A cancelled run's
 steps read Cancelled (not Blocked) with who cancelled it and when; a retried run's meta line
 follows the run (retried by whom, no "finished" while it runs again); a completed run's undo
 step, which will never run, reads Skipped (not Pending)."""

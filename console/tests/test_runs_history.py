@@ -1,4 +1,4 @@
-"""The runs grid and the run's waterfall (issue 16)."""
+"""The runs grid and the run's waterfall."""
 import pytest
 
 from approvals.models import ApprovalRequest
@@ -70,7 +70,7 @@ def test_the_run_waterfall_has_one_axis_and_a_labelled_wait():
 
 
 def test_a_step_that_will_never_run_reads_skipped_in_the_grid_and_on_the_run_page():
-    """Issue 32: the undo step of a completed run waited on a failure that never came: it reads
+    """The undo step of a completed run waited on a failure that never came: it reads
     "Skipped" (display only; the step keeps its status), while a waiting run's steps stay pending."""
     from tests.helpers import REQUEST
     from workflows.step_status import step_status_shown

@@ -1,4 +1,4 @@
-"""Issue 29: what a card, the provenance table and the admin show of a stored value is
+"""What a card, the provenance table and the admin show of a stored value is
 what a person reads — a table, a list, a name in their language — never a Python dict."""
 import re
 

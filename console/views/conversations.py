@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from agents.apis import MessageOutputSerializer
 from agents.orchestrator import attachment_read
-from agents.turns import message_post_once
+from agents.message_once import message_post_once
 from agents.uploads import chat_upload_limit, too_large_refusal
 from agents.visits import conversation_visit
 from config.api import DomainError
@@ -77,7 +77,7 @@ def conversation_chat(request: HttpRequest, conversation_id: int) -> HttpRespons
     membership = membership_for_user(request.user)
     conversation = conversation_get_for(membership, conversation_id)
     conversation_visit(user_id=membership.user_id, conversation_id=conversation.id)  # read live: not news later
-    return render(request, "timeline/conversation.html#chat-messages", _chat_context(membership, conversation))
+    return render(request, "timeline/_conversation_chat.html", _chat_context(membership, conversation))
 
 
 @body_types(MULTIPART)  # a form without its file is refused unread (config.requests)

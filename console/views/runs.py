@@ -58,3 +58,11 @@ def run_panel_fragment(request: HttpRequest, run_id: int) -> HttpResponse:
     run = run_get_for(membership, run_id)
     return render(request, "timeline/conversation.html#run-panel",
                   {"membership": membership, "conversation": run.conversation, "panel": run_panel(membership, run)})
+
+
+@login_required
+@require_GET
+def run_waits_fragment(request: HttpRequest, run_id: int) -> HttpResponse:
+    """The run page's waits, refreshed with its panel."""
+    run = run_get_for(membership_for_user(request.user), run_id)
+    return render(request, "timeline/run.html#waits", {"run": run, "waits": waits_for_runs([run.id])})

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.utils.translation import gettext_noop
 
-from config.words import words
+from config.words import ngettext_noop, words
 from workflows import cards
 
 from expenses.models import PolicyVerdict
@@ -29,7 +29,7 @@ def _claim_row(approval: Any) -> cards.Row:
         (words(gettext_noop("Category")), cards.text(category_words(claim.category))),
         (words(gettext_noop("City")), cards.text(claim.city)),
         (words(gettext_noop("Dates")), cards.text(words(
-            gettext_noop("%(start)s to %(end)s, %(nights)s night(s)"), start=claim.start_date.isoformat(),
+            ngettext_noop("%(start)s to %(end)s, %(nights)s night", "%(start)s to %(end)s, %(nights)s nights", "nights"), start=claim.start_date.isoformat(),
             end=claim.end_date.isoformat(), nights=claim.nights))),
         (words(gettext_noop("Amount")), cards.amount(claim.amount, claim.currency)),
         (words(gettext_noop("Claimant")), cards.person(claim.claimant.get_full_name() or claim.claimant.username)),

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_noop
+from django.utils.translation import gettext_noop, ngettext
 
 from config.words import words, words_render
 from workflows.tools import Preview
@@ -97,8 +97,9 @@ def submit_argument(tenant_id: int, name: str, value: Any) -> tuple[str, str]:
         claim = ExpenseClaim.objects.filter(tenant_id=tenant_id, id=int(value)).first() if str(value).isdigit() else None
         if claim is None:
             return _("Expense claim"), _("unknown claim")
-        return _("Expense claim"), (_("%(category)s in %(city)s, %(start)s + %(nights)s night(s), %(amount)s %(currency)s "
-                                      "by %(claimant)s")
+        return _("Expense claim"), (ngettext("%(category)s in %(city)s, %(start)s + %(nights)s night, %(amount)s %(currency)s "
+                                             "by %(claimant)s", "%(category)s in %(city)s, %(start)s + %(nights)s nights, "
+                                             "%(amount)s %(currency)s by %(claimant)s", claim.nights)
                                     % {"category": claim.get_category_display(), "city": claim.city,
                                        "start": claim.start_date, "nights": claim.nights,
                                        "amount": f"{claim.amount:,.2f}", "currency": claim.currency,

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.utils.translation import gettext_noop
 
+from config.words import ngettext_noop, words
 from workflows.tools import MONEY, Acceptance, Measure, Tool, ToolContext, ToolError, tool_register
 
 from . import previews
@@ -161,7 +162,10 @@ tool_register(Tool(
     fn=read_claim_result, consumes=["application_id"], inline=True,
     accept=lambda ctx, arguments, output: [Acceptance("the expense system reports the claim submitted",
                                                       output["status"] == ClaimStatus.SUBMITTED, output["status"])],
-    summary=lambda output: (f"The expense system reports the claim {output['status']} "
-                            f"({output['amount']} {output['currency']}, {output['invoices']} invoice(s))."),
+    summary=lambda output: words(ngettext_noop(
+        "The expense system reports the claim %(status)s (%(amount)s %(currency)s, %(invoices)s invoice).",
+        "The expense system reports the claim %(status)s (%(amount)s %(currency)s, %(invoices)s invoices).",
+        "invoices"), status=output["status"], amount=output["amount"], currency=output["currency"],
+        invoices=output["invoices"]),
     milestones={"completed": "the claim's result was read back"},
 ))

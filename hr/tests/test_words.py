@@ -1,4 +1,4 @@
-"""Candidate matching's timeline reads in the reader's language (issue 29): the trigger frame
+"""Candidate matching's timeline reads in the reader's language: the trigger frame
 names the TAN by its title in that language, the tools' summaries are words (each candidate by
 their name in that language), and the run's conversation has no English title of its own."""
 import pytest

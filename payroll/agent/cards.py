@@ -10,7 +10,7 @@ from typing import Any
 from django.utils.translation import gettext_noop
 
 from config.names import name_visible
-from config.words import localised, words
+from config.words import localised, ngettext_noop, words
 from workflows import cards
 
 from payroll.models import Snapshot
@@ -113,6 +113,9 @@ def import_card(approval: Any) -> list[cards.Row]:
         "snapshot_id": (words(gettext_noop("Safety snapshot")), _snapshot(approval, approval.arguments.get("snapshot_id"))),
         "group_name": (words(gettext_noop("New payroll group")),
                        cards.text(f"“{name_visible(str(approval.arguments.get('group_name', '')))}”")),
+        "salaries": (words(gettext_noop("Salaries answered before the approval")), cards.text(words(
+            gettext_noop("%(count)s, each on its own line under “Salaries this approval sets”"),
+            count=len(approval.arguments.get("salaries") or [])))),
     })]
     if not diff:
         return rows
@@ -129,19 +132,31 @@ def import_card(approval: Any) -> list[cards.Row]:
         [_item_row(i, used.get(i["code"])) for i in found], signs=["+"] * len(found), keys=[i["code"] for i in found],
         mark="diff-items", row_mark="diff-item"))
     new = diff.get("new_employees") or []
+    currency = (diff.get("trial") or {}).get("currency") or template.get("currency") or "CNY"
+    salary = {p["employee_no"]: p["new"] for p in diff.get("pay_changes") or []}
     if new:
         change.append(cards.table(
             [words(gettext_noop("Name")), words(gettext_noop("Number")), words(gettext_noop("Department")),
-             words(gettext_noop("City"))],
+             words(gettext_noop("City")), words(gettext_noop("Base salary"))],
             [[cards.line(cards.tag(words(gettext_noop("new employee"))), cards.person(e["name"])),
-              cards.code(e["employee_no"]), cards.text(e.get("department") or "—"), cards.text(place(e.get("location")))]
+              cards.code(e["employee_no"]), cards.text(e.get("department") or "—"), cards.text(place(e.get("location"))),
+              cards.amount(salary[e["employee_no"]], currency) if e["employee_no"] in salary else cards.text("—")]
              for e in new],
             signs=["+"] * len(new), keys=[e["employee_no"] for e in new], mark="new-employees", row_mark="new-employee",
             caption=words(gettext_noop("New employees from the attached list, created on approval and assigned to "
                                        "the group"))))
     total = words(gettext_noop("%(n)s item added") if len(found) == 1 else gettext_noop("%(n)s items added"),
                   n=len(found))
-    change.append(cards.text(words(gettext_noop("%(items)s · no existing group or item changes"), items=total)))
+    moved = diff.get("moved") or []
+    if moved:
+        change.append(_moved_lines(moved, str(approval.arguments.get("group_name", ""))))
+        change.append(cards.text(words(
+            gettext_noop("%(items)s · %(n)s employee moves out of another group") if len(moved) == 1 else
+            gettext_noop("%(items)s · %(n)s employees move out of other groups"), items=total, n=len(moved))))
+    else:
+        change.append(cards.text(words(gettext_noop("%(items)s · no existing group or item changes"), items=total)))
+    if diff.get("pay_changes"):
+        change.append(_pay_table(diff["pay_changes"], currency))
     scope = {k: v for k, v in (approval.measures or {}).items() if k != "context"}
     if scope.get("headcount") is not None:
         change.append(cards.text(_scope_words(scope), mark="employees-affected"))
@@ -153,6 +168,39 @@ def import_card(approval: Any) -> list[cards.Row]:
                                   [cards.items([cards.text(p["message"]) for p in diff["problems"]])],
                                   mark="diff-problems", alert=True))
     return rows
+
+
+def _moved_lines(moved: list[dict[str, Any]], into: str) -> cards.Row:
+    """Each employee the import takes out of another group: from which group, whose it is."""
+    def line(m: dict[str, Any]) -> Any:
+        values = {"employee": m["name"], "number": m["employee_no"], "from": name_visible(m["from_group"]),
+                  "into": name_visible(into)}
+        if m.get("owner"):
+            return words(gettext_noop("%(employee)s (%(number)s): “%(from)s” → “%(into)s” — moved out of "
+                                      "%(owner)s's group"), owner=m["owner"], **values)
+        return words(gettext_noop("%(employee)s (%(number)s): “%(from)s” → “%(into)s” — moved out of that group"),
+                     **values)
+
+    return cards.diff([("~", cards.text(line(m))) for m in moved], mark="moved-employees", line_mark="moved-employee")
+
+
+def _pay_table(changes: list[dict[str, Any]], currency: str) -> cards.Row:
+    """Each base salary the approval sets, old → new, or new for a new employee; a salary the
+    run's starter answered before the approval says so."""
+    def salary(p: dict[str, Any]) -> Any:
+        if p.get("old") is None:
+            return words(gettext_noop("new: %(new)s"), new=cards.money_text(p["new"]))
+        return words(gettext_noop("%(old)s → %(new)s"), old=cards.money_text(p["old"]), new=cards.money_text(p["new"]))
+
+    return cards.table(
+        [words(gettext_noop("Name")), words(gettext_noop("Number")),
+         words(gettext_noop("Monthly base salary (%(currency)s)"), currency=currency), words(gettext_noop("From"))],
+        [[cards.person(p["name"]), cards.code(p["employee_no"]), cards.text(salary(p)),
+          cards.text(words(gettext_noop("answered before the approval") if p.get("answered") else
+                           gettext_noop("the attached list")))] for p in changes],
+        signs=["~" if p.get("old") is not None else "+" for p in changes], keys=[p["employee_no"] for p in changes],
+        mark="pay-changes", row_mark="pay-change",
+        caption=words(gettext_noop("Salaries this approval sets")))
 
 
 MONTHS = {1: gettext_noop("January"), 2: gettext_noop("February"), 3: gettext_noop("March")}
@@ -186,7 +234,7 @@ def _trial_section(trial: dict[str, Any]) -> cards.Row:
               cards.amount(t["employer_cost"], currency), cards.amount(t["tax"], currency),
               cards.amount(t["net"], currency)] for t in trial["totals"]],
             keys=[str(t["month"]) for t in trial["totals"]], mark="trial-totals", row_mark="trial-total",
-            caption=words(gettext_noop("Totals for %(n)s employees in %(city)s"),
+            caption=words(ngettext_noop("Totals for %(n)s employee in %(city)s", "Totals for %(n)s employees in %(city)s"),
                           n=int(trial.get("count") or 0) - len(trial.get("missing") or []),
                           city=trial.get("city_name") or "—")))
     if trial.get("samples"):

@@ -53,6 +53,12 @@ def change_read(turn: TurnContext, run: Any) -> Change | None:
     if not update:
         return None
     name = update.get("group_name") or run.params.get("group_name", "")
+    if "group_name" in update:
+        # The name is a stated one now: the card read afterwards must not say none was.
+        understood = run.params.get("requirements")
+        understood = dict(understood) if isinstance(understood, dict) else requirements_extract(
+            update.get("request") or run.params.get("request") or "")
+        update["requirements"] = {**understood, "group_name": name, "name_stated": True}
     if "group_name" in update and not adds:
         reason = words(gettext_noop("renamed to “%(name)s” at %(who)s's word"), name=name,
                        who=turn.membership.user.get_full_name() or turn.membership.user.username)

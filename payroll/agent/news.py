@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.urls import reverse
 from django.utils.translation import gettext_noop
 
-from config.words import Stored, words
+from config.words import Stored, ngettext_noop, words
 from workflows.cards import money_text
 from workflows.models import Run, StateCoordinate, ToolCall
 from workflows.news import News, RunNews, either, rejected, rejected_next, then
@@ -47,7 +47,8 @@ def trial_words(run: Run) -> Stored | None:
     told = months[0]
     for month in months[1:]:
         told = words(gettext_noop("%(before)s; %(after)s"), before=told, after=month)
-    said = words(gettext_noop("Trial payroll for %(n)s employees in %(year)s (CNY) — %(months)s."),
+    said = words(ngettext_noop("Trial payroll for %(n)s employee in %(year)s (CNY) — %(months)s.",
+                               "Trial payroll for %(n)s employees in %(year)s (CNY) — %(months)s."),
                  n=len(trial["employees"]), year=trial["year"], months=told)
     if trial.get("missing_inputs"):
         return then(said, words(gettext_noop("Not given, so computed as zero: %(inputs)s."),

@@ -16,7 +16,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
 from config.names import name_visible
-from config.words import localised, words, words_render
+from config.words import localised, ngettext_noop, words, words_render
 from memory.models import MemoryItem
 from memory.services import memory_recall
 from workflows.models import StateCoordinate
@@ -24,6 +24,7 @@ from workflows.tools import Experience, Preview
 
 from payroll.models import ClaimKind, Employee, PayrollGroup, PayrollTemplate, RecordClaim, Snapshot, group_name_key
 from payroll.reading.requirements import REGION_NAMES, requirements_extract
+from payroll.agent.proposals import moved_proposed, pay_changes_proposed, with_salaries
 from payroll.records.selectors import (
     checksum_of,
     configuration_checksum,
@@ -47,8 +48,14 @@ from payroll.records.trial import (
 )
 
 def import_preview(tenant_id: int, arguments: dict[str, Any], params: dict[str, Any]) -> Preview:
+    salaries = arguments.get("salaries") or []
+    # The salaries answered before the approval are part of what it approves: the card shows
+    # them, and the trial on it computes with them.
+    params = with_salaries(params, salaries)
     diff = import_diff(tenant_id=tenant_id, template_id=int(arguments["template_id"]),
                        group_name=arguments["group_name"])
+    diff = {**diff, "moved": moved_proposed(tenant_id=tenant_id, employee_ids=params.get("employee_ids") or []),
+            "pay_changes": pay_changes_proposed(tenant_id=tenant_id, params=params, salaries=salaries)}
     name = diff.get("template", {}).get("name", "the matched template")
     measures = import_scope(tenant_id=tenant_id, template_id=int(arguments["template_id"]))
     if params.get("employee_ids") or params.get("new_employees"):
@@ -372,10 +379,13 @@ def restore_changes(tenant_id: int, snapshot: Snapshot) -> list[dict[str, Any]]:
     moved = {e for e in set(now_assigned) | set(then_assigned) if now_assigned.get(e) != then_assigned.get(e)}
     members = Counter(now_assigned.values())
     changes = [{"sign": "−", "words": words(gettext_noop(
-        "Group “%(name)s” is deleted (%(items)s items, %(members)s employees taken out of it)"),
-        name=name_visible(now_groups[g]["name"]), items=len(now_groups[g]["items"]), members=members[g])}
+        "Group “%(name)s” is deleted (%(items)s, %(members)s)"), name=name_visible(now_groups[g]["name"]),
+        items=words(ngettext_noop("%(n)s item", "%(n)s items"), n=len(now_groups[g]["items"])),
+        members=words(ngettext_noop("%(n)s employee taken out of it", "%(n)s employees taken out of it"),
+                      n=members[g]))}
         for g in sorted(set(now_groups) - set(then_groups), key=int)]
-    changes += [{"sign": "+", "words": words(gettext_noop("Group “%(name)s” comes back (%(items)s items)"),
+    changes += [{"sign": "+", "words": words(ngettext_noop("Group “%(name)s” comes back (%(items)s item)",
+                                                                 "Group “%(name)s” comes back (%(items)s items)", "items"),
                                              name=name_visible(then_groups[g]["name"]),
                                              items=len(then_groups[g]["items"]))}
                 for g in sorted(set(then_groups) - set(now_groups), key=int)]
@@ -384,8 +394,8 @@ def restore_changes(tenant_id: int, snapshot: Snapshot) -> list[dict[str, Any]]:
                 for g in sorted(set(now_groups) & set(then_groups), key=int)
                 if checksum_of(now_groups[g]) != checksum_of(then_groups[g])]
     if moved:
-        changes.append({"sign": "~", "words": words(gettext_noop("%(n)s employee changes group") if len(moved) == 1
-                                                    else gettext_noop("%(n)s employees change group"), n=len(moved))})
+        changes.append({"sign": "~", "words": words(ngettext_noop("%(n)s employee changes group",
+                                                                      "%(n)s employees change group"), n=len(moved))})
     if not changes:
         changes.append({"sign": "=", "words": words(gettext_noop(
             "Nothing: the tenant is already as the snapshot froze it"))})

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.utils.translation import gettext, gettext_noop
 
-from config.words import Stored, words
+from config.words import Stored, ngettext_noop, sentences, words
 from workflows.conversation import (
     Attached,
     AttachmentKind,
@@ -32,6 +32,7 @@ from .exploration import ExplorationState, dependencies_known
 from .questions import KIND_SCORES, configuration_answer, question_kind, rate_answer
 from .setup import attached_employees, explore, plan_start, resume_exploration
 from .template_question import answer_assumed, answer_template_question, run_requirements, waiting_question
+from .template_used import template_in_use_answer
 from .understanding import reason_built, turn_requirements, route_frame
 from .vocabulary import BLUEPRINT, NAME, PERSONA, VOCABULARY
 
@@ -39,7 +40,8 @@ from .vocabulary import BLUEPRINT, NAME, PERSONA, VOCABULARY
 def _employee_list(membership, conversation_id: int, text: str, filename: str, raw: bytes, lang: str) -> Attached:
     employees = employee_list_parse(tenant_id=membership.tenant_id, filename=filename, raw=raw, lang=lang)
     return Attached(filename=employees.filename, data=employees, rows=employees.rows,
-                    summary=words(gettext_noop("An employee list of %(rows)s people was attached and checked."),
+                    summary=words(ngettext_noop("An employee list of %(rows)s person was attached and checked.",
+                                                     "An employee list of %(rows)s people was attached and checked.", "rows"),
                                   rows=employees.rows),
                     payload={"file": employees.filename, "rows": employees.rows})
 
@@ -52,6 +54,17 @@ def _too_large(size: int) -> AttachmentError:
 EMPLOYEE_LIST = AttachmentKind(name="employee_list", suffixes=(".csv", ".xlsx"), max_bytes=MAX_BYTES,
                                described=gettext_noop("a CSV or XLSX employee list (.csv or .xlsx)"),
                                parse=_employee_list, too_large=_too_large)
+
+
+def _identities_said(attached, reply: TurnReply) -> TurnReply:
+    """An employee list with ID or bank columns: the reply says they are not taken here (a bank
+    account changes only through an admin's import), so nobody closes a month believing them in."""
+    if attached is not None and attached.identity_columns:
+        reply.reply = sentences(reply.reply, words(gettext_noop(
+            "The list's ID and bank columns (%(columns)s) are not taken in the chat: an admin imports them from "
+            "the same file under “ID and bank details” on the year-to-date figures page."),
+            columns=", ".join(attached.identity_columns)))
+    return reply
 
 
 class PayrollConversation(ConversationDomain):
@@ -134,21 +147,27 @@ class PayrollConversation(ConversationDomain):
                 "a fixed plan runs at once",
                 gettext_noop("the request is complete (group “%(group)s”): a fixed plan runs at once"),
                 group=requirements["group_name"]))
-            return plan_start(turn, request=turn.text, requirements=requirements, template_name=None,
-                               employees=employees, new_employees=new_employees)
+            return _identities_said(attached, plan_start(turn, request=turn.text, requirements=requirements,
+                                                         template_name=None, employees=employees,
+                                                         new_employees=new_employees))
         route_frame(turn, "explore", reason_built(
             "the request lacks " + ", ".join(m.replace("_", " ") for m in missing) + ": explore before planning",
             gettext_noop("the request lacks something it needs: explore before planning")))
         reply = explore(turn, ExplorationState(request=turn.text, requirements=requirements),
                          employees=employees, new_employees=new_employees)
         reply.route = "explore"
-        return reply
+        return _identities_said(attached, reply)
 
     def question(self, text: str) -> Claim | None:
         kind = question_kind(text)
         return Claim(KIND_SCORES[kind], f"a question about the payroll {kind}", kind=kind)
 
     def analyze(self, turn: TurnContext, kind: str) -> TurnReply | None:
+        if kind == "templates":
+            used = template_in_use_answer(turn)
+            if used:
+                turn.frame("observation", "observation: the run's template", used, {"kind": kind})
+                return TurnReply(route="analyze", reply=used)
         if kind == "rate":
             reply = rate_answer(turn.text)
             if reply:

@@ -30,7 +30,7 @@ MEASURES = ("template", "name", "questions")
 
 def labelled_requests(path: Path = DATA) -> list[dict[str, Any]]:
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [r for r in rows if "_about" not in r]
+    return [r for r in rows if "_about" not in r and "mo" not in r]  # "mo" rows: the month's (month_evaluation)
 
 
 def prepare() -> list:

@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 from django.utils.translation import gettext_noop
 
-from config.words import Stored, words
+from config.words import Stored, ngettext_noop, words, words_english
 from llm import backend_structured
 from llm.structured import tool_calls_first
 from timeline.services import frame_record
@@ -150,22 +150,28 @@ def step_by_rules(state: ExplorationState) -> dict[str, Any]:
             "action": "ask_user", "input": {}}
 
 
-def observation_words(action: str, output: dict[str, Any]) -> str:
-    """The observation the model reads: names and counts, never ids or codes."""
+def observation_words(action: str, output: dict[str, Any]) -> Stored:
+    """The observation the model reads and a person may be shown, as words: names and counts
+    (each count with its noun in the form the count needs), never ids or codes."""
     if action == "list_templates":
         if not output["templates"]:
-            return "No catalog template fits what is known."
+            return words(gettext_noop("No catalog template fits what is known."))
         names = "; ".join(f"“{t['name']}” ({t['region']}, {t['pay_frequency'].replace('_', '-')})"
                           for t in output["templates"][:5])
-        return f"{output['count']} templates fit: {names}."
+        return words(ngettext_noop("%(n)s template fits: %(names)s.", "%(n)s templates fit: %(names)s."),
+                     n=output["count"], names=names)
     if action == "list_groups":
         if not output["groups"]:
-            return "The company has no payroll groups yet."
-        return f"{output['count']} groups: " + "; ".join(f"{g['name']} ({g['employees']} employees)"
-                                                          for g in output["groups"][:10]) + "."
+            return words(gettext_noop("The company has no payroll groups yet."))
+        groups = [words(ngettext_noop("%(name)s (%(n)s employee)", "%(name)s (%(n)s employees)"),
+                        name=g["name"], n=g["employees"]) for g in output["groups"][:10]]
+        return words(ngettext_noop("%(n)s group: %(groups)s.", "%(n)s groups: %(groups)s."),
+                     n=output["count"], groups=groups)
     if action == "count_employees":
         counts = ", ".join(f"{k}: {v}" for k, v in list(output["counts"].items())[:12])
-        return f"{output['total']} employees by {output['by']} — {counts}; {output['unassigned']} in no group."
+        return words(ngettext_noop("%(n)s employee by %(by)s — %(counts)s; %(unassigned)s in no group.",
+                                   "%(n)s employees by %(by)s — %(counts)s; %(unassigned)s in no group."),
+                     n=output["total"], by=output["by"], counts=counts, unassigned=output["unassigned"])
     return ""
 
 
@@ -184,7 +190,8 @@ def react_explore(*, state: ExplorationState, tenant_id: int, user_id: int, narr
         memory_texts = [item.text for item in items]
         if items:
             _frame(activity_id, "memory", "memory: first ReAct step",
-                   f"Recalled {len(items)} earlier experience(s) as context.",
+                   words(ngettext_noop("Recalled %(n)s earlier experience as context.",
+                                       "Recalled %(n)s earlier experiences as context."), n=len(items)),
                    {"boundary": "first_react", "items": [{"l3": str(i.id), "l2": str(i.evidence_id),
                                                           "text": i.text} for i in items]})
     template_name = state.template_name
@@ -222,7 +229,7 @@ def react_explore(*, state: ExplorationState, tenant_id: int, user_id: int, narr
                 output = tool.fn(ToolContext(tenant_id=tenant_id, run_id=0, node_id=0, node_key="explore",
                                              user_id=user_id, call_id=0, idempotency_key="", approval_id=None,
                                              params={}), arguments)
-                observed = observation_words(action, output)
+                observed = words_english(observation_words(action, output))  # the scratchpad is the model's
             except Exception as err:  # a bad proposal is an observation, not a crash
                 output, observed = {}, f"The tool refused: {err}"
             _frame(activity_id, "observation", f"observation: {action}", observed,

@@ -10,7 +10,7 @@ from typing import Any
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
-from config.words import Stored, localised, words
+from config.words import Stored, localised, words, words_render
 from llm import backend_structured
 from llm.structured import tool_calls_first
 from workflows.conversation import TurnContext, TurnReply, conversation_domains, text_normalize
@@ -139,7 +139,7 @@ def configuration_answer(turn: TurnContext) -> TurnReply:
     return TurnReply(route="analyze", reply=_read_only_observe(turn, action, arguments, chosen_by="rules"))
 
 
-def _read_only_observe(turn: TurnContext, action: str, arguments: dict[str, Any], *, chosen_by: str) -> str:
+def _read_only_observe(turn: TurnContext, action: str, arguments: dict[str, Any], *, chosen_by: str) -> Stored:
     tool = tool_get(action)
     output = tool.fn(ToolContext(tenant_id=turn.membership.tenant_id, run_id=0, node_id=0, node_key="analyze",
                                  user_id=turn.membership.user_id, call_id=0, idempotency_key="",
@@ -186,7 +186,7 @@ def _configuration_by_tool_call(turn: TurnContext) -> TurnReply:
                        {"role": "assistant", "content": result.text or None, "tool_calls": [
                            {"id": call["id"] or "call_0", "type": "function",
                             "function": {"name": action, "arguments": json.dumps(arguments, ensure_ascii=False)}}]},
-                       {"role": "tool", "tool_call_id": call["id"] or "call_0", "content": observed}]
+                       {"role": "tool", "tool_call_id": call["id"] or "call_0", "content": words_render(observed)}]
     answer = turn.model(answer_messages, purpose="answer", reply=True)
     return TurnReply(route="analyze", reply=answer.text.strip() or observed)
 

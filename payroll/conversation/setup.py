@@ -7,7 +7,7 @@ from typing import Any
 
 from django.utils.translation import gettext_noop
 
-from config.words import Stored, english_aside, localised, sentences, words
+from config.words import Stored, english_aside, localised, ngettext_noop, sentences, words
 from memory.services import memory_link
 from timeline.services import frame_record
 from workflows.blueprints import Door, params_validate
@@ -72,8 +72,10 @@ def plan_start(turn: TurnContext, *, request: str, requirements: dict[str, Any],
     def run_started() -> int:  # inside the reply's transaction
         if items:
             frame_record(activity_id=turn.activity_id, kind="memory", name="memory: planning",
-                         summary=f"Recalled {len(items)} earlier experience(s) as context; they rank candidates "
-                                 "but authorise nothing.",
+                         summary=words(ngettext_noop(
+                             "Recalled %(n)s earlier experience as context; it ranks candidates but authorises nothing.",
+                             "Recalled %(n)s earlier experiences as context; they rank candidates but authorise "
+                             "nothing."), n=len(items)),
                          payload={"boundary": "planning", "items": [memory_link(i) for i in items]})
         run = run_create(membership=turn.membership, blueprint=BLUEPRINT, params=params,
                          conversation_id=turn.conversation_id, door=Door.CONVERSATION)
@@ -124,7 +126,8 @@ def _plan_reply(turn: TurnContext, requirements: dict[str, Any], group_name: str
                                    "use."), group=group_name, why=why)
     parts: list[Stored] = [reply]
     if employees:
-        parts.append(words(gettext_noop("Then I'll assign the %(count)s employees on your list."),
+        parts.append(words(ngettext_noop("Then I'll assign the %(count)s employee on your list.",
+                                         "Then I'll assign the %(count)s employees on your list.", "count"),
                            count=len(employees)))
     if new_employees:
         count = len(new_employees)
@@ -208,7 +211,10 @@ def with_items(requirements: dict[str, Any], template) -> dict[str, Any]:
 
 def template_sentences(requirements: dict[str, Any], template) -> Stored:
     """Another city's template said plainly, and each requested item it does not meet (words)."""
-    return sentences(other_city_words(requirements, template),
+    newest = {t.code: t for t in PayrollTemplate.objects.filter(region__startswith="CN-").order_by("code", "version")
+              if "legacy" not in t.code}  # each template once, at its newest version
+    catalog = list(newest.values())
+    return sentences(other_city_words(requirements, template, catalog),
                      not_met_words(with_items(requirements, template).get("not_met") or [], template))
 
 

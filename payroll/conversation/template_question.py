@@ -1,5 +1,5 @@
 """The second turn of "which template?": the run asked (or the chat asked a second time, saying
-what it will assume), and a whole message answers — a pick, a new name (the run starts again
+what it will assume), and a whole message answers — a pick, a new name (the run is revised
 under it), a change that calls for other options, "never mind", or nothing it can read (asked
 once more, then the assumption)."""
 from __future__ import annotations
@@ -12,14 +12,14 @@ from config.api import DomainError
 from config.words import Stored, localised, sentences, words
 from workflows.conversation import TurnContext, TurnReply
 from workflows.models import Run, RunStatus
-from workflows.services import active_nodes, node_input_answer, run_cancel, run_revise
+from workflows.services import active_nodes, node_input_answer, run_revise
 
 from payroll.reading.matching import template_decide, template_fit, template_name_words
 from payroll.reading.requirements import requirements_extract
 from payroll.records.selectors import template_catalog
 
 from .answers import answer_read
-from .setup import plan_start, stop_reply, template_named, template_sentences, with_items
+from .setup import stop_reply, template_named, template_sentences, with_items
 from .vocabulary import BLUEPRINT, NAME
 
 
@@ -56,32 +56,28 @@ def run_requirements(run) -> dict[str, Any]:
     return requirements_extract(run.params.get("request") or "")
 
 
-def _restart(turn: TurnContext, run, *, name: str, requirements: dict[str, Any], template,
-             lead: Stored, pending: dict[str, Any] | None = None) -> TurnReply:
-    """The change needs a new run (a new name is reserved by the first steps): the waiting run
-    is cancelled (its undo releases what it reserved) and a new one starts with the change and
-    the chosen template, in the reply's commit."""
-    requirements = {**requirements, "group_name": name, "name_stated": True}
-    reply = plan_start(turn, request=run.params.get("request") or turn.text, requirements=requirements,
-                        template_name=template.name if template else None,
-                        employees=run.params.get("employee_ids") or None,
-                        new_employees=list(run.params.get("new_employees") or []), lead=lead)
-    started = reply.start_run
+def _revise(turn: TurnContext, run, *, name: str, requirements: dict[str, Any], template,
+            lead: Stored, pending: dict[str, Any] | None = None) -> TurnReply:
+    """A name given with the answer revises the waiting run (a new plan version under the name,
+    with the template), in the reply's commit: it never cancels the run and starts another, so
+    the runs page shows no cancelled run the user never cancelled, and the card reads the name
+    as stated."""
+    requirements = with_items({**requirements, "group_name": name, "name_stated": True}, template)
+    who = turn.membership.user.get_full_name() or turn.membership.user.username
 
-    def run_started() -> int:
-        try:
-            run_cancel(membership=turn.membership, run_id=run.id, reason=f"changed in the chat: {turn.text[:200]}")
-        except DomainError:  # it ended meanwhile: nothing to stop
-            pass
-        new_id = started()
+    def revised() -> int:
+        run_revise(membership=turn.membership, run_id=run.id, replace=["interpret"],
+                   params_update={"group_name": name, "template_code": template.code, "requirements": requirements},
+                   reason=words(gettext_noop("named “%(name)s” with the template “%(template)s” at %(who)s's word"),
+                                name=name, template=template_name_words(template), who=who))
         if pending is not None:
-            turn.pending(NAME).set({**pending, "run_id": new_id})
+            turn.pending(NAME).set({**pending, "run_id": run.id})
         else:
             turn.pending(NAME).clear()
-        return new_id
+        return run.id
 
-    reply.start_run = run_started
-    return reply
+    return TurnReply(route="resume_run", run_id=run.id, reply=sentences(lead, template_sentences(requirements, template)),
+                     start_run=revised)
 
 
 def _answer_node(turn: TurnContext, run, template, requirements: dict[str, Any]) -> TurnReply:
@@ -143,10 +139,9 @@ def answer_template_question(turn: TurnContext, run, options: list[dict[str, Any
     named = words(gettext_noop("OK — it'll be called “%(name)s”."), name=name) if name != name_now else ""
     if template is not None:
         if name != name_now:
-            lead = sentences(named, words(gettext_noop("I've stopped the earlier setup and started again under that "
-                                                       "name with the template “%(template)s”."),
-                                          template=template_name_words(template)))
-            return _restart(turn, run, name=name, requirements=merged, template=template, lead=lead)
+            lead = sentences(named, words(gettext_noop("I'm going on under that name with the template "
+                                                       "“%(template)s”."), template=template_name_words(template)))
+            return _revise(turn, run, name=name, requirements=merged, template=template, lead=lead)
         return _answer_node(turn, run, template, merged)
     # Not answered: the second (and last) time the question is put, with what Keel will assume.
     why = (words(gettext_noop("“%(said)s” is not one of the options."), said=turn.text[:40])
@@ -159,17 +154,18 @@ def answer_template_question(turn: TurnContext, run, options: list[dict[str, Any
         # The name is applied now: a new run under it goes on with the assumption, and a pick
         # in the next message switches the template while the approval waits.
         template = template_named(assume)
-        lead = sentences(named, words(gettext_noop("I've started it again under that name, with “%(template)s” for "
-                                                   "now."), template=template_name_words(template)))
+        lead = sentences(named, words(gettext_noop("I'm going on under that name, with “%(template)s” for now."),
+                                      template=template_name_words(template)))
         question = _assume_question(turn, options, lead)
         state.update(kind="assumed", question=question)
-        reply = _restart(turn, run, name=name, requirements=merged, template=template, lead="",
-                         pending=state)
+        reply = _revise(turn, run, name=name, requirements=merged, template=template, lead="", pending=state)
         reply.reply, reply.options = question, options
         return reply
     state["run_id"] = run.id
     turn.pending(NAME).set(state)
-    return TurnReply(route="resume_run", reply=question, options=options, run_id=run.id)
+    # Nothing of it was read (no pick, no name, no change): the chip says it was not understood.
+    return TurnReply(route="resume_run", reply=question, options=options, run_id=run.id,
+                     understood="" if read["name"] or read["changes"] else "unknown")
 
 
 def answer_assumed(turn: TurnContext, state: dict[str, Any]) -> TurnReply:

@@ -58,11 +58,13 @@ class EmployeeList:
     # the pay in force, by the approved step that assigns them. A new employee's pay travels
     # in its own row (new_employees[i]["pay"]).
     employee_pay: list[dict[str, Any]] = field(default_factory=list)
+    # ID and bank columns the list carries (as its header names them): not taken here, said.
+    identity_columns: list[str] = field(default_factory=list)
 
 
-def _too_many_rows(line: int) -> AttachmentError:
+def _too_many_rows(line: int, max_rows: int = MAX_SHEET_ROWS) -> AttachmentError:
     return AttachmentError(gettext("the sheet goes on past %(rows)s rows (blank ones included); at most %(max)s "
-                                   "employees per file.") % {"rows": MAX_SHEET_ROWS, "max": MAX_ROWS},
+                                   "employees per file.") % {"rows": max_rows, "max": max_rows - (MAX_SHEET_ROWS - MAX_ROWS)},
                            line=line, code="attachment_too_many_rows")
 
 
@@ -72,7 +74,7 @@ def _too_many_columns(line: int) -> AttachmentError:
                            line=line, code="attachment_too_many_columns")
 
 
-def _rows_csv(raw: bytes) -> Iterator[list[str]]:
+def _rows_csv(raw: bytes, max_rows: int = MAX_SHEET_ROWS) -> Iterator[list[str]]:
     """The CSV's rows, one at a time; stops with a refusal at the row or column limit."""
     if b"\x00" in raw:
         raise AttachmentError(gettext("This is not a text CSV file (it contains binary data)."), code="attachment_type")
@@ -90,8 +92,8 @@ def _rows_csv(raw: bytes) -> Iterator[list[str]]:
     reader = csv.reader(io.StringIO(text), dialect, strict=True)
     try:
         for number, row in enumerate(reader, start=1):
-            if number > MAX_SHEET_ROWS:
-                raise _too_many_rows(reader.line_num)
+            if number > max_rows:
+                raise _too_many_rows(reader.line_num, max_rows)
             if len(row) > MAX_COLUMNS:
                 raise _too_many_columns(reader.line_num)
             yield row
@@ -127,7 +129,7 @@ def _xlsx_archive_check(raw: bytes) -> None:
                                   code="attachment_too_large")
 
 
-def _rows_xlsx(raw: bytes) -> Iterator[list[str]]:
+def _rows_xlsx(raw: bytes, max_rows: int = MAX_SHEET_ROWS) -> Iterator[list[str]]:
     """The first sheet's rows, streamed (openpyxl read-only), at most MAX_COLUMNS
     + 1 cells wide, stopping with a refusal at the row or column limit."""
     if not raw.startswith(b"PK\x03\x04") or not zipfile.is_zipfile(io.BytesIO(raw)):
@@ -159,13 +161,37 @@ def _rows_xlsx(raw: bytes) -> Iterator[list[str]]:
             if row is None:
                 return
             number += 1
-            if number > MAX_SHEET_ROWS:
-                raise _too_many_rows(number)
+            if number > max_rows:
+                raise _too_many_rows(number, max_rows)
             if len(row) > MAX_COLUMNS and row[MAX_COLUMNS] is not None:
                 raise _too_many_columns(number)
             yield ["" if cell is None else str(cell) for cell in row[:MAX_COLUMNS]]
     finally:
         workbook.close()  # read-only mode keeps the archive open until closed
+
+
+def table_rows(*, filename: str, raw: bytes, max_bytes: int = MAX_BYTES,
+               max_rows: int = MAX_SHEET_ROWS) -> Iterator[list[str]]:
+    """An uploaded table's rows (CSV or XLSX, told by the name's extension and checked against
+    the content), streamed within the limits; refused before any row when the file is not one."""
+    lowered = (filename or "").strip().lower()
+    if not lowered.endswith(EXTENSIONS):
+        raise AttachmentError(gettext("Attach a CSV or XLSX file (.csv or .xlsx)."), code="attachment_type")
+    if len(raw) > max_bytes:
+        raise AttachmentError(gettext("The file is larger than %(value)s KB.") % {"value": max_bytes // 1024},
+                              code="attachment_too_large")
+    if not raw.strip():
+        raise AttachmentError(gettext("The file is empty."), code="attachment_empty")
+    if lowered.endswith(".xlsx"):
+        return _rows_xlsx(raw, max_rows)
+    if raw.startswith(b"PK\x03\x04"):
+        raise AttachmentError(gettext("This .csv file is really a workbook or an archive."), code="attachment_type")
+    return _rows_csv(raw, max_rows)
+
+
+def header_key(cell: str) -> str:
+    """A header cell as the alias tables spell it: lower case, spaces and hyphens as "_"."""
+    return (cell or "").strip().lower().replace(" ", "_").replace("-", "_").strip("*：:")
 
 
 def _header_and_body(rows: Iterator[list[str]]) -> tuple[int, list[str], list[tuple[int, list[str]]]]:
@@ -203,6 +229,14 @@ HEADER_ALIASES = {
 }
 
 
+# What a bank and the tax bureau need (payroll.reading.identities reads them, for an admin): the
+# chat's employee list does not take them, and says so.
+IDENTITY_ALIASES = {
+    "id_type": ("id_type", "id_document_type", "document_type", "证件类型"),
+    "id_number": ("id_number", "id_no", "id_card_number", "document_number", "证件号码", "身份证号", "身份证号码"),
+    "bank_account": ("bank_account", "bank_account_number", "account_number", "银行账号", "银行卡号", "工资卡号"),
+    "bank_name": ("bank_name", "bank", "开户银行", "开户行", "银行名称"),
+}
 # Optional pay columns. An allowance column keeps the export's own name for the item.
 PAY_ALIASES = {
     "base_salary": ("base_salary", "base_pay", "basic_salary", "salary", "monthly_salary", "monthly_base_salary",
@@ -244,7 +278,7 @@ def _header_columns(header: list[str]) -> list[str]:
     base_salary, 岗位津贴 → allowance:岗位津贴, 赡养老人 → deduction:elderly_support)."""
     columns = []
     for cell in header:
-        key = (cell or "").strip().lower().replace(" ", "_").replace("-", "_").strip("*：:")
+        key = header_key(cell)
         ours = next((ours for ours, names in HEADER_ALIASES.items() if key in names), None)
         columns.append(ours or _pay_column((cell or "").strip(), key) or key)
     return columns
@@ -351,20 +385,9 @@ def employee_list_parse(*, tenant_id: int, filename: str, raw: bytes, lang: str 
 def _employee_list_parse(*, tenant_id: int, filename: str, raw: bytes) -> EmployeeList:
     """Validate the upload and resolve each row to one of the tenant's employees."""
     name = (filename or "").strip()
-    lowered = name.lower()
-    if not lowered.endswith(EXTENSIONS):
+    if not name.lower().endswith(EXTENSIONS):
         raise AttachmentError(gettext("Attach a CSV or XLSX employee list (.csv or .xlsx)."), code="attachment_type")
-    if len(raw) > MAX_BYTES:
-        raise AttachmentError(gettext("The file is larger than %(value)s KB.") % {"value": MAX_BYTES // 1024},
-                              code="attachment_too_large")
-    if not raw.strip():
-        raise AttachmentError(gettext("The file is empty."), code="attachment_empty")
-    if lowered.endswith(".xlsx"):
-        rows = _rows_xlsx(raw)
-    else:
-        if raw.startswith(b"PK\x03\x04"):
-            raise AttachmentError(gettext("This .csv file is really a workbook or an archive."), code="attachment_type")
-        rows = _rows_csv(raw)
+    rows = table_rows(filename=name, raw=raw)
     try:
         header_line, columns, body = _header_and_body(rows)
     finally:
@@ -428,5 +451,6 @@ def _employee_list_parse(*, tenant_id: int, filename: str, raw: bytes) -> Employ
         pay = _pay_of(values, line=line)
         if pay is not None:
             paid.append({"employee_id": str(pk), "pay": pay})
+    identity = {alias for aliases in IDENTITY_ALIASES.values() for alias in aliases}
     return EmployeeList(filename=name[:200], employee_ids=ids, rows=len(ids) + len(new), new_employees=new,
-                        employee_pay=paid)
+                        employee_pay=paid, identity_columns=[c for c in columns if c in identity])

@@ -27,7 +27,7 @@ from django.utils.translation import gettext_noop
 from config.words import Stored, localised, sentences, words
 from workflows.conversation import option_choose as generic_option_choose
 
-from .requirements import requirements_extract
+from .requirements import REGION_NAMES, requirements_extract
 
 WEIGHTS = {
     "region": 6,             # the template is for the request's city or country
@@ -44,6 +44,10 @@ MAX_OPTIONS = 3
 
 # What a template specialises in, read from its name and description; and what names it.
 SPECIALISATIONS = {
+    # Sales pay from the month's attendance (commission, overtime, absence): for a sales request
+    # that names overtime, never a plain "sales with commission" one nor a shift-work one (first:
+    # a dict's order is the matching order; `_named` wants both).
+    "attendance": (r"\babsence\b", {"sales"}, {"overtime"}),
     "sales": (r"\bsales\b|commission", {"sales"}, {"commission"}),
     "executive": (r"executive", {"executive"}, {"annual_bonus"}),
     "intern": (r"\bintern", {"intern"}, set()),
@@ -87,6 +91,9 @@ def _named(spec: str | None, requirements: dict[str, Any]) -> bool:
         return True
     if spec == "legacy":
         return bool(requirements.get("legacy"))
+    named_items = set(requirements.get("items_named") or [])
+    if spec == "attendance":
+        return "overtime" in named_items and (requirements.get("population") == "sales" or "commission" in named_items)
     _, populations, items = SPECIALISATIONS[spec]
     if requirements.get("population") in populations or set(requirements.get("items_named") or []) & items:
         return True
@@ -249,12 +256,17 @@ def template_city(template) -> tuple[str, str] | None:
     if not region.startswith("CN-"):
         return None
     en = region[3:]
-    zh = (template.name_zh or "")[:2] if re.match(r"[\u4e00-\u9fff]{2}", template.name_zh or "") else en
+    # The city's Chinese name from the regions Keel knows; a template's Chinese name begins
+    # with its city only when it is named for one ("深圳月薪员工", not "销售人员（含提成）").
+    known = {name: zh for name, zh in REGION_NAMES.values()}
+    zh = known.get(en) or en
     return en, zh
 
 
-def other_city_words(requirements: dict[str, Any], template) -> Stored:
-    """Said plainly when the template is made for another city than the request's (words)."""
+def other_city_words(requirements: dict[str, Any], template, catalog=()) -> Stored:
+    """Said plainly when the template is made for another city than the request's (words).
+    `catalog`: the templates there are; when one is made for the request's city, that it did
+    not fit is said, never that there is none."""
     region = requirements.get("region") or ""
     city = template_city(template)
     if not region.startswith("CN") or city is None:
@@ -267,6 +279,12 @@ def other_city_words(requirements: dict[str, Any], template) -> Stored:
         return words(gettext_noop("There is no nationwide template; I'll use “%(template)s” — its social insurance "
                                   "and housing fund rates are %(city)s's, not set nationwide."), template=name, city=its)
     place = localised(_place(requirements, False), _place(requirements, True))
+    local = [t for t in catalog if (template_city(t) or ("",))[0].lower() == wanted]
+    if local:
+        return words(gettext_noop("%(place)s's own templates (%(local)s) do not fit this request; I'll use "
+                                  "“%(template)s” — its social insurance and housing fund rates are %(city)s's, not "
+                                  "%(place)s's."), place=place, template=name, city=its,
+                     local=[words(gettext_noop("“%(label)s”"), label=template_name_words(t)) for t in local])
     return words(gettext_noop("There is no %(place)s template; I'll use “%(template)s” — its social insurance and "
                               "housing fund rates are %(city)s's, not %(place)s's."), place=place, template=name,
                  city=its)

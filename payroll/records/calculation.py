@@ -13,8 +13,9 @@ amount:
 Income tax is withheld by the cumulative method (累计预扣法, 国家税务总局公告2018年第61号):
 the taxable income and the tax are computed on the year so far and the month withholds the
 difference from what earlier months withheld. Month 1 of a trial is the first month of the
-tax year (or of employment in it): a trial starting mid-year would need the year's
-earlier pay, which a trial does not have."""
+tax year (or of employment in it). A customer whose year began in another payroll system
+brings that system's year to date (`YearToDate`: months employed, income, contributions,
+special additional deductions, tax withheld) and the cumulative sums continue from it."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -100,8 +101,20 @@ class MonthIncome:
 
 
 @dataclass(frozen=True)
+class YearToDate:
+    """The tax year so far in the same employer before the first month computed here (a
+    customer's previous payroll system): the cumulative sums the method continues from."""
+
+    months_employed: int  # months of this year already paid by this employer
+    income: Decimal  # 累计收入
+    contributions: Decimal  # 累计专项扣除: pension + medical + unemployment + housing fund, employee's
+    special_additional_deductions: Decimal  # 累计专项附加扣除
+    tax_withheld: Decimal  # 累计已预扣预缴税额
+
+
+@dataclass(frozen=True)
 class Withholding:
-    month: int
+    month: int  # the month's number in the employment this year, the opening's months included
     taxable_cumulative: Decimal
     rate: Decimal
     quick_deduction: Decimal
@@ -109,6 +122,11 @@ class Withholding:
     withheld_before: Decimal
     tax: Decimal
     formulas: dict[str, str]  # taxable_cumulative, tax
+    # The cumulative sums the taxable income was computed from (a declaration's columns).
+    income_cumulative: Decimal = ZERO
+    basic_deduction_cumulative: Decimal = ZERO
+    contributions_cumulative: Decimal = ZERO
+    special_additional_deductions_cumulative: Decimal = ZERO
 
 
 @dataclass(frozen=True)
@@ -215,20 +233,38 @@ def tax_on(taxable_cumulative: Decimal) -> Decimal:
     return max(cents(taxable_cumulative * rate - quick), ZERO)
 
 
-def withholding(incomes: Sequence[MonthIncome]) -> list[Withholding]:
-    """The tax withheld each month by the cumulative method, month 1 being the tax year's first:
+def _check_opening(opening: YearToDate, months: int) -> None:
+    if not 0 <= opening.months_employed < MAX_MONTHS:
+        raise CalculationError(f"months employed before must be 0–{MAX_MONTHS - 1}, not {opening.months_employed}")
+    if opening.months_employed + months > MAX_MONTHS:
+        raise CalculationError(f"{opening.months_employed} months before and {months} here exceed a tax "
+                               f"year's {MAX_MONTHS}")
+    for name in ("income", "contributions", "special_additional_deductions", "tax_withheld"):
+        if getattr(opening, name) < 0:
+            raise CalculationError(f"the year to date's {name} cannot be negative")
+
+
+def withholding(incomes: Sequence[MonthIncome], opening: YearToDate | None = None) -> list[Withholding]:
+    """The tax withheld each month by the cumulative method, month 1 being the tax year's first
+    (or, with an `opening`, the month after the opening's months):
 
     cumulative taxable = cumulative gross − 5,000 × months − cumulative employee contributions
                          − cumulative special additional deductions (never below 0);
     cumulative tax = cumulative taxable × rate − quick deduction (annual table, to the cent);
     this month's tax = cumulative tax − what earlier months withheld, never below 0 (when the
     cumulative tax goes down, e.g. a deduction claimed late, the month withholds nothing and
-    the difference is settled in the annual reconciliation, 汇算清缴)."""
+    the difference is settled in the annual reconciliation, 汇算清缴).
+
+    Every cumulative sum, the months and what was withheld start from the opening's."""
     if len(incomes) > MAX_MONTHS:
         raise CalculationError(f"a tax year has {MAX_MONTHS} months, not {len(incomes)}")
+    if opening is None:
+        opening = YearToDate(0, ZERO, ZERO, ZERO, ZERO)
+    _check_opening(opening, len(incomes))
     results = []
-    gross = contributions = deductions = withheld = ZERO
-    for month, income in enumerate(incomes, start=1):
+    gross, contributions = opening.income, opening.contributions
+    deductions, withheld = opening.special_additional_deductions, opening.tax_withheld
+    for month, income in enumerate(incomes, start=opening.months_employed + 1):
         gross += income.gross
         contributions += income.employee_contributions
         deductions += income.special_additional_deductions
@@ -249,7 +285,10 @@ def withholding(incomes: Sequence[MonthIncome]) -> list[Withholding]:
             tax_formula += " → 0.00"
         results.append(Withholding(month=month, taxable_cumulative=taxable, rate=rate, quick_deduction=quick,
                                    tax_cumulative=tax_cumulative, withheld_before=withheld, tax=tax,
-                                   formulas={"taxable_cumulative": taxable_formula, "tax": tax_formula}))
+                                   formulas={"taxable_cumulative": taxable_formula, "tax": tax_formula},
+                                   income_cumulative=gross, basic_deduction_cumulative=basic,
+                                   contributions_cumulative=contributions,
+                                   special_additional_deductions_cumulative=deductions))
         withheld += tax
     return results
 

@@ -11,6 +11,10 @@ copied into the template) or a `formula`. A formula names:
   `{kind}_base` (the contribution base clamped to that kind's floor and cap),
   `{kind}_employee_rate`, `{kind}_employer_rate` (a kind merged into another, e.g.
   maternity into medical, has rates 0 and says so);
+- the tenant's attendance terms in force (an AttendanceTerms, or the statutory defaults):
+  `hourly_wage` (base_salary ÷ paid days a month ÷ hours a day), `daily_wage` (base_salary ÷
+  paid days a month), `overtime_workday_rate`, `overtime_restday_rate`, `overtime_holiday_rate`,
+  `absence_deduction_rate`, `sick_leave_pay_rate` (fractions: 1.5 is 150 %);
 - monthly inputs (every other name the template declares: `sales_amount`, overtime hours…);
   an input not given is computed as zero and named in `missing_inputs`;
 - other items by code, and the sums `gross_pay` (earnings), `employee_contributions`
@@ -28,6 +32,7 @@ reference arithmetic: a general monthly template evaluated here gives its figure
 from __future__ import annotations
 
 import ast
+import functools
 import graphlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -47,6 +52,7 @@ from .calculation import (
     MonthTotal,
     TrialResult,
     Withholding,
+    YearToDate,
     cents,
     contribution_line,
     money_text,
@@ -61,6 +67,15 @@ RULE_KINDS = (*SOCIAL_KINDS, HOUSING_FUND)
 EMPLOYEE_NAMES = ("base_salary", "allowances", "special_additional_deductions", "contribution_base")
 SUMS = {"gross_pay": EARNING, "employee_contributions": DEDUCTION, "employer_contributions": EMPLOYER}
 FUNCTIONS = ("min", "max", "abs", "cumulative_tax")
+ATTENDANCE_RATES = ("overtime_workday_rate", "overtime_restday_rate", "overtime_holiday_rate",
+                    "absence_deduction_rate", "sick_leave_pay_rate")
+ATTENDANCE_NAMES = ("hourly_wage", "daily_wage", *ATTENDANCE_RATES)
+# The standard working-hours system and Labour Law art. 44's overtime rates: what a month is
+# computed with when the tenant saved no attendance rules.
+ATTENDANCE_DEFAULTS = {"hours_per_day": Decimal("8"), "paid_days_per_month": Decimal("21.75"),
+                       "overtime_workday_rate": Decimal("1.5"), "overtime_restday_rate": Decimal("2.0"),
+                       "overtime_holiday_rate": Decimal("3.0"), "absence_deduction_rate": Decimal("1.0"),
+                       "sick_leave_pay_rate": Decimal("0.8")}
 RULE_NAMES = tuple(f"{kind}_{part}" for kind in RULE_KINDS for part in ("base", "employee_rate", "employer_rate"))
 MAX_FORMULA_LENGTH = 500
 
@@ -163,7 +178,7 @@ class Structure:
 
 def known_names(variables: Iterable[str], codes: Iterable[str]) -> list[str]:
     """Every name a formula of these items may read, sorted (the message of a refusal lists them)."""
-    return sorted({*EMPLOYEE_NAMES, *RULE_NAMES, *SUMS, *variables, *codes})
+    return sorted({*EMPLOYEE_NAMES, *RULE_NAMES, *ATTENDANCE_NAMES, *SUMS, *variables, *codes})
 
 
 def structure(items: Sequence[Item], variables: Iterable[str]) -> Structure:
@@ -174,7 +189,7 @@ def structure(items: Sequence[Item], variables: Iterable[str]) -> Structure:
     codes = [i.code for i in items]
     if len(set(codes)) != len(codes):
         raise FormulaError(f"two items have the code '{next(c for c in codes if codes.count(c) > 1)}'")
-    clash = set(codes) & {*EMPLOYEE_NAMES, *RULE_NAMES, *SUMS, *FUNCTIONS}
+    clash = set(codes) & {*EMPLOYEE_NAMES, *RULE_NAMES, *ATTENDANCE_NAMES, *SUMS, *FUNCTIONS}
     if clash:
         raise FormulaError(f"the item code '{sorted(clash)[0]}' is a name the rules or the employee data use",
                            item=sorted(clash)[0])
@@ -231,7 +246,7 @@ def structure(items: Sequence[Item], variables: Iterable[str]) -> Structure:
         ready.extend(sorter.get_ready())
     by_code = dict(zip(codes, items))
     inputs = sorted({n for names in depends.values() for n in names}
-                    - {*EMPLOYEE_NAMES, *RULE_NAMES, *SUMS, *codes})
+                    - {*EMPLOYEE_NAMES, *RULE_NAMES, *ATTENDANCE_NAMES, *SUMS, *codes})
     return Structure(items=tuple(by_code[c] for c in ordered), inputs=tuple(inputs), depends=depends)
 
 
@@ -255,6 +270,13 @@ class _Decimals(simpleeval.SimpleEval):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise simpleeval.FeatureNotAvailable(f"{value!r} is not a number")
         return Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(expression: str) -> ast.AST:
+    """An expression's tree, parsed once: a month of 10,000 payslips evaluates the same few
+    formulas 10,000 times (the tree is only read)."""
+    return simpleeval.SimpleEval.parse(expression)
 
 
 OPERATORS = {ast.Add: simpleeval.safe_add, ast.Sub: simpleeval.op.sub, ast.Mult: simpleeval.safe_mult,
@@ -290,6 +312,27 @@ class _Year:
 
     incomes: list[MonthIncome] = field(default_factory=list)
     last: Withholding | None = None
+    # What the year held before the months in `incomes` (the closed months of this year, a
+    # previous system's year-to-date figures, or both); None: the year starts here.
+    opening: YearToDate | None = None
+
+
+def attendance_values(terms: Any, base_salary: Decimal) -> tuple[dict[str, Decimal], str]:
+    """The attendance names for one employee under `terms` (an AttendanceTerms, a mapping with
+    its field names, or None: the defaults), and how the wages were reached, in figures. The
+    wages are kept exact (not rounded): each item that reads them is rounded to the cent."""
+    def term(name: str) -> Decimal:
+        value = terms.get(name) if isinstance(terms, Mapping) else getattr(terms, name, None)
+        return Decimal(str(ATTENDANCE_DEFAULTS[name] if value is None else value))
+
+    days, hours = term("paid_days_per_month"), term("hours_per_day")
+    if days <= 0 or hours <= 0:
+        raise FormulaError(f"the attendance terms give {days} paid days a month and {hours} hours a day")
+    daily = base_salary / days
+    values = {"daily_wage": daily, "hourly_wage": daily / hours, **{n: term(n) for n in ATTENDANCE_RATES}}
+    detail = (f"daily_wage = {money_text(base_salary)} ÷ {days} = {values['daily_wage']:,.4f}; "
+              f"hourly_wage = {money_text(base_salary)} ÷ {days} ÷ {hours} = {values['hourly_wage']:,.4f}")
+    return values, detail
 
 
 def _rule_parameters(rules: CityRules | None, contribution_base: Decimal) -> dict[str, tuple[Decimal, str, str]]:
@@ -318,11 +361,14 @@ def _decimal(value: Any, where: str) -> Decimal:
 
 
 def month_evaluate(structure_: Structure, employee: EmployeeInput, rules: CityRules | None, month: int,
-                   inputs: Mapping[str, Decimal], year: _Year) -> EvaluatedMonth:
-    """One month of one employee: every item in order, then the sums and net pay."""
+                   inputs: Mapping[str, Decimal], year: _Year, attendance: Any = None) -> EvaluatedMonth:
+    """One month of one employee: every item in order, then the sums and net pay. `attendance`:
+    the tenant's attendance terms in force (None: the standard ones)."""
     values: dict[str, Decimal] = {"base_salary": employee.base_salary,
                                   "allowances": sum(employee.allowances.values(), ZERO),
                                   "special_additional_deductions": employee.special_additional_deductions}
+    wages, wages_detail = attendance_values(attendance, employee.base_salary)
+    values.update(wages)
     missing = tuple(n for n in structure_.inputs if n not in inputs)
     for name in structure_.inputs:
         values[name] = Decimal(inputs.get(name, ZERO))
@@ -350,9 +396,10 @@ def month_evaluate(structure_: Structure, employee: EmployeeInput, rules: CityRu
     def cumulative_tax(income: Any, contributions: Any, deductions: Any) -> Decimal:
         this = MonthIncome(_decimal(income, "cumulative_tax"), _decimal(contributions, "cumulative_tax"),
                            _decimal(deductions, "cumulative_tax"))
-        result = withholding([*year.incomes, this])[-1]
+        result = withholding([*year.incomes, this], opening=year.opening)[-1]
         taxes.append(result)
         year.incomes.append(this)
+        year.last = result
         return result.tax
 
     evaluator = _Decimals(operators=OPERATORS, functions={"min": min, "max": max, "abs": abs,
@@ -368,10 +415,10 @@ def month_evaluate(structure_: Structure, employee: EmployeeInput, rules: CityRu
         before = len(taxes)
         try:
             if item.formula:
-                raw, base, rate = evaluator.eval(item.formula), None, None
+                raw, base, rate = evaluator.eval(item.formula, _parsed(item.formula)), None, None
                 amount = cents(_decimal(raw, item.code))
             else:
-                base = cents(_decimal(evaluator.eval(item.base), item.code))
+                base = cents(_decimal(evaluator.eval(item.base, _parsed(item.base)), item.code))
                 rate = values[item.rate_name] if item.rate_name else item.rate
                 amount = cents(base * rate)
         except (simpleeval.InvalidExpression, InvalidOperation, ArithmeticError, TypeError) as err:
@@ -382,6 +429,8 @@ def month_evaluate(structure_: Structure, employee: EmployeeInput, rules: CityRu
                 else "employer"
             base_name = item.base if item.base in details else f"{rule_kind}_base"
             detail, merged = details.get(base_name, ("", ""))
+        if not detail and names & {"hourly_wage", "daily_wage"}:
+            detail = wages_detail
         if len(taxes) > before:
             tax = taxes[-1]
             base, rate, detail = tax.taxable_cumulative, tax.rate, tax.formulas["tax"]

@@ -10,6 +10,9 @@ from payroll.models import Employee, ItemKind, PayFrequency, PayrollTemplate, Te
 
 E, D, C, T = ItemKind.EARNING, ItemKind.DEDUCTION, ItemKind.EMPLOYER_CONTRIBUTION, ItemKind.TAX
 CN_VARS = ["base_salary", "contribution_base", "housing_fund_base", "gross_pay"]
+# The month's inputs an attendance and sales import gives (payroll.records.month_inputs' names).
+MONTH_INPUTS = ["sales_amount", "overtime_workday_hours", "overtime_restday_hours", "overtime_holiday_hours",
+                "personal_leave_days", "sick_leave_days"]
 
 
 def item(code: str, name: str, name_zh: str, kind: str, *, rate: str | None = None, base: str = "",
@@ -110,6 +113,30 @@ TEMPLATES: list[dict] = [
                item("commission", "Sales commission (3%)", "销售提成（3%）", E, rate="0.03", base="sales_amount"),
                item("accelerator", "Above-quota accelerator (2%)", "超额提成（2%）", E, rate="0.02",
                     base="max(0, sales_amount - quota)"),
+               *CN_SOCIAL, CN_IIT]},
+    {"code": "cn-sh-sales-attendance", "name": "Shanghai sales — commission, overtime and absence",
+     "name_zh": "上海销售（提成、加班与缺勤）", "region": "CN-Shanghai", "frequency": PayFrequency.MONTHLY,
+     "currency": "CNY", "variables": [*CN_VARS, *MONTH_INPUTS],
+     "description": "Shanghai sales staff paid from the month's attendance and sales: 3% commission, overtime at "
+                    "150/200/300% of the hourly wage (base ÷ 21.75 ÷ 8), a day's wage deducted per day of personal "
+                    "leave, sick days at the sick-leave rate. 上海销售：3%提成，加班费按小时工资的150%/200%/300%，"
+                    "事假按日工资扣减，病假按病假工资比例。",
+     # The attendance names (hourly_wage, the rates…) are the tenant's attendance rules in force,
+     # never figures of the template; the hours and days are the month's inputs.
+     "items": [BASE_PAY,
+               item("commission", "Sales commission (3%)", "销售提成（3%）", E, rate="0.03", base="sales_amount"),
+               item("ot_workday", "Workday overtime (150%)", "工作日加班费（150%）", E,
+                    formula="overtime_workday_hours * hourly_wage * overtime_workday_rate"),
+               item("ot_restday", "Rest-day overtime (200%)", "休息日加班费（200%）", E,
+                    formula="overtime_restday_hours * hourly_wage * overtime_restday_rate"),
+               item("ot_holiday", "Statutory holiday overtime (300%)", "法定节假日加班费（300%）", E,
+                    formula="overtime_holiday_hours * hourly_wage * overtime_holiday_rate"),
+               # Earnings with a minus sign, not deductions: they lower the taxable income, and
+               # "deduction" items are the special deductions (social insurance, housing fund).
+               item("absence_deduction", "Personal leave deduction", "事假扣款", E,
+                    formula="-personal_leave_days * daily_wage * absence_deduction_rate"),
+               item("sick_leave_pay", "Sick leave (paid at the sick-leave rate)", "病假工资（按病假工资比例）", E,
+                    formula="-sick_leave_days * daily_wage * (1 - sick_leave_pay_rate)"),
                *CN_SOCIAL, CN_IIT]},
     {"code": "cn-executive-annual-bonus", "name": "Executives with annual bonus", "name_zh": "高管（含年终奖）",
      "region": "CN-Beijing", "frequency": PayFrequency.MONTHLY, "currency": "CNY",

@@ -12,6 +12,7 @@ from django.utils.translation import gettext as _
 
 from config.api import NotFound
 from config.names import name_visible
+from workflows.models import StateCoordinate
 
 from .evaluator import FormulaError, item_names, item_of, known_names
 from payroll.models import (
@@ -50,6 +51,13 @@ def import_scope(*, tenant_id: int, template_id: int) -> dict[str, Any]:
     totals = employees.aggregate(n=Count("id"), gross=Sum("base_salary"))
     return {"headcount": totals["n"] or 0, "monthly_gross": str(totals["gross"] or 0), "currency": template.currency,
             "location": where}
+
+
+def runs_that_made(tenant_id: int, group_ids: list[int]) -> dict[int, Any]:
+    """The run that set up each of these groups (its `group_id` coordinate), by group id."""
+    return {int(c.value): c.run for c in StateCoordinate.objects.filter(
+        tenant_id=tenant_id, key="group_id", value__in=[str(g) for g in group_ids] + list(group_ids))
+        .select_related("run", "run__created_by")}
 
 
 def listed_scope(*, tenant_id: int, employee_ids: list[str], currency: str) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from typing import Any
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
-from config.words import Stored, localised, sentences, words
+from config.words import Stored, localised, ngettext_noop, sentences, words
 from workflows.tools import Acceptance, NeedsInput, Tool, ToolBlocked, ToolContext, tool_register
 
 from . import evaluator
@@ -327,7 +327,7 @@ def _names(missing: list[dict[str, Any]]) -> Stored:
     return shown
 
 
-def _question(missing: list[dict[str, Any]], unread: str = "") -> Stored:
+def salary_question(missing: list[dict[str, Any]], unread: str = "") -> Stored:
     """The missing salaries asked for, as words (each reader's language)."""
     asked = words(gettext_noop("These employees have no salary yet, so the trial cannot compute them: %(names)s. "
                                "Reply with the monthly base salary in CNY — one amount for all of them (e.g. “9000”), "
@@ -367,9 +367,9 @@ def trial_payroll(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]
             people = people_of_group(group, today)
             missing = [m for m in missing if m["key"] not in given]
         else:
-            raise NeedsInput(_question(missing, unread=answer))
+            raise NeedsInput(salary_question(missing, unread=answer))
     if missing:
-        raise NeedsInput(_question(missing))
+        raise NeedsInput(salary_question(missing))
     try:
         output = trial_of(people, region, year=today.year, city=group.city, structure=group_structure(group))
     except evaluator.FormulaError as err:
@@ -437,7 +437,7 @@ def _trial_accept(ctx: ToolContext, arguments: dict[str, Any], output: dict[str,
         if any(Decimal(total[k]) != sums.get(total["month"], {}).get(k) for k in ("gross", "employer_cost", "tax", "net")):
             wrong.append(words(gettext_noop("the totals of month %(month)s"), month=total["month"]))
     return [Acceptance(COMPUTES, not problems, _joined(problems[:10]) if problems else
-                       words(gettext_noop("%(done)s of %(total)s employees"), done=len(computed), total=in_group)),
+                       words(ngettext_noop("%(done)s of %(total)s employee", "%(done)s of %(total)s employees", "total"), done=len(computed), total=in_group)),
             Acceptance("the totals are consistent", not wrong,
                        words(gettext_noop("net + tax + employee contributions ≠ gross: %(where)s"), where=wrong[:10])
                        if wrong else
@@ -448,8 +448,10 @@ def _trial_summary(output: dict[str, Any]) -> Stored:
     if not output.get("employees"):
         return words(gettext_noop("No employees in the new group yet: the trial had nobody to compute."))
     first = output["totals"][0]
-    return words(gettext_noop("Trial payroll for %(count)s employees, months 1–%(months)s of %(year)s: month 1 gross "
-                              "%(gross)s, employer cost %(cost)s, tax %(tax)s, net %(net)s CNY."),
+    return words(ngettext_noop("Trial payroll for %(count)s employee, months 1–%(months)s of %(year)s: month 1 gross "
+                               "%(gross)s, employer cost %(cost)s, tax %(tax)s, net %(net)s CNY.",
+                               "Trial payroll for %(count)s employees, months 1–%(months)s of %(year)s: month 1 gross "
+                               "%(gross)s, employer cost %(cost)s, tax %(tax)s, net %(net)s CNY.", "count"),
                  count=len(output["employees"]), months=len(output["totals"]), year=output["year"],
                  gross=first["gross"], cost=first["employer_cost"], tax=first["tax"], net=first["net"])
 

@@ -18,7 +18,6 @@ from agents.models import Message
 from agents.news import NEWS_TYPES, news_post
 from agents.orchestrator import message_post
 from approvals.models import ApprovalRequest
-from approvals.services import approval_decide
 from config.words import is_words, words_render
 from console.selectors import run_panel
 from timeline.models import Event
@@ -123,15 +122,14 @@ def test_continue_asks_again_in_the_readers_language_and_a_question_from_before_
         assert run_panel(membership("alice"), run).question["text"] == "旧的问题？"
 
 
-def test_the_trials_missing_salary_question_reads_in_each_readers_language():
+def test_the_missing_salary_question_reads_in_each_readers_language():
+    # Asked before the approval (the salaries step), so that the approver's card shows the answer.
     run = drive(run_start(membership=membership("alice"), blueprint="payroll_group_setup", params={
         "request": "给上海销售团队建一个含提成的月薪薪资组", "group_name": "上海无薪",
         "new_employees": [{"employee_no": "T-2001", "name": "周敏", "department": "Sales", "location": "Shanghai"}]}))
-    approval_decide(membership=membership("bob"), approval_id=ApprovalRequest.objects.get(run=run).id,
-                    verdict="approved")
-    run = drive(run)
     assert run.status == "awaiting_input", run.status_reason
-    question = Node.objects.get(run=run, key="trial", retired_in__isnull=True).question
+    assert not ApprovalRequest.objects.filter(run=run).exists()
+    question = Node.objects.get(run=run, key="salaries", retired_in__isnull=True).question
     assert question["text"] == words_render(question["words"], "en")
     assert "周敏 (T-2001)" in question["text"] and "monthly base salary" in question["text"]
     chinese = words_render(question["words"], "zh-hans")

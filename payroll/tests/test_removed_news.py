@@ -102,5 +102,8 @@ def test_alice_is_told_when_bobs_run_moves_employees_out_of_her_group():
     post_news(made.conversation_id)
     told = list(Message.objects.filter(conversation_id=made.conversation_id).order_by("created_at")[before:])
     assert len(told) == 1, [m.text for m in told]
-    assert f"{len(moved)} employees of the payroll group “Shanghai Sales”" in told[0].text
-    assert "“Bob's Team” by Bob Li's run" in told[0].text and told[0].link["href"] == f"/runs/{bobs.id}/"
+    for employee in Employee.objects.filter(id__in=moved):
+        assert f"{employee.name} ({employee.employee_no})" in told[0].text, told[0].text
+    assert "were moved from your group “Shanghai Sales” to “Bob's Team” by Ada Zhao's approval of Bob Li's run" \
+        in told[0].text, told[0].text
+    assert told[0].link["href"] == f"/runs/{bobs.id}/"

@@ -144,27 +144,61 @@ def start(group_name, **params):
                      params={"request": SETUP.format(name=group_name), "group_name": group_name, **params})
 
 
-def test_a_run_whose_employees_lack_a_salary_asks_for_it_and_completes_once_answered():
+def test_a_run_whose_employees_lack_a_salary_asks_for_it_before_the_approval_and_completes_once_answered():
     from workflows.services import node_input_answer
 
     run = drive(start("No Pay Yet", new_employees=[
         {"employee_no": "T-2001", "name": "周敏", "department": "Sales", "location": "Shanghai"},
         {"employee_no": "T-2002", "name": "吴昊", "department": "Sales", "location": "Shanghai",
          "pay": {"base_salary": "15000"}}]))
-    run = approve(run)
+    # Asked before any approver is: the card then shows the salary it approves.
     assert run.status == "awaiting_input", run.status_reason
-    question = Node.objects.get(run=run, key="trial", retired_in__isnull=True).question["text"]
+    assert not ApprovalRequest.objects.filter(run=run).exists()
+    question = Node.objects.get(run=run, key="salaries", retired_in__isnull=True).question["text"]
     assert "周敏 (T-2001)" in question and "吴昊" not in question and "monthly base salary" in question
     node_input_answer(membership=membership("alice"), run_id=run.id, answer="about ten thousand")
     run = drive(run)
     assert run.status == "awaiting_input"  # nothing read: asked again, saying so
-    assert "couldn't read a salary" in Node.objects.get(run=run, key="trial", retired_in__isnull=True).question["text"]
+    assert "couldn't read a salary" in Node.objects.get(run=run, key="salaries",
+                                                        retired_in__isnull=True).question["text"]
     node_input_answer(membership=membership("alice"), run_id=run.id, answer="T-2001: 11,000")
     run = drive(run)
+    assert run.status == "awaiting_approval", run.status_reason
+    assert not Employee.objects.filter(employee_no="T-2001").exists(), "nothing is written before the approval"
+    run = approve(run)
     assert run.status == "completed", run.status_reason
     pay = Employee.objects.get(employee_no="T-2001").pay_history.get()
-    assert pay.base_salary == Decimal("11000") and pay.source.startswith("answer in run")
+    assert pay.base_salary == Decimal("11000")
     assert [e["months"][0]["gross"] for e in trial_output(run)["employees"]] == ["11000.00", "15000.00"]
+
+
+def test_salaries_answered_one_at_a_time_are_each_kept_and_only_the_rest_asked_for():
+    from workflows.services import node_input_answer
+
+    run = drive(start("Pay One By One", new_employees=[
+        {"employee_no": "T-3001", "name": "周敏", "department": "Sales", "location": "Shanghai"},
+        {"employee_no": "T-3002", "name": "吴昊", "department": "Sales", "location": "Shanghai"},
+        {"employee_no": "T-3003", "name": "郑洁", "department": "Sales", "location": "Shanghai"}]))
+    node_input_answer(membership=membership("alice"), run_id=run.id, answer="T-3002: 12,000")
+    run = drive(run)
+    assert run.status == "awaiting_input"
+    question = Node.objects.get(run=run, key="salaries", retired_in__isnull=True).question["text"]
+    assert question.startswith("Noted 1 salary; I still need these")
+    assert "周敏 (T-3001)" in question and "郑洁 (T-3003)" in question and "吴昊" not in question
+    node_input_answer(membership=membership("alice"), run_id=run.id, answer="郑洁 9500")
+    run = drive(run)
+    question = Node.objects.get(run=run, key="salaries", retired_in__isnull=True).question["text"]
+    assert question.startswith("Noted 2 salaries") and "周敏 (T-3001)" in question and "郑洁" not in question
+    node_input_answer(membership=membership("alice"), run_id=run.id, answer="nothing useful")
+    run = drive(run)  # an answer with no salary in it keeps what the earlier ones gave
+    question = Node.objects.get(run=run, key="salaries", retired_in__isnull=True).question["text"]
+    assert "couldn't read a salary" in question and "周敏 (T-3001)" in question and "郑洁" not in question
+    node_input_answer(membership=membership("alice"), run_id=run.id, answer="8800")
+    run = drive(run)
+    assert run.status == "awaiting_approval", run.status_reason
+    card = ApprovalRequest.objects.get(run=run)
+    salaries = {s["employee_no"]: s["base_salary"] for s in card.arguments["salaries"]}
+    assert salaries == {"T-3001": "8800.00", "T-3002": "12000.00", "T-3003": "9500.00"}
 
 
 def test_a_group_for_a_city_without_rules_blocks_with_a_reason_naming_the_city():
@@ -243,13 +277,12 @@ def test_the_card_shows_the_trial_totals_and_three_payslips_in_english_and_chine
     assert "试算工资" in chinese and "雇主成本" in chinese and money(first["net"]) in chinese
 
 
-def test_the_card_says_so_when_nobody_has_a_salary_yet():
+def test_nobody_with_a_salary_yet_is_asked_before_any_card():
     run = drive(start("Nobody Paid", new_employees=[
         {"employee_no": "T-3001", "name": "孙丽", "department": "Sales", "location": "Shanghai"}]))
-    approval = ApprovalRequest.objects.get(run=run)
-    assert approval.diff["trial"]["totals"] == [] and approval.diff["trial"]["missing"][0]["name"] == "孙丽"
-    english = client_for("bob").get(f"/approvals/{approval.id}/").content.decode()
-    assert "Nobody on the list has a salary yet" in english
+    assert run.status == "awaiting_input", run.status_reason
+    assert not ApprovalRequest.objects.filter(run=run).exists()
+    assert "孙丽 (T-3001)" in Node.objects.get(run=run, key="salaries", retired_in__isnull=True).question["text"]
 
 
 def test_the_news_gives_the_trial_totals_and_the_payslip_page_reads_in_both_languages():

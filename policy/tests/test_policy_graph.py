@@ -1,4 +1,4 @@
-"""The traces of seed 004's KA-5 chapter, reproduced on the exact graph."""
+"""The traces of the policy seed's KA-5 chapter, reproduced on the exact graph."""
 import json
 from datetime import date
 

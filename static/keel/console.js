@@ -73,11 +73,13 @@
 
   // --- the run panel ---------------------------------------------------------------------------
   var refreshTimer = null;
+  // The panel and what refreshes with it (a run page's waits): each marked data-refreshed.
   function panelRefresh() {
-    var panel = document.getElementById("run-panel");
-    if (!panel || !window.htmx) return;
+    if (!window.htmx || !document.querySelector("[data-refreshed]")) return;
     clearTimeout(refreshTimer);
-    refreshTimer = setTimeout(function () { htmx.trigger(panel, "keel:refresh"); }, 120);
+    refreshTimer = setTimeout(function () {
+      document.querySelectorAll("[data-refreshed]").forEach(function (part) { htmx.trigger(part, "keel:refresh"); });
+    }, 120);
   }
 
   var chatTimer = null;

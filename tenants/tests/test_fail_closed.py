@@ -1,4 +1,4 @@
-"""Configuration that fails closed (issue #30): an unknown KEEL_ENV refuses to start, a
+"""Configuration that fails closed: an unknown KEEL_ENV refuses to start, a
 guessable SECRET_KEY is refused in production, and log-in throttling locks an account per
 account and an address per address, with backoff, so that one person cannot lock out
 everyone behind the same address."""

@@ -235,7 +235,7 @@ def test_the_home_pages_button_signs_out_everywhere(demo):
     page = browser.get("/").content.decode()
     assert 'data-testid="sign-out-everywhere"' in page
     response = browser.post("/sign-out-everywhere/", follow=True)
-    assert "Signed out everywhere: 2 session(s) ended, 1 API token(s) revoked." in response.content.decode()
+    assert "Signed out everywhere: 2 sessions ended, 1 API token revoked." in response.content.decode()
     assert other_browser.get("/").status_code == 302 and browser.get("/").status_code == 302
     assert api(token).get("/api/v1/me/").status_code == 401
 
@@ -333,7 +333,7 @@ def test_an_address_spraying_many_accounts_is_locked_for_the_accounts_it_tried(d
     for i in range(12):
         form_login(f"guess{i}", "wrong", address="10.3.0.1")
     assert token_post("guess0", address="10.3.0.1").status_code == 429  # one failure, below the account's limit
-    # bob, behind the same address with no failures of his own, still gets in (issue #30).
+    # bob, behind the same address with no failures of his own, still gets in.
     assert token_post("bob", address="10.3.0.1").status_code == 200
     assert token_post("guess0", address="10.3.0.2").status_code == 400  # elsewhere, just a wrong account
 

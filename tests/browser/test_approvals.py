@@ -1,4 +1,4 @@
-"""The approver's desk in a real browser against the embedded server (issue 7)."""
+"""The approver's desk in a real browser against the embedded server."""
 import re
 
 import pytest
@@ -52,7 +52,7 @@ def test_bob_works_through_a_queue_of_three_with_the_keyboard(keel, new_page):
     page.keyboard.press("k")
     expect(card(page)).to_contain_text("“Queue One”")
 
-    # A key asks once before it decides (issue 32): the first `a` only asks, the second approves.
+    # A key asks once before it decides: the first `a` only asks, the second approves.
     confirm = page.get_by_test_id("decision-confirm")
     page.keyboard.press("a")
     expect(confirm).to_have_text("Approve this step? Press a again or Enter to approve; Esc cancels.")
@@ -289,7 +289,7 @@ def test_bob_reads_what_alice_asked_for_and_what_the_agent_assumed(keel, new_pag
     page.get_by_test_id("queue-item").filter(has_text="沪销假定").click()
     expect(card(page)).to_contain_text("“沪销假定”")
     expect(page.get_by_test_id("original-request")).to_have_text("帮我给上海销售团队建一个薪资组，有提成，叫“沪销假定”")
-    # The assumption is stored as meaning and read in the reader's language (issue 29): bob reads
+    # The assumption is stored as meaning and read in the reader's language: bob reads
     # English, so a Chinese request's assumption reads in English to him; the request stays as typed.
     expect(page.get_by_test_id("assumption")).to_have_text(["assumed a monthly pay cycle; no pay cycle was stated"])
     assert page.get_by_test_id("assumptions").get_attribute("lang") in (None, "en")  # in the page's language now

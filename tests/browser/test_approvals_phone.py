@@ -1,4 +1,4 @@
-"""The approvals desk on a phone, and the keyboard that asks once before it decides (issue 32, item 2).
+"""The approvals desk on a phone, and the keyboard that asks once before it decides.
 
 At 390×844 the queue was sticky and 1,135 px tall, so it slid over the card; Approve / Reject overlapped
 "Recently decided"; and on every width `a` approved at once. Now, on a phone, the card comes first, the

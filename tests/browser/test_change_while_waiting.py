@@ -1,4 +1,4 @@
-"""Issue 31, item 2, in a real browser: alice's setup waits on bob's desk; she types a new name
+"""In a real browser: alice's setup waits on bob's desk; she types a new name
 in her chat; bob's card is withdrawn live and a fresh card with the new name takes its place;
 after bob approves, the group carries the name alice said. In English on a desktop and in
 Chinese on a phone."""

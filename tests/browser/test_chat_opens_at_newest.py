@@ -1,4 +1,4 @@
-"""Issue 32, item 4, at every width: a conversation longer than the screen opens at its newest
+"""At every width: a conversation longer than the screen opens at its newest
 message (the news people come back for), not at the oldest; English and Chinese."""
 import pytest
 from playwright.sync_api import expect

@@ -1,4 +1,4 @@
-"""Issue 16 gaps, in a real browser: a person whose browser asks for Chinese walks the pages people
+"""In a real browser: a person whose browser asks for Chinese walks the pages people
 visit — the conversation, the run page, the runs grid, the approvals desk with "Recently decided" and
 a run's approval history, payroll, expenses — and meets no English sentence, not even in an error
 the API answered and the page shows. Names people typed (groups, cities, the request) and codes

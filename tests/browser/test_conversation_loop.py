@@ -1,4 +1,4 @@
-"""Issue 11 in the browser, typed and clicked as a person would: a request for a city with
+"""In the browser, typed and clicked as a person would: a request for a city with
 no template is understood, Keel says so and offers the nearest as buttons; a click answers;
 the chat is told who must approve and, after bob approves, that the group exists, with a
 link; each message shows who typed it; the attach control is reachable with Tab."""

@@ -1,4 +1,4 @@
-"""Issue 16 in the browser: a console for everyone. Every page at 390 px (no sideways scroll, the
+"""In the browser: a console for everyone. Every page at 390 px (no sideways scroll, the
 menu collapses behind a keyboard-usable toggle) and at 1366 × 768 (the message box and Send in
 view), no 404s (a favicon), a conversation titled by its first request, the runs grid with its
 filters, and the run's waterfall on one time axis with the wait labelled by who was waited on."""
@@ -165,7 +165,7 @@ def test_the_runs_grid_filters_and_the_waterfall_shows_who_was_waited_on(keel, b
         grid = page.get_by_test_id("run-grid")
         row = grid.locator(f'tr[data-run="{walked["run"]}"]')
         expect(row).to_be_visible()
-        expect(row.locator(".grid-cell.status-completed")).to_have_count(6)  # with the trial (issue 34)
+        expect(row.locator(".grid-cell.status-completed")).to_have_count(6)  # with the trial
         # Coloured by status: completed green; the compensation step that never ran (and never will:
         # the run completed) reads skipped, hatched pale grey, not pending's solid grey.
         expect(row.locator(".grid-cell.status-completed").first).to_have_css("background-color", "rgb(47, 158, 68)")

@@ -1,4 +1,4 @@
-"""Issue 29, done when: a person files the expense claim in the chat, in English on a desktop
+"""A person files the expense claim in the chat, in English on a desktop
 and in Chinese on a phone. The chat names it an expense claim (never a payroll group), gives
 the travel policy's verdict with the rule it cites (900 a night against 750, travel-v2), asks
 for the invoice, and files an invoice sent later in the same conversation with that claim."""

@@ -1,4 +1,4 @@
-"""Issue 15 in a real browser against the embedded server: alice files an expense claim in
+"""In a real browser against the embedded server: alice files an expense claim in
 the chat and bob approves it on his desk; ada approves a TAN and watches the matching run
 the approval event started, live."""
 from playwright.sync_api import expect

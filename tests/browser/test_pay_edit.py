@@ -1,4 +1,4 @@
-"""Issue 34 in the browser: bob (an approver) records an employee's new pay on the employee page,
+"""In the browser: bob (an approver) records an employee's new pay on the employee page,
 sees it in the pay history and on a payslip computed from it (English, 1366 px); the same pages
 read in Chinese on a phone (zh-CN, 390 px)."""
 import re

@@ -1,4 +1,4 @@
-"""Issue 17: a developer replays a recorded run from the developer timeline, and the
+"""A developer replays a recorded run from the developer timeline, and the
 developer view shows the interpretation consumed by the match."""
 from playwright.sync_api import expect
 

@@ -29,7 +29,7 @@ def test_alice_cancels_her_waiting_run_from_the_run_page(keel, new_page):
     expect(page.get_by_test_id("run-status")).to_have_text("Cancelled", timeout=15000)
     expect(page.get_by_test_id("run-reason")).to_contain_text("cancelled by alice: the team was merged")
     expect(page.get_by_test_id("run-control")).to_have_count(0)
-    # Issue 32: the run says who cancelled it and when; its steps read Cancelled, not Blocked,
+    # The run says who cancelled it and when; its steps read Cancelled, not Blocked,
     # here, in the runs grid and on the timeline, in English and in Chinese.
     expect(page.get_by_test_id("run-cancelled")).to_contain_text("Cancelled by Alice Chen at")
     expect(page.locator('.dag-node[data-node="import"]')).to_have_attribute("data-status", "cancelled")

@@ -1,5 +1,5 @@
-"""The runs grid in the manner of Airflow's grid view, and tables that never break inside a word
-(issue 32, items 1 and 3), at a phone's 390 px, a laptop's 1366 × 768 and a desktop's 1920 px."""
+"""The runs grid in the manner of Airflow's grid view, and tables that never break inside a word,
+at a phone's 390 px, a laptop's 1366 × 768 and a desktop's 1920 px."""
 import pytest
 from playwright.sync_api import expect
 
@@ -131,7 +131,7 @@ def test_a_completed_runs_undo_step_reads_skipped(keel, browser, runs, lang, wor
         page.goto(keel.base_url + "/runs/")
         row = page.locator(f'tr[data-run="{runs["completed"]}"]')
         expect(row).to_have_attribute("data-run-status", "completed")
-        expect(row.locator('.grid-cell[data-status="completed"]')).to_have_count(6)  # the trial too (issue 34)
+        expect(row.locator('.grid-cell[data-status="completed"]')).to_have_count(6)  # the trial too
         undo = row.locator('.grid-cell[data-status="skipped"]')
         expect(undo).to_have_count(1)
         expect(undo).to_have_attribute("title", f"{'撤销' if lang != 'en' else 'Undo'}: {word}")

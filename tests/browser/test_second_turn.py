@@ -1,4 +1,4 @@
-"""Issue 31 in the browser: an answer to Keel's question is read as a whole message — the name
+"""In the browser: an answer to Keel's question is read as a whole message — the name
 it carries is used, and no question is asked more than twice (English at 1366 px, Chinese at 390 px)."""
 import re
 

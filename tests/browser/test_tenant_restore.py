@@ -47,7 +47,7 @@ def test_ada_asks_to_restore_the_tenant_and_bob_approves_it_on_his_desk(keel, ne
 
 
 def test_alice_is_told_in_her_chat_when_adas_restore_deletes_her_group_and_her_old_link_says_so(keel, new_page):
-    """Issue 32, item 6: ada's restore deletes the group alice's run set up. Alice's conversation
+    """ada's restore deletes the group alice's run set up. Alice's conversation
     tells her (what went, by whose restore, a link to it), and her old "Done" link to the group
     says it was removed by that run instead of answering 404."""
     ada_api = Api(keel.base_url, "ada")

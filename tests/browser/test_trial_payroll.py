@@ -1,4 +1,4 @@
-"""Issue 34 in the browser: alice attaches an HR export with salaries (Chinese headers) for a
+"""In the browser: alice attaches an HR export with salaries (Chinese headers) for a
 Shanghai sales group; bob's approval card shows the trial's totals per month and three sample
 payslips before he approves; after the approval the chat gives the trial's totals, and a
 payslip opens from the group's page, in English and in Chinese, each amount's formula on hover."""

@@ -1,4 +1,4 @@
-"""Issue 17 in the browser: an import that fails its verification is undone, and alice sees on
+"""In the browser: an import that fails its verification is undone, and alice sees on
 the run page why the plan changed — which steps were kept, removed and added, and the template
 tried next — and then the run completing with it."""
 import pytest

@@ -49,26 +49,35 @@ def _kill_tree(pid: int) -> None:
     psutil.wait_procs(procs, timeout=10)
 
 
-class OwnRedis:
-    """`redis-server` with no persistence, as production's broker: a kill loses every message."""
+class _OwnService:
+    """A server process of the test's own on `port`, which it may SIGKILL and start again;
+    each start's output goes to a log of its own (`name`-port-start.log in LOGS)."""
+
+    name = ""
 
     def __init__(self) -> None:
         self.port = free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
         self.proc: subprocess.Popen | None = None
         self.starts = 0
 
+    def command(self) -> list[str]:
+        raise NotImplementedError
+
+    def _ready(self) -> None:
+        """Listening may not yet be answering: what the service needs besides its port."""
+
     def start(self) -> float:
+        """Start it and wait until it answers; the time it did (time.time())."""
         LOGS.mkdir(parents=True, exist_ok=True)
         self.starts += 1
-        log = open(LOGS / f"own-redis-{self.port}-{self.starts}.log", "w")
-        self.proc = subprocess.Popen(["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                                      "--appendonly", "no"], stdout=log, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
-        _wait_port(self.port, self.proc, "redis-server")
+        log = open(LOGS / f"own-{self.name}-{self.port}-{self.starts}.log", "w")
+        self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        _wait_port(self.port, self.proc, self.name)
+        self._ready()
         return time.time()
 
     def kill(self) -> float:
+        """SIGKILL the process and its children at once (no shutdown of any kind)."""
         assert self.proc is not None
         _kill_tree(self.proc.pid)
         self.proc.wait(timeout=10)
@@ -79,6 +88,19 @@ class OwnRedis:
             self.kill()
 
 
+class OwnRedis(_OwnService):
+    """`redis-server` with no persistence, as production's broker: a kill loses every message."""
+
+    name = "redis"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+
+    def command(self) -> list[str]:
+        return ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+
+
 def _pg_bin(name: str) -> str:
     found = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"))
     if not found:
@@ -86,16 +108,18 @@ def _pg_bin(name: str) -> str:
     return found[-1]
 
 
-class OwnPostgres:
-    """A PostgreSQL cluster of the test's own; `url` names its `keel` database."""
+class OwnPostgres(_OwnService):
+    """A PostgreSQL cluster of the test's own; `url` names its `keel` database. Killed (the
+    postmaster and every backend at once: no shutdown checkpoint), it recovers from its WAL
+    when started again."""
+
+    name = "postgres"
 
     def __init__(self) -> None:
-        self.port = free_port()
+        super().__init__()
         self.folder = Path(tempfile.mkdtemp(prefix="keel-outage-pg-"))
         self.data = self.folder / "data"
         self.url = f"postgres://postgres@127.0.0.1:{self.port}/keel"
-        self.proc: subprocess.Popen | None = None
-        self.starts = 0
         as_root = os.geteuid() == 0
         self._as = ["runuser", "-u", "postgres", "--"] if as_root else []
         if as_root:
@@ -103,24 +127,20 @@ class OwnPostgres:
         subprocess.run([*self._as, _pg_bin("initdb"), "-D", str(self.data), "-U", "postgres", "-A", "trust",
                         "--no-sync", "-E", "UTF8"], check=True, capture_output=True, timeout=120)
 
-    def start(self) -> float:
-        LOGS.mkdir(parents=True, exist_ok=True)
-        self.starts += 1
-        log = open(LOGS / f"own-postgres-{self.port}-{self.starts}.log", "w")
+    def command(self) -> list[str]:
         # fsync off: a killed process loses nothing the kernel holds (only a machine crash
         # would); commits still wait for their WAL to reach the kernel.
-        self.proc = subprocess.Popen([*self._as, _pg_bin("postgres"), "-D", str(self.data), "-p", str(self.port),
-                                      "-k", str(self.folder), "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off",
-                                      "-c", "max_connections=200"],
-                                     stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        _wait_port(self.port, self.proc, "postgres")
+        return [*self._as, _pg_bin("postgres"), "-D", str(self.data), "-p", str(self.port), "-k", str(self.folder),
+                "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "max_connections=200"]
+
+    def _ready(self) -> None:
         import psycopg
 
         deadline = time.monotonic() + 60
         while True:  # listening is not yet accepting: crash recovery runs first
             try:
                 psycopg.connect(self.admin_url, connect_timeout=2).close()
-                return time.time()
+                return
             except psycopg.OperationalError:
                 if time.monotonic() > deadline:
                     raise
@@ -142,14 +162,6 @@ class OwnPostgres:
                        capture_output=True, timeout=300)
         assert dump.wait(timeout=60) == 0
 
-    def kill(self) -> float:
-        """SIGKILL the postmaster and every backend at once: no shutdown checkpoint."""
-        assert self.proc is not None
-        _kill_tree(self.proc.pid)
-        self.proc.wait(timeout=10)
-        return time.time()
-
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.kill()
+        super().stop()
         shutil.rmtree(self.folder, ignore_errors=True)

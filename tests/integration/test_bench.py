@@ -26,6 +26,7 @@ SMOKE = {
     "hop_profile": ["--n", "12"],
     "pairs": ["--old", "HEAD", "--pairs", "1", "push_latency", "--", "--n", "2"],
     "parked": ["--runs", "2", "--n", "2", "--rounds", "1"],
+    "payroll_month": ["--smoke"],
     "push_latency": ["--n", "2"],
     "soak": ["--runs", "2", "--kills", "1", "--collisions", "1", "--workers", "1", "--timeout", "120"],
     "timeline_page": ["--rounds", "1", "--frames", "10,20"],
@@ -46,7 +47,7 @@ def test_the_benchmark_prints_its_json_line(bench):
     args, env = list(SMOKE[bench]), dict(os.environ)
     if bench == "first_page":  # its server on a port nobody else's test uses
         args += ["--port", str(free_port())]
-    if bench == "timeline_page":  # its own copy of the seeded database, not the test database
+    if bench in ("timeline_page", "payroll_month"):  # its own copy of the seeded database, not the test database
         env["DATABASE_URL"] = pg_database_create(template=template("production"))
     old_tree = _pairs_tree() if bench == "pairs" else None
     old_tree_kept = old_tree is not None and old_tree.exists()  # somebody's own: left alone
@@ -54,7 +55,7 @@ def test_the_benchmark_prints_its_json_line(bench):
         done = subprocess.run([sys.executable, BENCH / f"{bench}.py", *args], cwd=ROOT, env=env,
                               capture_output=True, text=True, timeout=300)
     finally:
-        if bench == "timeline_page":
+        if bench in ("timeline_page", "payroll_month"):
             pg_database_drop(env["DATABASE_URL"])
         if old_tree is not None and not old_tree_kept and old_tree.exists():
             subprocess.run(["git", "worktree", "remove", "--force", old_tree], cwd=ROOT, check=True)

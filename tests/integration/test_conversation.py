@@ -81,7 +81,7 @@ def test_a_message_with_an_employee_list_sets_up_the_group_and_assigns_them(keel
         time.sleep(0.2)
     assert told[:1] and "waiting for" in told[0], told
     assert told[-1].startswith("Done: the payroll group “Integration Sales” has been created."), told
-    assert "Trial payroll for 2 employees" in told[-1], told  # the trial's totals (issue 34)
+    assert "Trial payroll for 2 employees" in told[-1], told  # the trial's totals
 
     status, chat = alice.post(f"/api/v1/conversations/{conv}/messages/", {"text": "thanks!"})
     assert status == 201 and chat["intent"] == "chat" and chat["run_id"] is None
@@ -96,7 +96,7 @@ def test_a_run_waiting_for_input_resumes_on_continue_in_a_later_turn(keel, apis)
     alice, bob = apis
     conv = conversation(alice)
     status, reply = alice.post(f"/api/v1/conversations/{conv}/messages/",
-                               {"text": "set up payroll for our US employees"})  # a genuine tie (issue 11)
+                               {"text": "set up payroll for our US employees"})  # a genuine tie
     assert status == 201 and reply["run_id"], reply
     run = alice.wait_for_run(reply["run_id"], {"awaiting_input"})
     assert [n["key"] for n in run["nodes"] if n["status"] == "awaiting_input"] == ["match"]
@@ -105,7 +105,7 @@ def test_a_run_waiting_for_input_resumes_on_continue_in_a_later_turn(keel, apis)
     run = alice.wait_for_run(run["id"], {"awaiting_approval"})
     assert {n["key"]: n["status"] for n in run["nodes"]}["match"] == "completed"
 
-    # Issue 17: the replay posts both turns again (the request, then "continue" answering the
+    # The replay posts both turns again (the request, then "continue" answering the
     # run's question) in a sandbox, beside the workers, and goes the same way.
     status, replayed = Api(keel.base_url, "dora").post(f"/api/v1/runs/{run['id']}/replay/")
     assert status == 200, replayed
@@ -130,7 +130,7 @@ def test_bad_input_is_refused_and_another_tenant_sees_nothing(keel, apis):
     assert status == 404
 
 
-# --- the same conversation on the `openai` backend (issue 11, item 5) ----------------------
+# --- the same conversation on the `openai` backend ----------------------
 # A loopback OpenAI-protocol server (tests/fake_openai.py) answers the server process and
 # the workers; each test scripts what the model says.
 
@@ -189,7 +189,7 @@ def test_openai_a_payroll_request_goes_from_intent_to_a_started_run(keel_openai,
     # structured output was asked of the model, once each: the worker decided on the same reading
     assert [r["body"]["response_format"]["json_schema"]["name"] for r in model.requests
             if r["body"].get("response_format")] == ["intent", "requirements"]
-    # Issue 17: the replay answers the turn's structured calls from the record, never the model.
+    # The replay answers the turn's structured calls from the record, never the model.
     asked = len(model.requests)
     status, replayed = Api(keel_openai.base_url, "dora").post(f"/api/v1/runs/{run['id']}/replay/")
     assert status == 200, replayed

@@ -1,5 +1,5 @@
-"""Issue 15 on PostgreSQL + Redis + real `celery worker` processes: the expense claim through
-the policy graph (an approver only when over the limit), and seed 002's event-triggered
+"""The expense claim and candidate matching on PostgreSQL + Redis + real `celery worker`
+processes: the claim through the policy graph (an approver only when over the limit), and the hiring seed's event-triggered
 candidate matching (whole-skill retry, no duplicate match, duplicate events change nothing)."""
 import psycopg
 import pytest

@@ -1,4 +1,4 @@
-"""Issue 29: the domain contract is the only way in. A fourth domain that lives only in
+"""The domain contract is the only way in. A fourth domain that lives only in
 the test suite (tests/domains/leave.py: a leave request — one blueprint, two tools, one
 approval) is registered, and with no generic app edited for it, a person's request is
 understood in the chat, planned, approved on the desk with the domain's own card, told

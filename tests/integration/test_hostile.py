@@ -1,5 +1,5 @@
 """Hostile input against the production topology (PostgreSQL, Redis, a `celery
-worker`, the ASGI server): each item that issue #12 measured, as a test that
+worker`, the ASGI server): each hostile input measured, as a test that
 fails on a 5xx, on any write to the business tables, or on an answer slower than
 a same-run baseline request by more than a ratio (never a wall-clock number).
 
@@ -231,7 +231,7 @@ def test_fifty_wrong_passwords_through_the_form_lock_the_account_there_not_the_o
     assert statuses[:4] == [400] * 4 and set(statuses[4:]) == {429}
     status, page = form_log_in(keel, "alice", "keel-demo", "10.50.0.1")  # the right password, the guesser's address
     assert status == 429 and "Too many failed log-ins" in page
-    # A colleague behind the same address, with no failures of their own, gets in (issue #30).
+    # A colleague behind the same address, with no failures of their own, gets in.
     assert form_log_in(keel, "bob", "keel-demo", "10.50.0.1")[0] == 302
     assert form_log_in(keel, "bob", "keel-demo", "10.50.0.3")[0] == 302
     time.sleep(1.1)  # the account's delay elsewhere: a second after its fifth failure

@@ -1,6 +1,6 @@
 """Two people import groups whose names read the same ("P1 Group 01" and a Cyrillic
 "Р1 Grоup 01"), released together on PostgreSQL: one group, the other answered 409,
-as two imports of one name are (issue 30, defect 4). Each thread has its own
+as two imports of one name are. Each thread has its own
 connection and goes through the real API path."""
 import threading
 

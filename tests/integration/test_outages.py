@@ -1,23 +1,23 @@
 """Outages lose no word and lie to no client. A production-topology Keel (server, two
-`celery worker` processes, beat) on a Redis and a PostgreSQL of the test's own, which it
+`celery worker` processes of four slots each, as the README starts them, beat) on a Redis and a PostgreSQL of the test's own, which it
 SIGKILLs and starts again:
 
 - the broker killed while runs wait for their approvals, which are decided during the
   outage (each 2xx, recorded); then the database killed while the runs are working —
   every run completes, once (one group each, however often a client retried its start
   with its Idempotency-Key), no response is a 500, every news message the chat owes is
-  posted exactly once, and the runs resume within 5 s of each service's return (as many
-  as the workers have slots; the rest as slots free up, all before a 30 s lease or
-  dispatch stamp could have aged);
+  posted exactly once, and every run moves again within 5 s of each service's return, or
+  of a slot coming free for it (the import holds a slot a second; a worker runs a chain in
+  place for a second at most, workflows.hop.in_place_budget, so no run waits for another's
+  whole chain on a busy slot);
 - with the database down, `GET runs/` answers 503 with Retry-After in under 2 s and
   /readyz names the database;
 - every write door (approve, reject, runs/, messages, cancel, retry, input) answers 2xx
   with its decision recorded while the broker is down, and what follows it is delivered
   once the broker is back.
 
-`KEEL_OUTAGE_RUNS` runs per outage (3; the issue's measurement is 20) and
-`KEEL_OUTAGE_SECONDS` per outage (5; the measurement's 10) size the first test; it prints
-its figures as one JSON line."""
+`KEEL_OUTAGE_RUNS` runs per outage (20) and `KEEL_OUTAGE_SECONDS` per outage (10) size
+the first test, as the outage was first measured; it prints its figures as one JSON line."""
 from __future__ import annotations
 
 import json
@@ -36,22 +36,20 @@ from payroll.models import PayrollGroup
 from tests.integration.outage_services import OwnPostgres, OwnRedis
 from tests.support import PYTHON, Api, Keel, _base_env, _spawn, _wait_for_http, free_port, template
 from timeline.models import Event
-from workflows.models import Run, ToolCall
+from workflows.models import Node, Run, ToolCall
 
 # The tables by their models' names: another branch may rename one.
 EVENTS, MESSAGES, OUTBOX = Event._meta.db_table, Message._meta.db_table, OutboxMessage._meta.db_table
 RUNS_TABLE, CALLS, GROUPS = Run._meta.db_table, ToolCall._meta.db_table, PayrollGroup._meta.db_table
+NODES = Node._meta.db_table
 
-pytestmark = pytest.mark.long(110)  # seconds (the session's templates made); started first (conftest.py)
+pytestmark = pytest.mark.long(150)  # seconds (the session's templates made); started first (conftest.py)
 
-RUNS = int(os.environ.get("KEEL_OUTAGE_RUNS", "3"))
-OUTAGE_SECONDS = float(os.environ.get("KEEL_OUTAGE_SECONDS", "5"))
-RESUME_WITHIN = 5.0
-# Two workers of two processes each: at most this many runs can move at once, so the rest of a
-# large batch queues for a slot. "Resumed" is then: the first SLOTS runs within RESUME_WITHIN of
-# the return (the workers are busy again), and every run before a lease could have run out.
-SLOTS = 4
-LEASE_SECONDS = 30.0
+RUNS = int(os.environ.get("KEEL_OUTAGE_RUNS", "20"))
+OUTAGE_SECONDS = float(os.environ.get("KEEL_OUTAGE_SECONDS", "10"))
+RESUME_WITHIN = 5.0  # from the service's return to a run's first sign of moving, while a slot is free
+SLOTS = 2 * 4  # the deployment's worker slots
+STEP_HOLD = 1.0  # seconds the import holds its slot (KEEL_FAULTS below)
 REQUEST = "set up a monthly payroll group for our Shanghai sales team with commission"
 PROGRESS = ("node.status", "run.status", "node.reclaimed")  # a run moving, not a message about it
 
@@ -69,14 +67,15 @@ def deployment():
                     "KEEL_CHANNEL_PREFIX": f"keel-test-{uuid.uuid4().hex[:8]}",
                     # The import takes a while, as a remote system of record's would: the database
                     # dies under steps at work.
-                    "KEEL_FAULTS": "import_template.after=sleep:1"})
+                    "KEEL_FAULTS": f"import_template.after=sleep:{STEP_HOLD:g}"})
         port = free_port()
         keel = Keel(base_url=f"http://127.0.0.1:{port}", env=env)
         server = _spawn([PYTHON, "manage.py", "serve", "--port", str(port)], env, f"server-outages-{port}")
         keel.procs.append(server)
         _wait_for_http(keel.base_url + "/login/", server)
-        keel.worker_start()
-        keel.worker_start()
+        # Two worker processes of four slots each, as the README's production section starts them.
+        for _ in range(SLOTS // 4):
+            keel.worker_start(concurrency=4)
         keel.beat_start()
         yield keel, redis, pg
     finally:
@@ -111,14 +110,14 @@ class Client(Api):
                 return status, answer
             time.sleep(0.3)
 
-    def wait_for(self, predicate, what: str, timeout: float = 180):
+    def wait_for(self, predicate, what: str, timeout: float = 180, report=lambda: ""):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             status, answer = self.request("GET", "/api/v1/runs/?limit=500")
             if status == 200 and predicate(answer["results"]):
                 return answer["results"]
             time.sleep(0.3)
-        raise AssertionError(f"timed out waiting for {what}")
+        raise AssertionError(f"timed out waiting for {what}: {report()}")
 
 
 def start_runs(alice: Client, names: list[str]) -> list[str]:
@@ -138,19 +137,31 @@ def pending_for(bob: Client, run_ids: list[str]) -> list[dict]:
     return [a for a in answer["results"] if a["run"] in run_ids] if status == 200 else []
 
 
-def wait_pending(bob: Client, run_ids: list[str], timeout: float = 180) -> list[dict]:
+def wait_pending(bob: Client, run_ids: list[str], timeout: float = 180, report=lambda: "") -> list[dict]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         pending = pending_for(bob, run_ids)
         if {a["run"] for a in pending} == set(run_ids):
             return pending
         time.sleep(0.3)
-    raise AssertionError(f"not every run asked for its approval: {pending_for(bob, run_ids)}")
+    raise AssertionError(f"not every run asked for its approval: {pending_for(bob, run_ids)}; {report()}")
 
 
 def approve_all(bob: Client, approvals: list[dict]) -> list[int]:
     return [bob.until_answered("POST", f"/api/v1/approvals/{a['id']}/approve/", {"comment": "outage"})[0]
             for a in approvals]
+
+
+def steps_not_done(url: str, run_ids: list[str]) -> list[tuple]:
+    """What a run that did not finish is waiting on: its steps not completed, with their
+    status, reason, attempts, lease and the state of their tool calls."""
+    with psycopg.connect(url) as conn:
+        return conn.execute(
+            f"SELECT n.run_id, n.key, n.status, left(n.status_reason, 160), n.attempts, n.lease_owner, "
+            f"n.lease_expires_at, n.dispatched_at, array_agg(c.status || ': ' || left(c.error, 120)) "
+            f"FROM {NODES} n LEFT JOIN {CALLS} c ON c.node_id = n.id WHERE n.run_id = ANY(%s) "
+            f"AND n.status NOT IN ('completed', 'skipped') AND n.retired_in IS NULL GROUP BY n.id",
+            ([int(r) for r in run_ids],)).fetchall()
 
 
 def finished(results: list[dict], run_ids: list[str], statuses=("completed",)) -> bool:
@@ -173,16 +184,20 @@ def first_progress_after(url: str, run_ids: list[str], moment: float) -> dict[st
 
 
 def resumed_figures(resumed: dict[str, float]) -> dict:
-    latencies = sorted(resumed.values())
-    return {"first_slots_resumed_within_s": latencies[min(SLOTS, len(latencies)) - 1],
-            "median_s": latencies[len(latencies) // 2], "last_s": latencies[-1]}
+    latencies = sorted(resumed.values()) or [float("nan")]
+    return {"resumed_first_s": latencies[0], "resumed_median_s": latencies[len(latencies) // 2],
+            "resumed_last_s": latencies[-1]}
 
 
 def assert_resumed(resumed: dict[str, float], run_ids: list[str], figures: dict) -> None:
+    """Every run moved again, the first SLOTS of them within RESUME_WITHIN of the service's
+    return: the recovery waited for no lease. A later run waits its turn for a slot as well:
+    each wave before its own holds every slot for an import (STEP_HOLD), so the k-th run to
+    move is allowed a wave more per SLOTS runs before it."""
     assert set(resumed) == set(run_ids), (resumed, figures)
-    latencies = sorted(resumed.values())
-    assert latencies[min(SLOTS, len(latencies)) - 1] <= RESUME_WITHIN, (latencies, figures)
-    assert latencies[-1] < LEASE_SECONDS, (latencies, figures)
+    late = {run: seconds for k, (run, seconds) in enumerate(sorted(resumed.items(), key=lambda item: item[1]))
+            if seconds > RESUME_WITHIN + (k // SLOTS) * STEP_HOLD}
+    assert not late, (late, figures)
 
 
 def news_owed_and_posted(url: str, run_ids: list[str]) -> tuple[int, int, int, int]:
@@ -210,21 +225,22 @@ def test_runs_survive_a_broker_kill_then_a_database_kill(deployment):
     # 1. The broker: runs wait for approvals; the broker dies; the approvals are decided
     #    meanwhile (committed, answered 2xx; their steps' messages cannot be sent).
     first = start_runs(alice, [f"Outage {tag} B{i}" for i in range(RUNS)])
-    approvals = wait_pending(bob, first)
+    approvals = wait_pending(bob, first, report=lambda: steps_not_done(pg.url, first))
     redis.kill()
     killed = time.monotonic()
     decided = approve_all(bob, approvals)
     assert decided == [200] * RUNS, decided
     time.sleep(max(0.0, OUTAGE_SECONDS - (time.monotonic() - killed)))
     back = redis.start()
-    alice.wait_for(lambda rs: finished(rs, first), "the broker phase's runs to complete")
+    alice.wait_for(lambda rs: finished(rs, first), "the broker phase's runs to complete",
+                   report=lambda: steps_not_done(pg.url, first))
     resumed = first_progress_after(pg.url, first, back)
     figures["broker"] = {"approvals_during_outage": decided.count(200), **resumed_figures(resumed)}
     assert_resumed(resumed, first, figures)
 
     # 2. The database: runs approved and at work; the database dies under them.
     second = start_runs(alice, [f"Outage {tag} D{i}" for i in range(RUNS)])
-    assert approve_all(bob, wait_pending(bob, second)) == [200] * RUNS
+    assert approve_all(bob, wait_pending(bob, second, report=lambda: steps_not_done(pg.url, second))) == [200] * RUNS
     pg.kill()
     killed_at = time.time()
     status, answer = alice.request("GET", "/api/v1/runs/")
@@ -238,7 +254,8 @@ def test_runs_survive_a_broker_kill_then_a_database_kill(deployment):
     assert ready["checks"]["broker"] == "ok", ready
     time.sleep(max(0.0, OUTAGE_SECONDS - (time.time() - killed_at)))
     back = pg.start()
-    results = alice.wait_for(lambda rs: finished(rs, second), "the database phase's runs to complete")
+    results = alice.wait_for(lambda rs: finished(rs, second), "the database phase's runs to complete",
+                             report=lambda: steps_not_done(pg.url, second))
     with psycopg.connect(pg.url) as conn:
         in_flight = [str(r) for (r,) in conn.execute(
             f"SELECT id FROM {RUNS_TABLE} WHERE id = ANY(%s) AND finished_at > %s",
@@ -272,13 +289,35 @@ def test_runs_survive_a_broker_kill_then_a_database_kill(deployment):
     assert news[0] == news[1] and news[2] == 0, figures
 
 
+@pytest.mark.timeout(300)
+def test_a_burst_on_a_healthy_database_waits_its_turn_and_gets_no_503(deployment):
+    """Forty requests at once on a server whose pool holds ten connections (KEEL_DB_POOL's
+    default): the database is up, so the pool is a queue, not an outage."""
+    keel, _redis, _pg = deployment
+    alice = Client(keel.base_url, "alice")
+    statuses: list[int] = []
+
+    def read():
+        status, _ = alice.request("GET", "/api/v1/runs/?limit=100")
+        with Client.lock:
+            statuses.append(status)
+
+    threads = [threading.Thread(target=read) for _ in range(40)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(set(statuses)) == [200] and len(statuses) == 40, statuses
+
+
 @pytest.mark.timeout(600)
 def test_every_write_door_answers_its_decision_while_the_broker_is_down(deployment):
     keel, redis, pg = deployment
     alice, bob = Client(keel.base_url, "alice"), Client(keel.base_url, "bob")
     tag = uuid.uuid4().hex[:4]
     approve, reject, cancel = start_runs(alice, [f"Door {tag} {what}" for what in ("approve", "reject", "cancel")])
-    by_run = {a["run"]: a for a in wait_pending(bob, [approve, reject, cancel])}
+    by_run = {a["run"]: a for a in wait_pending(bob, [approve, reject, cancel],
+                                                report=lambda: steps_not_done(pg.url, [approve, reject, cancel]))}
     # Its group's name is taken by the first run: it asks for another, and waits.
     clash = start_runs(alice, [f"Door {tag} approve"])[0]
     alice.wait_for(lambda rs: finished(rs, [clash], ("awaiting_input",)), "the clash to ask for another name")

@@ -159,3 +159,16 @@ def test_react_iterations_are_grouped():
     activity = _activity_with_frames(8)
     html = client_for("dora").get(f"/conversations/{activity.conversation_id}/timeline/?view=developer").content
     assert html.decode().count("ReAct iteration") == 2
+
+
+def test_the_errors_filter_reads_true_or_false_as_documented_and_refuses_anything_else():
+    run = run_to_approval()
+    url = f"/api/v1/activities/{run.activity_id}/frames/"
+    everything = client_for("dora").get(url).json()["results"]
+    assert client_for("dora").get(url, {"errors": "false"}).json()["results"] == everything
+    only_errors = client_for("dora").get(url, {"errors": "true"}).json()["results"]
+    assert all(f["status"] == "error" for f in only_errors)
+    for given in ("", "yes", "TRUE", "1"):
+        answer = client_for("dora").get(url, {"errors": given})
+        assert answer.status_code == 400 and answer.json()["field"] == "errors", (given, answer.content)
+        assert "true or false" in answer.json()["detail"]

@@ -1,4 +1,4 @@
-"""OpenTelemetry export (issue 16): a loopback OTLP/HTTP receiver gets a run as one trace, decoded
+"""OpenTelemetry export: a loopback OTLP/HTTP receiver gets a run as one trace, decoded
 with opentelemetry-proto: run → steps → model and tool calls, gen_ai attributes, the tenant and run
 ids, payloads masked as on the timeline. Spans arrive as their records end: a finished step's
 span is there while the run still waits for its approval; nothing arrives twice."""

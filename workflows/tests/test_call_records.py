@@ -128,3 +128,33 @@ def test_a_call_is_opened_by_one_insert_and_found_again_when_delivered_again():
     assert ToolCall.objects.filter(node=node).count() == 2
     again, output = tool_call_execute(node=node, run=run, arguments={}, consumed=[], approval_id=None)
     assert again.id == call.id and output == call.result and ToolCall.objects.filter(node=node).count() == 2
+
+
+def test_a_stale_attempts_failure_written_while_this_one_succeeded_runs_the_step_again_not_fails_it():
+    """Two attempts at one call (a lease taken over from a worker the database dropped):
+    the slow one writes its failure while the other does the work. The step is not failed
+    by that stale word: it runs again and ends with the receipt."""
+    from workflows.pipeline import tool_call_transition
+    from workflows.tools import ToolBusy
+
+    effects: list[str] = []
+
+    def work(ctx, arguments):
+        if not effects:  # the first time only: the other attempt's failure lands meanwhile
+            assert tool_call_transition(ctx.call_id, expected=ToolCall.Status.STARTED, to=ToolCall.Status.FAILED,
+                                        error="connection lost")
+        effects.append("done")
+        return {"x": "x-kept", "y": "y-kept", "receipt_ref": "receipt/kept"}
+
+    TOOLS.pop("make_xy")
+    tool_register(Tool(name="make_xy", description="makes x and y", input_schema={"type": "object"},
+                       output_schema={"type": "object"}, fn=work, produces=["x", "y"]))
+    run = run_start(membership=membership("alice"), blueprint="xy_chain", params={})
+    node = Node.objects.get(run=run, key="make")
+    with pytest.raises(ToolBusy):
+        tool_call_execute(node=node, run=run, arguments={}, consumed=[], approval_id=None)
+    assert not StateCoordinate.objects.filter(run=run).exists()  # nothing of the lost write kept
+    run = drive(run)
+    assert statuses(run) == {"make": "completed", "use": "completed"}
+    call = ToolCall.objects.get(node=node)
+    assert call.status == "succeeded" and call.result["x"] == "x-kept"

@@ -129,6 +129,26 @@ def test_a_fan_out_is_published_in_one_batch():
     assert 1 < send.call_count == len(messages) <= SPREAD and all(c.kwargs["producer"] is producer for c in send.call_args_list)
 
 
+def test_a_chunks_steps_that_cannot_run_together_go_to_other_slots_all_but_one():
+    """What a reconnect resumes arrives in chunks: handed-over leases (approvals decided while
+    the broker was away) that the chunk cannot claim together. Run in turn in one slot, the
+    last waited for every other while slots stood idle."""
+    from workflows import dispatch
+    from workflows.liveness import HANDED_OVER
+
+    run = noop("fanout", 3)
+    ready = sorted(Node.objects.filter(run=run, status="ready").values_list("id", flat=True))
+    Node.objects.filter(id__in=ready).update(status="in_progress", lease_owner=f"{HANDED_OVER}approver")
+    with mock.patch.object(dispatch.app, "producer_or_acquire"), mock.patch.object(dispatch.app, "send_task") as send:
+        assert nodes_execute(ready) == [ready[0]]
+    assert [c.args for c in send.call_args_list] == [(NODE_RUN,), (NODE_RUN,)]
+    assert [c.kwargs["args"] for c in send.call_args_list] == [[ready[1]], [ready[2]]]
+
+    # The broker does not answer: this slot runs them all, in turn, rather than lose one.
+    with mock.patch.object(dispatch.app, "producer_or_acquire", side_effect=OSError("broker away")):
+        assert nodes_execute(ready) == ready
+
+
 def test_a_lost_claim_writes_nothing():
     run = noop("chain", 2)
     first = Node.objects.get(run=run, key="n0")
@@ -414,7 +434,7 @@ def test_a_claim_first_step_is_claimed_once_with_its_event_and_count_and_a_rival
         ("ready", ""), ("in_progress", "worker:1:1")]
     told = Event.objects.get(conversation_id=run.conversation_id, seq=last_seq + 1)
     assert (told.type, told.data["node"], told.data["to"]) == ("node.status", "n0", "in_progress")
-    assert [(seq, data["to"]) for _, seq, _, _, data in claim.events] == [(last_seq + 1, "in_progress")]
+    assert [(seq, data["to"]) for _, seq, _, _, data, _ in claim.events] == [(last_seq + 1, "in_progress")]
     assert Run.objects.get(id=run.id).transition_count == counted + 1
     assert first.activity_id and Activity.objects.get(id=first.activity_id).status == "in_progress"
     before = (Transition.objects.count(), Event.objects.count(), Run.objects.get(id=run.id).transition_count)

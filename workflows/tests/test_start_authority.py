@@ -38,6 +38,9 @@ def api(username: str) -> APIClient:
 def valid_params(blueprint: str, who: str) -> dict:
     """Params each registered blueprint's schema accepts, so a refusal is the role's or the door's."""
     tenant_id = membership("ada").tenant_id
+    if blueprint in ("payroll_month", "payroll_month_reopen"):
+        month = _a_month()
+        return {"month_id": str(month.id), **({"reason": "a walk"} if blueprint == "payroll_month_reopen" else {})}
     if blueprint == "payroll_tenant_restore":
         body = payroll.snapshot_create(actor=actor_for("bob"), label=f"walk {who}", idempotency_key=f"s-{who}").body
         return {"snapshot_id": str(body["snapshot_id"])}
@@ -51,13 +54,22 @@ def valid_params(blueprint: str, who: str) -> dict:
     }[blueprint]
 
 
+def _a_month():
+    from payroll.models import PayrollGroup, PayrollMonth
+    from tests.payroll import month_group
+
+    group = PayrollGroup.objects.filter(name="Month walk").first() or month_group(name="Month walk")
+    return PayrollMonth.objects.get_or_create(tenant=group.tenant, group=group, year=2026, month=11)[0]
+
+
 def written() -> tuple[int, int]:
     return Run.objects.count(), Conversation.objects.count()
 
 
 def test_every_blueprint_declares_who_may_start_it_and_a_new_one_cannot_forget():
     assert set(BLUEPRINTS) == {"payroll_group_setup", "payroll_direct_import", "payroll_tenant_restore",
-                               "candidate_matching", "expense_claim", "noop_chain", "noop_fanout"}
+                               "payroll_month", "payroll_month_reopen", "candidate_matching", "expense_claim",
+                               "noop_chain", "noop_fanout"}
     for spec in BLUEPRINTS.values():
         assert spec["start"]["roles"] and spec["start"]["doors"], spec["name"]
     with pytest.raises(ValidationError, match="'start' is a required property"):

@@ -5,6 +5,6 @@ Registering is importing: each module registers its tools (workflows.tools.tool_
 when it is imported; the trial step (trial_payroll) is registered with the trial it computes."""
 from payroll.records import trial
 
-from . import explore, interpret, match, restore, writes
+from . import explore, interpret, match, month, restore, salaries, writes
 
-__all__ = ["explore", "interpret", "match", "restore", "trial", "writes"]
+__all__ = ["explore", "interpret", "match", "month", "restore", "salaries", "trial", "writes"]

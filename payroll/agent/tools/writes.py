@@ -10,7 +10,7 @@ from django.utils.translation import gettext_noop
 
 from config.api import DomainError
 from config.names import char_invisible
-from config.words import Stored, sentences, words
+from config.words import Stored, ngettext_noop, sentences, words
 from workflows.faults import fault_flag
 from workflows.models import Run, ToolCall
 from workflows.pipeline import coordinate_resolve
@@ -28,6 +28,7 @@ from workflows.tools import (
 )
 
 from payroll.agent import previews
+from payroll.agent.proposals import with_salaries
 from payroll.models import (
     ClaimKind,
     Employee,
@@ -175,14 +176,18 @@ tool_register(Tool(
     title=gettext_noop("Import template"),
     description="Import the matched template into a new payroll group.",
     input_schema={"type": "object", "properties": {"template_id": ID, "snapshot_id": ID,
-                                                   "group_name": {"type": "string", "minLength": 1}},
+                                                   "group_name": {"type": "string", "minLength": 1},
+                                                   "salaries": {"type": "array"}},
                   "required": ["template_id", "snapshot_id", "group_name"]},
     output_schema={"type": "object", "properties": {"group_id": ID, "items_created": {"type": "integer"}},
                    "required": ["group_id", "items_created"]},
     # The name comes from the step that reserved it, by provenance, never retyped.
     fn=import_template, produces=["group_id"], consumes=["template_id", "snapshot_id", "group_name"],
+    # The salaries answered before the approval: on its card, bound by its arguments.
+    consumes_optional=["salaries"],
     side_effects=True, read_only=False, needs_approval=True, compensation="undo_run_effects", accept=_import_accept,
-    summary=lambda output: words(gettext_noop("Imported the template: %(count)s payroll items created."),
+    summary=lambda output: words(ngettext_noop("Imported the template: %(count)s payroll item created.",
+                                                       "Imported the template: %(count)s payroll items created.", "count"),
                                  count=output["items_created"]),
     preview=previews.import_preview, preconditions_check=previews.import_preconditions,
     argument_describe=previews.import_argument, summary_describe=previews.import_summary, rejection_replan=previews.import_rejection_replan,
@@ -246,7 +251,8 @@ tool_register(Tool(
                                                       output["items"] == output["template_items"] > 0,
                                                       words(gettext_noop("%(done)s of %(total)s"),
                                                             done=output["items"], total=output["template_items"]))],
-    summary=lambda output: words(gettext_noop("Verified the group “%(name)s”: %(count)s items."),
+    summary=lambda output: words(ngettext_noop("Verified the group “%(name)s”: %(count)s item.",
+                                                       "Verified the group “%(name)s”: %(count)s items.", "count"),
                                  name=output["group_name"], count=output["items"]),
     milestones={"completed": "the new group was verified"},
 ))
@@ -287,7 +293,8 @@ def _undo_summary(output: dict[str, Any]) -> Stored:
         return words(gettext_noop("Nothing of this run had reached the payroll system; nothing to undo."))
     removed = [f"“{n}”" for n in deleted] or words(gettext_noop("no group"))  # the names, as they are
     if output["employees_restored"]:
-        return words(gettext_noop("Undid this run's changes: removed %(groups)s, put %(count)s employees back."),
+        return words(ngettext_noop("Undid this run's changes: removed %(groups)s, put %(count)s employee back.",
+                                   "Undid this run's changes: removed %(groups)s, put %(count)s employees back.", "count"),
                      groups=removed, count=output["employees_restored"])
     return words(gettext_noop("Undid this run's changes: removed %(groups)s."), groups=removed)
 
@@ -310,6 +317,8 @@ tool_register(Tool(
 @retried_when_busy
 def assign_employees(ctx: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
 
+    # The salaries answered before the approval, which its card showed: recorded with the export's pay.
+    arguments = with_salaries(arguments, arguments.get("salaries"))
     ids = [int(e) for e in arguments.get("employee_ids") or []]
     created: list[str] = []
     if arguments.get("new_employees"):
@@ -353,11 +362,13 @@ tool_register(Tool(
                            "department": {"type": "string"}, "location": {"type": "string"},
                            "pay": {"type": "object", "required": ["base_salary"]}}}},
         "employee_pay": {"type": "array", "items": {"type": "object", "required": ["employee_id", "pay"],
-                                                    "properties": {"employee_id": ID, "pay": {"type": "object"}}}}},
+                                                    "properties": {"employee_id": ID, "pay": {"type": "object"}}}},
+        "salaries": {"type": "array"}},
         "required": ["group_id"], "anyOf": [{"required": ["employee_ids"]}, {"required": ["new_employees"]}]},
     output_schema={"type": "object", "properties": {"assigned": {"type": "integer"}}, "required": ["assigned"]},
-    fn=assign_employees, consumes=["group_id"], consumes_optional=["employee_ids"], side_effects=True, read_only=False, accept=_assign_accept,
-    summary=lambda output: words(gettext_noop("Assigned %(count)s employees to the new group."),
+    fn=assign_employees, consumes=["group_id"], consumes_optional=["employee_ids", "salaries"], side_effects=True, read_only=False, accept=_assign_accept,
+    summary=lambda output: words(ngettext_noop("Assigned %(count)s employee to the new group.",
+                                                       "Assigned %(count)s employees to the new group.", "count"),
                                  count=output["assigned"]),
     milestones={"completed": "the listed employees were assigned to the new group"},
 ))

@@ -10,19 +10,21 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
+from approvals.models import ApprovalRequest, ApprovalStatus
 from config.api import Conflict, Forbidden, Unprocessable
 from config.ids import new_id
-from config.words import words
+from config.words import ngettext_noop, words
 from idempotency.services import Receipt, key_checked
 from tenants.actors import Actor
 from tenants.models import Membership, Role
 from timeline.services import event_append
 from workflows.blueprints import Door
-from workflows.models import Run, StateCoordinate
+from workflows.models import Run
 from workflows.services import run_start
 
 from payroll.models import Employee, GroupItem, IdempotencyRecord, PayrollGroup, RemovedGroup, Snapshot
 from payroll.records.selectors import (
+    runs_that_made,
     checksum_of,
     configuration_checksum,
     configuration_of,
@@ -101,35 +103,55 @@ def snapshot_restore(*, actor: Actor, snapshot_id: int, idempotency_key: str,
                        request={"snapshot_id": snapshot_id, "tenant_checksum": tenant_checksum}, work=work, atomic=True)
 
 
-def _runs_that_made(tenant_id: int, group_ids: list[int]) -> dict[int, Run]:
-    """The run that set up each of these groups (its `group_id` coordinate), by group id."""
-    return {int(c.value): c.run for c in StateCoordinate.objects.filter(
-        tenant_id=tenant_id, key="group_id", value__in=[str(g) for g in group_ids] + list(group_ids))
-        .select_related("run")}
+def _people(employees: list[tuple[str, str]]) -> Any:
+    """"Li Na (D-0003), …" as words (each reader's separators), the first eight and how many more."""
+    shown = [words(gettext_noop("%(name)s (%(number)s)"), name=name, number=number) for number, name in employees[:8]]
+    more = len(employees) - len(shown)
+    return words(gettext_noop("%(names)s and %(more)s more"), names=shown, more=more) if more > 0 else shown
 
 
 def moved_tell(*, actor: Actor, group_id: int, previous: dict[int, int | None]) -> None:
-    """Employees moved out of a group someone else's run set up: that run's conversation is told
-    (how many, into which group, by whose run, a link to it), in the assignment's transaction."""
-    by_group: dict[int, int] = {}
-    for gid in previous.values():
+    """Employees moved out of a group another conversation's run set up: that conversation is
+    told who (by name and number), from which group into which, by whose approval of whose run,
+    with a link to it — in the assignment's transaction, so once, exactly when the move commits.
+    The same person's other conversation is told too: the walk that moved Li Na out of alice's
+    first group left that conversation believing she was still in it."""
+    by_group: dict[int, list[int]] = {}
+    for eid, gid in previous.items():
         if gid is not None and gid != group_id:
-            by_group[gid] = by_group.get(gid, 0) + 1
+            by_group.setdefault(gid, []).append(eid)
     if not by_group or not actor.run_id:
         return
     mover = Run.objects.filter(id=actor.run_id).select_related("created_by").first()
+    if mover is None:
+        return
     into = PayrollGroup.objects.filter(id=group_id).values_list("name", flat=True).first() or ""
     names = dict(PayrollGroup.objects.filter(id__in=list(by_group)).values_list("id", "name"))
-    for gid, run in _runs_that_made(actor.tenant_id, list(by_group)).items():
-        if mover is None or run.id == mover.id or run.created_by_id == mover.created_by_id or not run.conversation_id:
-            continue  # nobody else to tell
-        who = mover.created_by.get_full_name() or mover.created_by.username
+    people = {e.id: (e.employee_no, e.name) for e in Employee.objects.filter(
+        id__in=[e for ids in by_group.values() for e in ids])}
+    who = mover.created_by.get_full_name() or mover.created_by.username
+    approval = (ApprovalRequest.objects.filter(run_id=mover.id, status=ApprovalStatus.APPROVED, decided_by__isnull=False)
+                .select_related("decided_by").order_by("-decided_at").first())
+    for gid, run in runs_that_made(actor.tenant_id, list(by_group)).items():
+        if run.id == mover.id or not run.conversation_id or run.conversation_id == mover.conversation_id:
+            continue  # the moving run's own conversation hears it from its own card and news
+        moved = sorted(people[e] for e in by_group[gid] if e in people)
+        values = {"people": _people(moved), "name": names.get(gid, ""), "into": into, "who": who,
+                  "count": len(moved)}
+        if approval is not None:
+            key = ngettext_noop("%(people)s was moved from your group “%(name)s” to “%(into)s” by %(approver)s's "
+                                "approval of %(who)s's run.",
+                                "%(people)s were moved from your group “%(name)s” to “%(into)s” by %(approver)s's "
+                                "approval of %(who)s's run.", "count")
+            values["approver"] = approval.decided_by.get_full_name() or approval.decided_by.username
+        else:
+            key = ngettext_noop("%(people)s was moved from your group “%(name)s” to “%(into)s” by %(who)s's run.",
+                                "%(people)s were moved from your group “%(name)s” to “%(into)s” by %(who)s's run.",
+                                "count")
         event_append(conversation_id=run.conversation_id, run_id=run.id, type="record.changed", data={
-            "words": words(gettext_noop("%(count)s employees of the payroll group “%(name)s” that this conversation "
-                                        "set up were moved to “%(into)s” by %(who)s's run."),
-                           count=by_group[gid], name=names.get(gid, ""), into=into, who=who),
+            "words": words(key, **values),
             "link": {"href": reverse("run", args=[mover.id]), "label": words(gettext_noop("Open that run"))},
-            "group": str(gid), "by_run": str(mover.id)})
+            "group": str(gid), "by_run": str(mover.id), "employees": [n for n, _name in moved]})
 
 
 def _removed_tell(*, actor: Actor, gone: list[tuple[int, str]]) -> None:
@@ -142,7 +164,7 @@ def _removed_tell(*, actor: Actor, gone: list[tuple[int, str]]) -> None:
     restore = Run.objects.filter(id=actor.run_id).select_related("created_by").first() if actor.run_id else None
     who = restore.created_by if restore is not None else None
     who_name = (who.get_full_name() or who.username) if who is not None else "?"
-    made = _runs_that_made(actor.tenant_id, [gid for gid, _name in gone])
+    made = runs_that_made(actor.tenant_id, [gid for gid, _name in gone])
     for gid, name in gone:
         run = made.get(gid)
         RemovedGroup.objects.update_or_create(tenant_id=actor.tenant_id, group_id=gid, defaults={

@@ -98,4 +98,6 @@ def _undo_scope_problem(tenant_id: int, scope: dict[str, Any], groups: list[Payr
             return f"the items of group “{act['name']}” were edited"
         if exp["employees"] != act["employees"]:
             return f"other employees were put into group “{act['name']}”"
-    return f"{len(moved)} employee(s) this run assigned were moved to another group"
+    if len(moved) == 1:  # a reason code in English (logs, the developer view)
+        return "1 employee this run assigned was moved to another group"
+    return f"{len(moved)} employees this run assigned were moved to another group"

@@ -155,6 +155,17 @@ class GroupItem(models.Model):
         return name_zh if name == self.name else ""
 
 
+class IdType(models.TextChoices):
+    """The identity documents the tax bureau's declaration accepts (证件类型)."""
+
+    RESIDENT_ID = "resident_id", _("Resident identity card")
+    PASSPORT = "passport", _("Passport")
+    HK_MACAU_PASS = "hk_macau_pass", _("Mainland travel permit for Hong Kong and Macao residents")
+    TAIWAN_PASS = "taiwan_pass", _("Mainland travel permit for Taiwan residents")
+    FOREIGNER_PERMIT = "foreigner_permit", _("Foreigner's permanent residence ID card")
+    OTHER = "other", _("Other")
+
+
 class Employee(models.Model):
     id = BusinessIdField()
     tenant = models.ForeignKey("tenants.Tenant", on_delete=models.CASCADE, related_name="employees")
@@ -165,6 +176,12 @@ class Employee(models.Model):
     base_salary = models.DecimalField(max_digits=12, decimal_places=2)
     currency = models.CharField(max_length=3, default="CNY")
     group = models.ForeignKey(PayrollGroup, on_delete=models.SET_NULL, null=True, blank=True, related_name="employees")
+    # What a bank and the tax bureau need, from the HR export. Sensitive: shown masked to all
+    # but admins (payroll.records.masking), and never written into a frame or a prompt.
+    id_type = models.CharField(max_length=20, blank=True, choices=IdType.choices)
+    id_number = models.CharField(max_length=40, blank=True)
+    bank_account = models.CharField(max_length=40, blank=True)
+    bank_name = models.CharField(max_length=100, blank=True)
 
     class Meta:
         verbose_name, verbose_name_plural = _("employee"), _("employees")
@@ -354,3 +371,7 @@ class CityRulePeriod(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} from {self.effective_from}"
+
+
+from .month_inputs import *  # noqa: E402,F401,F403 (the month's data, in its own module)
+from .months import *  # noqa: E402,F401,F403 (the payroll month, in its own module)
