@@ -42,6 +42,7 @@ class ChatLine:
     options: list = field(default_factory=list)  # answers offered as buttons
     link: dict = field(default_factory=dict)
     unread: bool = False  # Keel's news that came after the reader's last visit
+    reply_of: str = ""  # the message's activity, for Keel's reply to it: the page shows each reply once
 
 
 def messages_for(conversation: Conversation, unread_since: datetime | None = None) -> list[ChatLine]:
@@ -57,7 +58,8 @@ def messages_for(conversation: Conversation, unread_since: datetime | None = Non
                      author=(m.author.get_full_name() or m.author.username) if m.author else "",
                      options=options_shown(m.options) if i == last_asking and not answered else [],
                      link=m.link_shown,
-                     unread=unread_since is not None and m.role != "user" and m.created_at > unread_since)
+                     unread=unread_since is not None and m.role != "user" and m.created_at > unread_since,
+                     reply_of=str(m.activity_id) if m.role != "user" and m.activity_id else "")
             for i, m in enumerate(messages)]
 
 

@@ -93,8 +93,10 @@ def _skills_checked(skills: Any) -> list[str]:
         skills = [s for s in skills.replace("，", ",").split(",")]
     if not isinstance(skills, list) or not all(isinstance(s, str) for s in skills):
         raise DomainError(_("Skills must be a list of words."), code="invalid_skills")
-    cleaned = sorted({s.strip().lower() for s in skills if s.strip()})
-    if not cleaned or len(cleaned) > 20 or any(len(s) > 40 for s in cleaned):
+    given = [s.strip() for s in skills if s.strip()]
+    # The limit is on what was given: lower-casing may lengthen a word ("İ" becomes two characters).
+    cleaned = sorted({s.lower() for s in given})
+    if not cleaned or len(cleaned) > 20 or any(len(s) > 40 for s in given):
         raise DomainError(_("Give 1 to 20 skills of at most 40 characters each."), code="invalid_skills")
     return cleaned
 

@@ -144,3 +144,16 @@ def run_start_claim():
 
     return run_start(membership=membership("alice"), blueprint="expense_claim", params={
         "category": "lodging", "city": "Beijing", "start_date": "2026-11-16", "nights": 2, "amount": "1800"})
+
+
+def test_a_skill_of_forty_characters_is_taken_though_lower_case_makes_it_longer(client):
+    """"İ" lower-cased is two characters: the 40-character limit is on the skill as given."""
+    client.force_login(membership("alice").user)
+    skill = "İ" * 40
+    made = client.post("/api/v1/hr/tans/", {"title": "Turkish desk", "location": "Shenzhen", "skills": [skill]},
+                       content_type="application/json")
+    assert made.status_code == 201, made.content
+    assert Tan.objects.get(title="Turkish desk").skills == [skill.lower()]
+    longer = client.post("/api/v1/hr/tans/", {"title": "Too long", "location": "Shenzhen", "skills": ["x" * 41]},
+                         content_type="application/json")
+    assert longer.status_code == 400 and not Tan.objects.filter(title="Too long").exists()

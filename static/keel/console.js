@@ -97,6 +97,8 @@
   function chatStream(data) {
     var list = document.getElementById("chat-messages");
     if (!list || !data.text) return;
+    // A piece pushed after the whole reply is shown (the list refreshed first) starts no second bubble.
+    if (list.querySelector('[data-reply-of="' + CSS.escape(String(data.activity)) + '"]')) return;
     var bubble = list.querySelector('.bubble-keel[data-streaming="' + CSS.escape(String(data.activity)) + '"]');
     if (!bubble) {
       bubble = document.createElement("div");
@@ -155,6 +157,17 @@
       var empty = list.querySelector(".chat-empty"); if (empty) empty.remove();
       list.appendChild(div); list.scrollTop = list.scrollHeight;
     }
+    // The reply as the answer carries it, unless the pushed events already refreshed the list
+    // with it: shown once, in place of its streamed pieces.
+    function replyShow(answer) {
+      var of = String(answer.activity_id || "");
+      if (of && list.querySelector('[data-reply-of="' + CSS.escape(of) + '"]')) return;
+      var streamed = of && list.querySelector('.bubble-keel[data-streaming="' + CSS.escape(of) + '"]');
+      bubble(answer.reply, "bubble-keel", "Keel");
+      var shown = list.lastElementChild;
+      if (of) shown.setAttribute("data-reply-of", of);
+      if (streamed) { streamed.replaceWith(shown); }
+    }
     // An option in the chat answers as if the user had typed its label.
     list.addEventListener("click", function (e) {
       var option = e.target.closest && e.target.closest(".option-button");
@@ -194,7 +207,7 @@
           textarea.value = ""; file.value = ""; fileName.textContent = keelWord("attach");
           delete form.dataset.sent; delete form.dataset.key;  // the next message is a new one, even with the same words
           say("", "");
-          if (res.j.reply) bubble(res.j.reply, "bubble-keel", "Keel");
+          if (res.j.reply) replyShow(res.j);
           chatRefresh(conversationId);
           panelRefresh();
         })

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.fake_openai import FakeOpenAI
-from tests.support import Api, keel_start, keel_stop, log_in, screenshot
+from tests.support import Api, keel_start, keel_stop, log_in, logged_in, screenshot
 
 
 def open_new_conversation(page, base_url):
@@ -169,3 +169,58 @@ def test_alice_watches_the_models_reply_arrive_token_by_token(keel_model, model_
     expect(chat).to_contain_text(answer, timeout=20000)
     expect(streaming).to_have_count(0)  # the stored message replaced the stream, once
     expect(chat.get_by_text(answer)).to_have_count(1)
+
+
+# Counts, on every change of the chat, the Keel bubbles that hold `text`; keeps the most seen at once.
+WATCH_REPLIES = """(text) => {
+  const list = document.getElementById("chat-messages");
+  window.keelMostShown = 0;
+  const count = () => {
+    const shown = [...list.querySelectorAll(".bubble-keel")].filter(b => b.textContent.includes(text)).length;
+    window.keelMostShown = Math.max(window.keelMostShown, shown);
+  };
+  new MutationObserver(count).observe(list, {childList: true, subtree: true, characterData: true});
+  count();
+}"""
+
+
+@pytest.mark.parametrize("lang,size,request_text", [
+    ("en-US", (1366, 900), "What is the housing fund rate for Shanghai employees?"),
+    ("zh-CN", (390, 844), "上海员工的住房公积金比例是多少？"),
+])
+def test_a_reply_shows_once_when_its_answer_arrives_after_the_live_events(keel, browser, lang, size, request_text):
+    """The live events refresh the chat with Keel's reply before the POST's own answer comes
+    back (a slow network, a busy server): the reply is never shown twice, not even for a moment."""
+    context, page = logged_in(browser, keel.base_url, "alice", locale=lang, size=size)
+    held = []
+    try:
+        page.goto(keel.base_url + "/console/")
+        page.get_by_role("button", name=re.compile("New conversation|新建对话")).first.click()
+        expect(page.get_by_test_id("live-indicator")).to_be_visible(timeout=15000)
+        # The server answers at once; the browser gets that answer only when the test lets it.
+        page.route("**/api/v1/conversations/*/messages/",
+                   lambda route: held.append((route, route.fetch())) if route.request.method == "POST"
+                   else route.continue_())
+        box = page.get_by_label(re.compile("^(Message|消息)"))
+        box.fill(request_text)
+        box.press("Enter")
+        chat = page.get_by_test_id("chat-messages")
+        for _ in range(300):
+            if held:
+                break
+            page.wait_for_timeout(100)
+        route, answer = held[0]
+        reply = answer.json()["reply"]
+        mark = reply[:20]
+        # The events have shown the reply already.
+        expect(chat.locator(".bubble-keel", has_text=mark)).to_have_count(1, timeout=30000)
+        page.evaluate(WATCH_REPLIES, mark)
+        route.fulfill(response=answer)
+        expect(page.get_by_test_id("chat-status")).to_have_text("", timeout=15000)
+        expect(chat.locator(".bubble-user.pending")).to_have_count(0, timeout=15000)
+        page.wait_for_timeout(500)  # the refresh the answer asks for, to its end
+        expect(chat.locator(".bubble-keel", has_text=mark)).to_have_count(1)
+        assert page.evaluate("window.keelMostShown") == 1, "the reply was shown twice"
+        screenshot(page, f"reply-once-{lang}")
+    finally:
+        context.close()
