@@ -54,6 +54,19 @@
     });
   }
   window.keelApplyCss = applyCss;
+
+  // Live parts refresh by morphing (hx-swap="morph:innerHTML"): the elements a reader holds stay
+  // the same elements, so a click mid-refresh lands, a half-typed answer or reason stays typed
+  // (the focused field keeps its value), and what the reader opened stays open. The server's
+  // markup carries no style (the CSSOM sets it from data-css-*) and no details' open state.
+  if (window.Idiomorph) {
+    Idiomorph.defaults.ignoreActiveValue = true;
+    Idiomorph.defaults.callbacks.beforeAttributeUpdated = function (name, element, how) {
+      if (name === "style") return false;
+      if (name === "open" && element.tagName === "DETAILS") return false;
+      return true;
+    };
+  }
   applyCss(document.documentElement);  // deferred: the document is parsed by now
   new MutationObserver(function (mutations) {
     mutations.forEach(function (m) {

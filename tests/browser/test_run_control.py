@@ -1,6 +1,7 @@
 """Cancel and retry from the browser: on the run page and in the console's run panel.
 Alice (who started the run) cancels one; bob (an approver) retries a blocked one;
 dora (a developer, not the starter) sees no buttons."""
+import pytest
 from playwright.sync_api import expect
 
 from tests.support import Api, log_in, logged_in, screenshot
@@ -81,3 +82,40 @@ def test_bob_retries_a_rejected_run_from_the_console_panel_and_dora_sees_no_butt
     events = bob.get(f"/api/v1/conversations/{run['conversation']}/events/?after=0")["results"]
     retried = [e["data"] for e in events if e["type"] == "run.retried"]
     assert retried and retried[0]["by"] == "bob" and retried[0]["reason"] == "budget agreed"
+
+
+@pytest.mark.parametrize("lang,size,status,cancelled", [
+    ("en-US", (1366, 900), "Blocked", "Cancelled"),
+    ("zh-CN", (390, 844), "受阻", "已取消"),
+])
+def test_a_reason_half_typed_while_the_run_changes_stays_typed(keel, browser, new_page, lang, size, status, cancelled):
+    """The run panel refreshes live as the run moves; what alice is typing in it is hers: bob
+    rejects the step while she types her reason, the panel shows the run blocked, and her words
+    are still there for her to finish and send."""
+    name = f"Half Typed {lang}"
+    run = start_run(keel.base_url, name)
+    context, page = logged_in(browser, keel.base_url, "alice", locale=lang, size=size)
+    try:
+        page.goto(f"{keel.base_url}/runs/{run['id']}/")
+        reason = page.get_by_test_id("run-control-reason")
+        reason.press_sequentially("the team was")
+
+        bob = new_page()
+        log_in(bob, keel.base_url, "bob")
+        bob.goto(f"{keel.base_url}/approvals/")
+        bob.get_by_test_id("queue-item").filter(has_text=name).click()
+        bob.get_by_test_id("comment").fill("not this quarter")
+        bob.get_by_test_id("reject").click()
+        bob.get_by_test_id("confirm-reject").click()
+        expect(bob.get_by_test_id("toast")).to_contain_text("Rejected", timeout=15000)
+
+        expect(page.get_by_test_id("run-status")).to_have_text(status, timeout=15000)
+        expect(reason).to_have_value("the team was")
+        reason.press_sequentially(" merged")
+        page.once("dialog", lambda dialog: dialog.accept())
+        page.get_by_test_id("run-cancel").click()
+        expect(page.get_by_test_id("run-status")).to_have_text(cancelled, timeout=15000)
+        expect(page.get_by_test_id("run-cancelled")).to_contain_text("the team was merged")
+        screenshot(page, f"run-reason-kept-{lang}")
+    finally:
+        context.close()

@@ -16,7 +16,12 @@ from tests.support import Api, proc_stats
 
 INVOICE_BYTES = 5 * 1024 * 1024
 UPLOADS = 30
-WARM_UP = 5  # the first uploads fill the pools, the allocator's arenas and Python's caches
+# The first uploads fill the pools, the allocator's arenas and Python's caches — in each of the
+# two server processes, and which one takes an upload is the kernel's choice: one measured run
+# grew 427 → 459 → 472 MB on uploads 6 and 7 (the second process's first), then 11 MB once more
+# at the 15th, and stayed at 484 to the 30th. A leak of the old kind (~10 MB an upload) still
+# shows as 200 MB over the twenty uploads after the warm-up.
+WARM_UP = 10
 GROWTH_AT_MOST = 50 * 1024 * 1024
 FAST = {"KEEL_LEASE_SECONDS": "3", "KEEL_SWEEP_SECONDS": "1", "KEEL_OUTBOX_SECONDS": "1"}
 WITHIN = {"category": "lodging", "city": "Beijing", "start_date": "2026-11-16", "nights": 2, "amount": "1400"}
