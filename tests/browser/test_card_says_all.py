@@ -128,3 +128,44 @@ def test_the_moved_employee_and_the_unknown_salary_are_on_the_card_and_the_owner
     alice.goto(first_url)
     expect(alice.get_by_test_id("chat-messages")).to_contain_text(case["moved"], timeout=30000)
     screenshot(alice, f"card-says-all-owner-told-{lang}")
+
+
+PARTIAL = {
+    "en": {"unknown": ("X-7701", "X-7702"), "names": ("Wen Jie", "Qiao Lin"), "name": "CSV Partial EN",
+           "noted": "Noted 1 salary; I still need these", "first_new": "new: 12,000.00",
+           "second_new": "new: 9,500.00"},
+    "zh": {"unknown": ("X-7801", "X-7802"), "names": ("温杰", "乔林"), "name": "CSV分次工资",
+           "noted": "已记下 1 项工资", "first_new": "新设：12,000.00", "second_new": "新设：9,500.00"},
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_salaries_given_one_at_a_time_are_kept_and_both_are_on_the_card(keel, person_at, tmp_path, lang):
+    """Alice gives one of two missing salaries, then the other: Keel keeps the first, asks only
+    for the second (saying what it noted), and bob's card carries both."""
+    case, partial = CASES[lang], PARTIAL[lang]
+    alice, bob = person_at("alice", case), person_at("bob", case)
+    (one, two), (first_name, second_name) = partial["unknown"], partial["names"]
+    listed = tmp_path / "two_new.csv"
+    listed.write_text(f"工号,姓名\n{one},{first_name}\n{two},{second_name}\n", encoding="utf-8")
+    new_conversation(alice, keel, case)
+    alice.get_by_test_id("attach-input").set_input_files(str(listed))
+    send(alice, case, case["ask"].format(name=partial["name"]))
+    chat = alice.get_by_test_id("chat-messages")
+    expect(chat).to_contain_text(case["salary_asked"], timeout=30000)
+
+    send(alice, case, f"{one}: 12,000")
+    expect(chat).to_contain_text(partial["noted"], timeout=30000)
+    asked_again = alice.get_by_test_id("keel-message").filter(has_text=partial["noted"]).last
+    expect(asked_again).to_contain_text(two)
+    expect(asked_again).not_to_contain_text(one)
+    screenshot(alice, f"salaries-one-at-a-time-{lang}")
+    send(alice, case, "9500")
+    expect(chat).to_contain_text(case["waiting"], timeout=30000)
+
+    card = approve(bob, keel, case, partial["name"])
+    expect(card.locator(f'[data-testid="pay-change"][data-key="{one}"]')).to_contain_text(partial["first_new"])
+    expect(card.locator(f'[data-testid="pay-change"][data-key="{two}"]')).to_contain_text(partial["second_new"])
+    screenshot(bob, f"salaries-one-at-a-time-card-{lang}")
+    decide(bob, card, case)
+    expect(chat).to_contain_text(case["done"], timeout=30000)
