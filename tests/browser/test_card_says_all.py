@@ -64,6 +64,15 @@ def new_conversation(page, keel, case) -> str:
     return keel.base_url + f"/conversations/{page.get_by_test_id('conversation').get_attribute('data-conversation-id')}/"
 
 
+def ask_with_list(page, keel, case, path, lines: str, name: str):
+    """A new conversation: the list attached, the group asked for by name; its chat."""
+    path.write_text(lines, encoding="utf-8")
+    url = new_conversation(page, keel, case)
+    page.get_by_test_id("attach-input").set_input_files(str(path))
+    send(page, case, case["ask"].format(name=name))
+    return url, page.get_by_test_id("chat-messages")
+
+
 def approve(bob, keel, case, name):
     bob.goto(keel.base_url + "/approvals/")
     item = bob.get_by_test_id("queue-item").filter(has_text=name).first
@@ -87,22 +96,14 @@ def test_the_moved_employee_and_the_unknown_salary_are_on_the_card_and_the_owner
     case = CASES[lang]
     alice, bob = person_at("alice", case), person_at("bob", case)
 
-    first = tmp_path / "first.csv"
-    first.write_text(f"Employee ID,Name\n{case['employee']},\n", encoding="utf-8")
-    first_url = new_conversation(alice, keel, case)
-    alice.get_by_test_id("attach-input").set_input_files(str(first))
-    send(alice, case, case["ask"].format(name=case["first"]))
-    chat = alice.get_by_test_id("chat-messages")
+    first_url, chat = ask_with_list(alice, keel, case, tmp_path / "first.csv", f"Employee ID,Name\n{case['employee']},\n",
+                                    case["first"])
     expect(chat).to_contain_text(case["waiting"], timeout=30000)
     decide(bob, approve(bob, keel, case, case["first"]), case)
     expect(chat).to_contain_text(case["done"], timeout=30000)
 
-    second = tmp_path / "second.csv"
-    second.write_text(f"工号,姓名\n{case['employee']},\n{case['unknown']},许明\n", encoding="utf-8")
-    new_conversation(alice, keel, case)
-    alice.get_by_test_id("attach-input").set_input_files(str(second))
-    send(alice, case, case["ask"].format(name=case["second"]))
-    chat = alice.get_by_test_id("chat-messages")
+    _, chat = ask_with_list(alice, keel, case, tmp_path / "second.csv",
+                            f"工号,姓名\n{case['employee']},\n{case['unknown']},许明\n", case["second"])
     # The salary is asked before the approval: no approver has a card yet.
     expect(chat).to_contain_text(case["salary_asked"], timeout=30000)
     expect(chat).to_contain_text(f"许明 ({case['unknown']})" if lang == "en" else case["unknown"])
@@ -146,12 +147,8 @@ def test_salaries_given_one_at_a_time_are_kept_and_both_are_on_the_card(keel, pe
     case, partial = CASES[lang], PARTIAL[lang]
     alice, bob = person_at("alice", case), person_at("bob", case)
     (one, two), (first_name, second_name) = partial["unknown"], partial["names"]
-    listed = tmp_path / "two_new.csv"
-    listed.write_text(f"工号,姓名\n{one},{first_name}\n{two},{second_name}\n", encoding="utf-8")
-    new_conversation(alice, keel, case)
-    alice.get_by_test_id("attach-input").set_input_files(str(listed))
-    send(alice, case, case["ask"].format(name=partial["name"]))
-    chat = alice.get_by_test_id("chat-messages")
+    _, chat = ask_with_list(alice, keel, case, tmp_path / "two_new.csv",
+                            f"工号,姓名\n{one},{first_name}\n{two},{second_name}\n", partial["name"])
     expect(chat).to_contain_text(case["salary_asked"], timeout=30000)
 
     send(alice, case, f"{one}: 12,000")
