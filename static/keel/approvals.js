@@ -342,6 +342,13 @@
       var li = e.target.closest('[data-testid="queue-item"]');
       if (!li) return;
       e.preventDefault();
+      // The card already shown is not read again: a reload under the pointer would swallow the
+      // next click on it and wipe a comment being typed (a change to it re-reads it anyway).
+      if (li.dataset.approvalId === selectedId() && !wanted) {
+        markSelected(li.dataset.approvalId, !phone.matches);
+        if (phone.matches) { fold.open = false; slot.scrollIntoView({ block: "start" }); }
+        return;
+      }
       cancel(false);
       if (held) send();   // picking another card is a deliberate move: the held decision goes now
       if (!phone.matches) { loadCard(li.dataset.approvalId, true); return; }

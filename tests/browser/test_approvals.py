@@ -4,7 +4,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.support import Api, keel_start, keel_stop, log_in, screenshot
+from tests.support import Api, keel_start, keel_stop, log_in, logged_in, screenshot
 
 pytestmark = pytest.mark.long(90)  # seconds; started first (tests/fixtures.py)
 
@@ -300,3 +300,32 @@ def test_bob_reads_what_alice_asked_for_and_what_the_agent_assumed(keel, new_pag
         page.get_by_test_id("reject").click()
         page.get_by_test_id("confirm-reject").click()
         expect(page.get_by_test_id("toast")).to_contain_text("Rejected", timeout=15000)
+
+
+@pytest.mark.parametrize("lang,size", [("en-US", (1366, 860)), ("zh-CN", (390, 844))])
+def test_a_click_on_the_card_already_shown_keeps_the_comment_and_the_next_click_decides(keel, browser, lang, size):
+    """Bob opens the desk on a card, starts a comment, then taps that card in the queue (as one
+    does to make sure it is the one): the card is not read again, so his comment stays and his
+    Approve right after is taken, once."""
+    alice = Api(keel.base_url, "alice")
+    name = f"Shown Card {lang}"
+    run = start_run(alice, name)
+    approval = approval_of(Api(keel.base_url, "bob"), run["id"])
+    context, page = logged_in(browser, keel.base_url, "bob", locale=lang, size=size)
+    try:
+        page.goto(keel.base_url + f"/approvals/{approval['id']}/")
+        expect(card(page)).to_contain_text(name)
+        page.get_by_test_id("comment").fill("checked the list")
+        item = page.get_by_test_id("queue-item").filter(has_text=name)
+        if not item.is_visible():  # a phone folds the queue below the card: open it as a thumb would
+            page.get_by_test_id("queue-summary").click()
+        item.click()
+        expect(page.get_by_test_id("comment")).to_have_value("checked the list")
+        page.get_by_test_id("approve").click()
+        expect(page.get_by_test_id("toast")).to_contain_text(re.compile("Approved|已批准"), timeout=15000)
+        assert alice.wait_for_run(run["id"], {"completed"})["status"] == "completed"
+        history = alice.get(f"/api/v1/approvals/history/{run['id']}/")
+        assert [d["comment"] for d in history["decisions"] if d["accepted"]] == ["checked the list"]
+        screenshot(page, f"approvals-shown-card-{lang}")
+    finally:
+        context.close()

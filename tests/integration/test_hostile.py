@@ -132,13 +132,15 @@ def test_deeply_nested_json_on_the_token_endpoint_is_a_quick_400_that_writes_not
 
     baseline = median_seconds(shallow)
     before = business_state(keel)
-    (status, headers, raw), seconds = timed(lambda: http(keel, "POST", "/api/v1/auth/token/", NESTED,
-                                                         {"Content-Type": "application/json"}))
+    status, headers, raw = http(keel, "POST", "/api/v1/auth/token/", NESTED, {"Content-Type": "application/json"})
     assert_no_5xx(status, "nested JSON on auth/token/")
     problem = json.loads(raw)
     assert status == 400 and problem["code"] == "json_too_deep" and "more than 32 levels deep" in problem["detail"]
     assert headers["Content-Type"] == "application/problem+json"
     assert business_state(keel) == before
+    # Timed as the baseline is, the median of five: one request alone can meet a stall of the machine's.
+    seconds = median_seconds(lambda: http(keel, "POST", "/api/v1/auth/token/", NESTED,
+                                          {"Content-Type": "application/json"}))
     assert seconds < SLOWER_AT_MOST * baseline, (seconds, baseline)
 
 
@@ -149,10 +151,12 @@ def test_deeply_nested_json_on_an_authenticated_endpoint_is_a_quick_400_that_wri
     baseline = median_seconds(lambda: http(keel, "POST", "/api/v1/runs/", refused_run, auth))
     nested = b'{"blueprint": "payroll_group_setup", "params": ' + NESTED + b"}"
     before = business_state(keel)
-    (status, _, raw), seconds = timed(lambda: http(keel, "POST", "/api/v1/runs/", nested, auth))
+    status, _, raw = http(keel, "POST", "/api/v1/runs/", nested, auth)
     assert_no_5xx(status, "nested JSON on runs/")
     assert status == 400 and json.loads(raw)["code"] == "json_too_deep"
     assert business_state(keel) == before
+    # Timed as the baseline is, the median of five: one request alone can meet a stall of the machine's.
+    seconds = median_seconds(lambda: http(keel, "POST", "/api/v1/runs/", nested, auth))
     assert seconds < SLOWER_AT_MOST * baseline, (seconds, baseline)
 
 
